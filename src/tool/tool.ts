@@ -1,0 +1,206 @@
+/**
+ * The tool contract. One declaration holds everything about a tool; every field has a
+ * reader (the orchestrator, the registry, the permission layer); no table anywhere else
+ * keys off a tool's name.
+ */
+import { type Duration, type Effect, Result, Schema, SchemaIssue } from "effect"
+import { deriveParameters } from "../schema/derive.ts"
+import type { ObjectJsonSchema } from "../schema/json-schema.ts"
+import {
+  type ArgumentIssue,
+  type ExecuteError,
+  InvalidArguments,
+  type PermissionDenied,
+  type ToolFailure
+} from "./errors.ts"
+
+/** What a tool knows about the call it is running. */
+export interface ToolContext {
+  readonly sessionId: string
+  readonly callId: string
+  /** The project root: relative paths resolve against it. */
+  readonly root: string
+  /** Whether the model on the other end can look at images (spec gap 9). */
+  readonly canSeeImages: boolean
+  /** Streams a piece of running output to the UI (tool_output events) and the partial output. */
+  readonly emit: (chunk: string) => Effect.Effect<void>
+}
+
+/** What a successful execute returns. Data, never markup. */
+export interface ToolOutput {
+  readonly title: string
+  readonly output: string
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
+/** How the model's copy is cut when it exceeds the budget. */
+export type TruncateDirection = "head" | "tail" | "both"
+
+/**
+ * What a person's cancel does to a running call: `cancel` stops it and returns what it had;
+ * `block` lets it finish (a half-done write is worse than a late answer).
+ */
+export type InterruptBehavior = "cancel" | "block"
+
+/** Kinds of effect a tool has on the world; the permission layer classifies calls by them. */
+export type Operation =
+  | "file.read"
+  | "file.write"
+  | "file.search"
+  | "shell.exec"
+  | "network.fetch"
+  | "session.read"
+  | "session.write"
+  | "agent.spawn"
+  | "person.ask"
+  | "mcp.call"
+
+export type PermissionBehavior = "allow" | "ask" | "deny"
+
+export interface PermissionCheck {
+  readonly behavior: PermissionBehavior
+  readonly reason?: string
+}
+
+/** Where a tool came from; tools that come and go at runtime sort after the fixed ones. */
+export type ToolSource = "builtin" | "mcp" | "extension"
+
+/** A tool as the registry and orchestrator see it: arguments are decoded before they reach it. */
+export interface Tool<R = never> {
+  readonly id: string
+  readonly description: string
+  readonly source: ToolSource
+  /** The JSON Schema of the parameters, derived once. */
+  readonly inputSchema: ObjectJsonSchema
+  /** Decodes raw arguments, reporting every failing path. */
+  readonly decode: (input: unknown) => Result.Result<unknown, InvalidArguments>
+  readonly concurrencySafe: boolean
+  readonly mutates: boolean
+  readonly retrySafe: boolean
+  readonly interruptBehavior: InterruptBehavior
+  readonly timeout: (args: unknown) => Duration.Input
+  /** The most characters of output the model may see from one call; undefined = the global budget. */
+  readonly maxResultSizeChars: number | undefined
+  readonly truncate: TruncateDirection
+  readonly operations: ReadonlyArray<Operation>
+  readonly requiresApproval: boolean
+  /** The paths a call would touch, resolved against the project root. */
+  readonly paths: (args: unknown, ctx: ToolContext) => ReadonlyArray<string>
+  readonly validateInput:
+    | ((args: unknown, ctx: ToolContext) => Effect.Effect<void, InvalidArguments | ToolFailure, R>)
+    | undefined
+  readonly checkPermissions: ((args: unknown, ctx: ToolContext) => Effect.Effect<PermissionCheck, never, R>) | undefined
+  readonly execute: (args: unknown, ctx: ToolContext) => Effect.Effect<ToolOutput, ExecuteError, R>
+}
+
+/** The declaration a tool file writes. Only `id`, `description`, `parameters` and `execute` are required. */
+export interface ToolSpec<P, R> {
+  readonly id: string
+  readonly description: string
+  /** An Effect Schema of the arguments. Give every property a type and a description. */
+  readonly parameters: Schema.Codec<P, unknown, never, unknown>
+  readonly source?: ToolSource
+  /** Default false: an unknown tool gets a batch of its own. */
+  readonly concurrencySafe?: boolean
+  /** Default false: never claims to have changed anything. */
+  readonly mutates?: boolean
+  /** Default false: only a tool that says a rerun is safe is ever rerun. */
+  readonly retrySafe?: boolean
+  /** Default "block": a cancel waits rather than leave half-done work. */
+  readonly interruptBehavior?: InterruptBehavior
+  /** Default 2 minutes. A function reads per-call arguments (bash's `timeout`). */
+  readonly timeout?: Duration.Input | ((args: P) => Duration.Input)
+  readonly maxResultSizeChars?: number
+  /** Default "both": keep head and tail, since errors and summaries live at the end. */
+  readonly truncate?: TruncateDirection
+  readonly permissions?: {
+    readonly operations?: ReadonlyArray<Operation>
+    readonly requiresApproval?: boolean
+  }
+  readonly paths?: (args: P, ctx: ToolContext) => ReadonlyArray<string>
+  readonly validateInput?: (args: P, ctx: ToolContext) => Effect.Effect<void, InvalidArguments | ToolFailure, R>
+  readonly checkPermissions?: (args: P, ctx: ToolContext) => Effect.Effect<PermissionCheck, never, R>
+  readonly execute: (args: P, ctx: ToolContext) => Effect.Effect<ToolOutput, ExecuteError, R>
+}
+
+export const DEFAULT_TIMEOUT: Duration.Input = "2 minutes"
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.length === 0
+    ? "(arguments)"
+    : path.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join("")
+
+const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let at: unknown = input
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined
+    at = (at as Record<PropertyKey, unknown>)[key]
+  }
+  return at
+}
+
+const describeValue = (value: unknown): string => {
+  if (value === undefined) return "nothing"
+  const json = JSON.stringify(value)
+  const text = json === undefined ? String(value) : json
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+}
+
+/** Turns a schema failure into issues that say, for each path, what was expected and what came. */
+export const argumentIssues = (issue: SchemaIssue.Issue, input: unknown): ReadonlyArray<ArgumentIssue> =>
+  formatIssues(issue).issues.map((i) => {
+    const path = (i.path ?? []).map((p) =>
+      typeof p === "object" && p !== null && "key" in p ? p.key : p
+    ) as Array<PropertyKey>
+    const got = valueAt(input, path)
+    const unexpected = /excess|unexpected/i.test(i.message)
+    const message = i.message === "Missing key" || unexpected ? i.message : `${i.message}, got ${describeValue(got)}`
+    return { path: renderPath(path), message }
+  })
+
+/** Builds the InvalidArguments error the model sees, listing every failing path at once. */
+export const invalidArguments = (tool: string, issues: ReadonlyArray<ArgumentIssue>): InvalidArguments =>
+  new InvalidArguments({
+    tool,
+    issues: [...issues],
+    message: [
+      `Invalid arguments for ${tool}. Fix every item below and call again:`,
+      ...issues.map((i) => `- ${i.path}: ${i.message}`)
+    ].join("\n")
+  })
+
+/** Builds a tool from its declaration, filling the fail-closed defaults. */
+export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
+  const inputSchema = deriveParameters(spec.id, spec.parameters)
+  const decodeP = Schema.decodeUnknownResult(spec.parameters)
+  const timeout = spec.timeout ?? DEFAULT_TIMEOUT
+  const as = (args: unknown) => args as P
+  return {
+    id: spec.id,
+    description: spec.description,
+    source: spec.source ?? "builtin",
+    inputSchema,
+    decode: (input) =>
+      Result.mapError(decodeP(input, { errors: "all", onExcessProperty: "error" }), (e) =>
+        invalidArguments(spec.id, argumentIssues(e.issue, input))
+      ),
+    concurrencySafe: spec.concurrencySafe ?? false,
+    mutates: spec.mutates ?? false,
+    retrySafe: spec.retrySafe ?? false,
+    interruptBehavior: spec.interruptBehavior ?? "block",
+    timeout: typeof timeout === "function" ? (args) => timeout(as(args)) : () => timeout,
+    maxResultSizeChars: spec.maxResultSizeChars,
+    truncate: spec.truncate ?? "both",
+    operations: spec.permissions?.operations ?? [],
+    requiresApproval: spec.permissions?.requiresApproval ?? false,
+    paths: spec.paths === undefined ? () => [] : (args, ctx) => spec.paths!(as(args), ctx),
+    validateInput: spec.validateInput === undefined ? undefined : (args, ctx) => spec.validateInput!(as(args), ctx),
+    checkPermissions:
+      spec.checkPermissions === undefined ? undefined : (args, ctx) => spec.checkPermissions!(as(args), ctx),
+    execute: (args, ctx) => spec.execute(as(args), ctx)
+  }
+}
+
+export type { PermissionDenied, ToolFailure }
