@@ -1,0 +1,83 @@
+/**
+ * tool_start / tool_output / tool_complete as a Stream, for UIs. Output travels in windows,
+ * so no event ever carries more than a window (and never more than the UI cap): a UI gets a
+ * large result as a stream of small messages, not one huge one (spec gap 8).
+ */
+import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import type { ToolResult } from "../tool/result.ts"
+import type { Operation } from "../tool/tool.ts"
+
+/** The largest piece of output one event carries. */
+export const EVENT_WINDOW_CHARS = 16 * 1024
+
+export interface ToolStartEvent {
+  readonly type: "tool_start"
+  readonly sessionId: string
+  readonly callId: string
+  readonly tool: string
+  readonly args: unknown
+  readonly paths: ReadonlyArray<string>
+  readonly operations: ReadonlyArray<Operation>
+}
+
+export interface ToolOutputEvent {
+  readonly type: "tool_output"
+  readonly sessionId: string
+  readonly callId: string
+  readonly tool: string
+  /** "live" while the tool runs; "final" is the UI copy of the result, sent before tool_complete. */
+  readonly phase: "live" | "final"
+  /** Character offset of this window within its phase's output. */
+  readonly offset: number
+  readonly chunk: string
+}
+
+export interface ToolCompleteEvent {
+  readonly type: "tool_complete"
+  readonly sessionId: string
+  readonly callId: string
+  readonly tool: string
+  /** The result without its UI copy, which arrived as "final" tool_output windows. */
+  readonly result: Omit<ToolResult, "uiOutput">
+}
+
+export type ToolEvent = ToolStartEvent | ToolOutputEvent | ToolCompleteEvent
+
+/** Splits text into windows of at most `size` characters, never inside a surrogate pair. */
+export const windows = (text: string, size: number): Array<{ offset: number; chunk: string }> => {
+  const out: Array<{ offset: number; chunk: string }> = []
+  let offset = 0
+  while (offset < text.length) {
+    let end = Math.min(text.length, offset + size)
+    const code = text.charCodeAt(end - 1)
+    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end--
+    out.push({ offset, chunk: text.slice(offset, end) })
+    offset = end
+  }
+  return out
+}
+
+export class ToolEvents extends Context.Service<
+  ToolEvents,
+  {
+    readonly publish: (event: ToolEvent) => Effect.Effect<void>
+    /** Each run of this stream is a new subscriber and sees events published after it starts. */
+    readonly stream: Stream.Stream<ToolEvent>
+    /** Subscribes now (in the current scope), so nothing published after this call is missed. */
+    readonly subscribe: Effect.Effect<Stream.Stream<ToolEvent>, never, Scope.Scope>
+  }
+>()("freecode/ToolEvents") {
+  static readonly layer = Layer.effect(
+    ToolEvents,
+    Effect.gen(function* () {
+      // Sliding: a stalled UI loses old windows rather than growing this process without bound.
+      const pubsub = yield* PubSub.sliding<ToolEvent>(4096)
+      yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
+      return ToolEvents.of({
+        publish: (event) => PubSub.publish(pubsub, event).pipe(Effect.asVoid),
+        stream: Stream.fromPubSub(pubsub),
+        subscribe: Effect.map(PubSub.subscribe(pubsub), (sub) => Stream.fromSubscription(sub))
+      })
+    })
+  )
+}

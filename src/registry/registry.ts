@@ -1,0 +1,145 @@
+/**
+ * The registered tools, in a stable order: fixed (built-in) tools first, then tools that come
+ * and go at runtime (MCP), each group by name. A stable order keeps the tools block inside
+ * the provider's cached prompt prefix; putting the changing tools last means a server that
+ * connects or disconnects only invalidates the end of it.
+ */
+import { Context, Effect, Layer, Option, PubSub, Schema, type Scope, Stream } from "effect"
+import { UnknownTool } from "../tool/errors.ts"
+import type { Tool, ToolSource } from "../tool/tool.ts"
+import { type Provider, type ToolDefinition, toolsParam } from "./provider.ts"
+import { closestNames } from "./suggest.ts"
+
+export class DuplicateTool extends Schema.TaggedError<DuplicateTool>()("DuplicateTool", {
+  id: Schema.String,
+  message: Schema.String
+}) {}
+
+export interface RegistryChange {
+  readonly type: "registered" | "unregistered"
+  readonly id: string
+  /** The registry's version after the change; definitions cached at an older version are stale. */
+  readonly version: number
+}
+
+const SOURCE_RANK: Record<ToolSource, number> = { builtin: 0, extension: 1, mcp: 2 }
+
+const byStableOrder = (a: Tool, b: Tool) =>
+  SOURCE_RANK[a.source] - SOURCE_RANK[b.source] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+/** Provides a tool's requirements once, at registration, so the registry holds runnable tools. */
+const provideTool = <R>(tool: Tool<R>, context: Context.Context<R>): Tool => ({
+  ...tool,
+  validateInput:
+    tool.validateInput === undefined
+      ? undefined
+      : (args, ctx) => Effect.provideContext(tool.validateInput!(args, ctx), context),
+  checkPermissions:
+    tool.checkPermissions === undefined
+      ? undefined
+      : (args, ctx) => Effect.provideContext(tool.checkPermissions!(args, ctx), context),
+  execute: (args, ctx) => Effect.provideContext(tool.execute(args, ctx), context)
+})
+
+export class ToolRegistry extends Context.Service<
+  ToolRegistry,
+  {
+    /** Adds a tool; its requirements are taken from the caller's context now. */
+    readonly register: <R>(tool: Tool<R>) => Effect.Effect<void, DuplicateTool, R>
+    /** Adds a tool that is removed again when the current scope closes. */
+    readonly registerScoped: <R>(tool: Tool<R>) => Effect.Effect<void, DuplicateTool, R | Scope.Scope>
+    readonly unregister: (id: string) => Effect.Effect<boolean>
+    /** Exact id only. */
+    readonly get: (id: string) => Effect.Effect<Option.Option<Tool>>
+    /** The name a model sent: exact, else a wrong-case name repaired, else UnknownTool with suggestions. */
+    readonly resolve: (name: string) => Effect.Effect<Tool, UnknownTool>
+    readonly tools: Effect.Effect<ReadonlyArray<Tool>>
+    readonly definitions: Effect.Effect<ReadonlyArray<ToolDefinition>>
+    readonly toolsParam: (provider: Provider) => Effect.Effect<ReadonlyArray<unknown>>
+    /** Every change to the set, as it happens (subscribers see changes after they start). */
+    readonly changes: Stream.Stream<RegistryChange>
+  }
+>()("freecode/ToolRegistry") {
+  static readonly layer = Layer.effect(
+    ToolRegistry,
+    Effect.gen(function* () {
+      const tools = new Map<string, Tool>()
+      let version = 0
+      let ordered: ReadonlyArray<Tool> | undefined
+      let definitions: ReadonlyArray<ToolDefinition> | undefined
+      const params = new Map<Provider, ReadonlyArray<unknown>>()
+      const pubsub = yield* PubSub.unbounded<RegistryChange>()
+      yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
+
+      // Every mutation goes through here: caches drop in the same step the change is announced.
+      const changed = (type: RegistryChange["type"], id: string) => {
+        version++
+        ordered = undefined
+        definitions = undefined
+        params.clear()
+        return PubSub.publish(pubsub, { type, id, version }).pipe(Effect.asVoid)
+      }
+
+      const orderedTools = () => (ordered ??= [...tools.values()].sort(byStableOrder))
+
+      const register = <R>(tool: Tool<R>): Effect.Effect<void, DuplicateTool, R> =>
+        Effect.gen(function* () {
+          if (tools.has(tool.id)) {
+            return yield* new DuplicateTool({ id: tool.id, message: `a tool named ${tool.id} is already registered` })
+          }
+          const context = yield* Effect.context<R>()
+          tools.set(tool.id, provideTool(tool, context))
+          yield* changed("registered", tool.id)
+        })
+
+      const unregister = (id: string) =>
+        Effect.suspend(() => (tools.delete(id) ? Effect.as(changed("unregistered", id), true) : Effect.succeed(false)))
+
+      const resolve = (name: string): Effect.Effect<Tool, UnknownTool> =>
+        Effect.suspend(() => {
+          const exact = tools.get(name)
+          if (exact !== undefined) return Effect.succeed(exact)
+          const folded = orderedTools().filter((t) => t.id.toLowerCase() === name.toLowerCase())
+          if (folded.length === 1) return Effect.succeed(folded[0]!)
+          const suggestions = closestNames(
+            name,
+            orderedTools().map((t) => t.id)
+          )
+          const hint =
+            suggestions.length > 0
+              ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?`
+              : ` Available tools: ${orderedTools()
+                  .map((t) => t.id)
+                  .join(", ")}.`
+          return Effect.fail(new UnknownTool({ name, suggestions, message: `No tool named "${name}".${hint}` }))
+        })
+
+      const defs = () =>
+        (definitions ??= orderedTools().map((t) => ({
+          name: t.id,
+          description: t.description,
+          inputSchema: t.inputSchema
+        })))
+
+      return ToolRegistry.of({
+        register,
+        registerScoped: (tool) =>
+          Effect.flatMap(register(tool), () => Effect.addFinalizer(() => Effect.asVoid(unregister(tool.id)))),
+        unregister,
+        get: (id) => Effect.sync(() => Option.fromNullishOr(tools.get(id))),
+        resolve,
+        tools: Effect.sync(orderedTools),
+        definitions: Effect.sync(defs),
+        toolsParam: (provider) =>
+          Effect.sync(() => {
+            const cached = params.get(provider)
+            if (cached !== undefined) return cached
+            const built = toolsParam(provider, defs())
+            params.set(provider, built)
+            return built
+          }),
+        changes: Stream.fromPubSub(pubsub)
+      })
+    })
+  )
+}
