@@ -1,0 +1,369 @@
+/**
+ * The single path every tool call takes, built-in or MCP:
+ *   lookup → coerceArgs → decode → validateInput → permission → execute (retry rule, timeout,
+ *   cancellation) → OutputStore.put(FULL output) → shape (model budget, UI cap) → events.
+ * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
+ */
+import { Clock, Context, Duration, Effect, Layer, Result } from "effect"
+import { EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
+import { OutputConfig } from "../output/config.ts"
+import { OutputStore, type PutResult } from "../output/store.ts"
+import { tailCap } from "../output/truncate.ts"
+import { ToolRegistry } from "../registry/registry.ts"
+import { coerceArgs } from "../schema/coerce.ts"
+import { isRecord } from "../schema/json-schema.ts"
+import {
+  type ExecuteError,
+  InvalidArguments,
+  PermissionDenied,
+  type ToolError,
+  ToolFailure,
+  ToolInterrupted,
+  ToolTimeout
+} from "../tool/errors.ts"
+import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
+import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
+import { Workspace } from "../tool/workspace.ts"
+import { planToolBatches } from "./batching.ts"
+import { shape } from "./shape.ts"
+
+/** A person (or policy) deciding on a call that asks for approval. */
+export interface ApprovalRequest {
+  readonly tool: string
+  readonly args: unknown
+  readonly reason: string
+}
+
+/** What the caller knows about the turn a call belongs to. */
+export interface CallContext {
+  readonly sessionId: string
+  /** Whether the model can look at images; false unless said (a text-only model never pays for one). */
+  readonly canSeeImages?: boolean
+  /** Completes when the person cancels; tools with interruptBehavior "cancel" stop then. */
+  readonly cancelled?: Effect.Effect<void>
+  /** Answers a call that asks for approval; without it, such a call is refused. */
+  readonly approve?: (request: ApprovalRequest) => Effect.Effect<boolean>
+}
+
+/** Retry rule: a retrySafe tool gets one more attempt after a transient failure, 200 ms × attempt later. */
+export const MAX_ATTEMPTS = 2
+export const RETRY_BACKOFF_MS = 200
+/** Concurrency-safe calls in one batch run at most this many at a time. */
+export const BATCH_CONCURRENCY = 10
+
+const STATUS: Record<ToolError["_tag"], ToolStatus> = {
+  UnknownTool: "error",
+  InvalidArguments: "error",
+  ToolFailure: "error",
+  TransientFailure: "error",
+  PermissionDenied: "denied",
+  ToolTimeout: "timeout",
+  ToolInterrupted: "interrupted"
+}
+
+const parseArgs = (tool: string, raw: unknown): Result.Result<unknown, InvalidArguments> => {
+  let args = raw ?? {}
+  if (typeof args === "string") {
+    try {
+      args = args.trim() === "" ? {} : JSON.parse(args)
+    } catch (e) {
+      return Result.fail(invalid(tool, `arguments are not valid JSON (${(e as Error).message}); send a JSON object`))
+    }
+  }
+  return isRecord(args)
+    ? Result.succeed(args)
+    : Result.fail(invalid(tool, `arguments must be a JSON object, got ${JSON.stringify(args)}`))
+}
+
+const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+
+const invalid = (tool: string, message: string) =>
+  new InvalidArguments({
+    tool,
+    issues: [{ path: "(arguments)", message }],
+    message: `Invalid arguments for ${tool}: ${message}`
+  })
+
+/** Collects what a tool emits while it runs: the partial output, and live UI windows. */
+class LiveOutput {
+  private readonly chunks: Array<string> = []
+  private length = 0
+  get text(): string {
+    return this.chunks.join("")
+  }
+  get size(): number {
+    return this.length
+  }
+  add(chunk: string): number {
+    const offset = this.length
+    this.chunks.push(chunk)
+    this.length += chunk.length
+    return offset
+  }
+}
+
+export class Orchestrator extends Context.Service<
+  Orchestrator,
+  {
+    readonly execute: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
+    /** Runs one turn's calls in planned batches; results come back in call order. */
+    readonly executeBatch: (
+      calls: ReadonlyArray<ToolCall>,
+      context: CallContext
+    ) => Effect.Effect<ReadonlyArray<ToolResult>>
+  }
+>()("freecode/Orchestrator") {
+  static readonly layer = Layer.effect(
+    Orchestrator,
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      const store = yield* OutputStore
+      const events = yield* ToolEvents
+      const settings = yield* OutputConfig
+      const { root } = yield* Workspace
+      const windowSize = Math.min(EVENT_WINDOW_CHARS, settings.uiMaxChars)
+
+      const execute = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
+        Effect.gen(function* () {
+          const started = yield* Clock.currentTimeMillis
+          const live = new LiveOutput()
+          const sessionId = context.sessionId
+          const base = { sessionId, callId: call.id }
+          let toolId = call.name
+          let tool: Tool | undefined
+          let attempts = 0
+          let coerced: ReadonlyArray<string> = []
+          let announced = false
+
+          const announce = (paths: ReadonlyArray<string>) =>
+            Effect.suspend(() => {
+              if (announced) return Effect.void
+              announced = true
+              return events.publish({
+                type: "tool_start",
+                ...base,
+                tool: toolId,
+                args: call.args,
+                paths,
+                operations: tool?.operations ?? []
+              })
+            })
+
+          const ctx: ToolContext = {
+            sessionId,
+            callId: call.id,
+            root,
+            canSeeImages: context.canSeeImages ?? false,
+            emit: (chunk) =>
+              Effect.suspend(() => {
+                if (chunk.length === 0) return Effect.void
+                const at = live.add(chunk)
+                return Effect.forEach(
+                  windows(chunk, windowSize),
+                  (w) =>
+                    events.publish({
+                      type: "tool_output",
+                      ...base,
+                      tool: toolId,
+                      phase: "live",
+                      offset: at + w.offset,
+                      chunk: w.chunk
+                    }),
+                  { discard: true }
+                )
+              })
+          }
+
+          const permit = (t: Tool, args: unknown): Effect.Effect<void, PermissionDenied> =>
+            Effect.gen(function* () {
+              const check = t.checkPermissions === undefined ? undefined : yield* t.checkPermissions(args, ctx)
+              if (check?.behavior === "deny") {
+                return yield* new PermissionDenied({
+                  tool: t.id,
+                  message: check.reason ?? `${t.id} refused this call.`
+                })
+              }
+              const ask = check?.behavior === "ask" || t.requiresApproval
+              if (!ask) return
+              const reason = check?.reason ?? `${t.id} requires approval for every call.`
+              const approved =
+                context.approve === undefined ? false : yield* context.approve({ tool: t.id, args, reason })
+              if (!approved) {
+                return yield* new PermissionDenied({
+                  tool: t.id,
+                  message:
+                    context.approve === undefined
+                      ? `${reason} No one is available to approve it here; do the task another way, or ask the person to allow it.`
+                      : `The person declined this ${t.id} call. Do not retry it unchanged; ask what they want instead.`
+                })
+              }
+            })
+
+          const attempt = (t: Tool, args: unknown, n: number): Effect.Effect<ToolOutput, ExecuteError | ToolTimeout> =>
+            Effect.suspend(() => {
+              attempts = n
+              const timeout = Duration.fromInputUnsafe(t.timeout(args))
+              return t.execute(args, ctx).pipe(
+                Effect.catchDefect((defect) =>
+                  Effect.fail(
+                    new ToolFailure({
+                      message: `${t.id} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
+                    })
+                  )
+                ),
+                Effect.timeoutOrElse({
+                  duration: timeout,
+                  orElse: () =>
+                    Effect.fail(
+                      new ToolTimeout({
+                        tool: t.id,
+                        timeoutMs: Duration.toMillis(timeout),
+                        partialOutput: live.text,
+                        message: `${t.id} timed out after ${Duration.format(timeout)}${live.size > 0 ? "; the output so far follows" : ""}.`
+                      })
+                    )
+                })
+              )
+            }).pipe(
+              Effect.catchTag("TransientFailure", (e) =>
+                t.retrySafe && n < MAX_ATTEMPTS
+                  ? Effect.sleep(Duration.millis(RETRY_BACKOFF_MS * n)).pipe(Effect.andThen(attempt(t, args, n + 1)))
+                  : Effect.fail(e)
+              )
+            )
+
+          const cancellable = <A, E>(t: Tool, effect: Effect.Effect<A, E>): Effect.Effect<A, E | ToolInterrupted> =>
+            context.cancelled === undefined || t.interruptBehavior === "block"
+              ? effect
+              : Effect.raceFirst(
+                  effect,
+                  context.cancelled.pipe(
+                    Effect.andThen(
+                      Effect.suspend(() =>
+                        Effect.fail(
+                          new ToolInterrupted({
+                            tool: t.id,
+                            partialOutput: live.text,
+                            message: `${t.id} was cancelled by the person${live.size > 0 ? "; the output so far follows" : ""}.`
+                          })
+                        )
+                      )
+                    )
+                  )
+                )
+
+          const pipeline: Effect.Effect<ToolOutput, ToolError> = Effect.gen(function* () {
+            const t = yield* registry.resolve(call.name)
+            tool = t
+            toolId = t.id
+            const raw = yield* Effect.fromResult(parseArgs(t.id, call.args))
+            const repaired = coerceArgs(t.inputSchema, raw)
+            coerced = repaired.paths
+            const decoded = t.decode(repaired.value)
+            if (Result.isFailure(decoded)) return yield* decoded.failure
+            const args = decoded.success
+            yield* announce(t.paths(args, ctx))
+            if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
+            yield* permit(t, args)
+            return yield* cancellable(t, attempt(t, args, 1))
+          })
+
+          const outcome = yield* Effect.result(pipeline)
+          yield* announce([])
+
+          const error = Result.isFailure(outcome) ? outcome.failure : undefined
+          const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
+          const full = Result.isSuccess(outcome) ? outcome.success.output : partial
+
+          // The whole output goes into the store BEFORE any lossy cap.
+          const stored: PutResult =
+            full.length === 0
+              ? { stored: false, reason: "empty" }
+              : yield* store.put({ sessionId, id: call.id, tool: toolId, text: full })
+
+          const budget = Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars)
+          const shaped = shape({
+            text: full,
+            callId: call.id,
+            stored,
+            maxChars: budget,
+            maxLines: settings.maxLines,
+            uiMaxChars: settings.uiMaxChars,
+            direction: tool?.truncate ?? "both"
+          })
+
+          const toolMetadata = Result.isSuccess(outcome)
+            ? (outcome.success.metadata ?? {})
+            : error?._tag === "ToolFailure"
+              ? (error.metadata ?? {})
+              : {}
+          const metadata = coerced.length > 0 ? { ...toolMetadata, coercedArgs: coerced } : toolMetadata
+          const modelOutput =
+            error === undefined
+              ? shaped.modelOutput
+              : full.length === 0
+                ? error.message
+                : `${error.message}\n${shaped.modelOutput}`
+          const finished = yield* Clock.currentTimeMillis
+
+          const result: ToolResult = {
+            id: call.id,
+            tool: toolId,
+            status: error === undefined ? "ok" : STATUS[error._tag],
+            title: Result.isSuccess(outcome) ? outcome.success.title : `${toolId}: ${error?._tag ?? "error"}`,
+            modelOutput,
+            uiOutput:
+              error === undefined
+                ? shaped.uiOutput
+                : full.length === 0
+                  ? error.message
+                  : `${error.message}\n${shaped.uiOutput}`,
+            ...(stored.stored ? { outputId: call.id } : {}),
+            outputChars: full.length,
+            outputLines: full.length === 0 ? 0 : full.split("\n").length - (full.endsWith("\n") ? 1 : 0),
+            truncated: shaped.truncated,
+            metadata,
+            ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),
+            attempts,
+            durationMs: finished - started
+          }
+
+          yield* Effect.forEach(
+            windows(result.uiOutput, windowSize),
+            (w) =>
+              events.publish({
+                type: "tool_output",
+                ...base,
+                tool: toolId,
+                phase: "final",
+                offset: w.offset,
+                chunk: w.chunk
+              }),
+            { discard: true }
+          )
+          // The UI already has its copy from the windows; nothing in an event may exceed the UI cap.
+          const { uiOutput: _ui, ...withoutUi } = result
+          const forEvent = { ...withoutUi, modelOutput: tailCap(result.modelOutput, settings.uiMaxChars) }
+          yield* events.publish({ type: "tool_complete", ...base, tool: toolId, result: forEvent })
+          return result
+        })
+
+      const executeBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
+        Effect.gen(function* () {
+          const known = yield* registry.tools
+          const safe = new Map(known.map((t) => [t.id.toLowerCase(), t.concurrencySafe]))
+          const batches = planToolBatches(calls, (call) => safe.get(call.name.toLowerCase()) ?? false)
+          const results: Array<ToolResult> = []
+          for (const batch of batches) {
+            const out = yield* Effect.forEach(batch.calls, (call) => execute(call, context), {
+              concurrency: batch.concurrent ? BATCH_CONCURRENCY : 1
+            })
+            results.push(...out)
+          }
+          return results
+        })
+
+      return Orchestrator.of({ execute, executeBatch })
+    })
+  )
+}
