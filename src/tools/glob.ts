@@ -1,0 +1,140 @@
+/**
+ * `glob`: files whose path matches a glob, .gitignore respected, hidden files included, `.git`
+ * never, sorted by path, at most 1,000.
+ *
+ * The pattern is gitignore-style, as rg's `-g` reads it: without a `/` it matches the file name
+ * at any depth (`*.ts`); with one it is anchored at the search path (`src/**\/test_*.py`,
+ * `**\/*.ts`). A leading `./` or `/` is dropped, and an absolute pattern inside the search path
+ * is made relative. Matching is done by picomatch (`dot: true`) on the file list of the search
+ * backend, never by rg's `-g` (which would override .gitignore). The pattern's literal leading
+ * directories (`src/` in `src/**\/*.ts`) narrow the walk; naming a directory explicitly
+ * searches it even if .gitignore hides it (e.g. `node_modules/foo/**\/*.d.ts`).
+ *
+ * Output paths are relative to the project root (absolute when outside it), one per line.
+ */
+
+import { Effect, FileSystem, Schema } from "effect"
+import picomatch from "picomatch"
+import { fail } from "../tool/errors.ts"
+import { defineTool } from "../tool/tool.ts"
+import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
+import { CurrentSearchBackend } from "./search/auto.ts"
+import { comparePaths } from "./search/backend.ts"
+
+export const MAX_GLOB_RESULTS = 1000
+
+const Parameters = Schema.Struct({
+  pattern: Schema.String.check(Schema.isMinLength(1)).annotate({
+    description:
+      "Glob, gitignore-style: without a / it matches file names at any depth (`*.ts`), with one it is relative to path (`src/**/test_*.py`)."
+  }),
+  path: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "Directory to search, absolute or relative to the project root (default: the project root)."
+    })
+  )
+})
+
+export interface CompiledGlob {
+  /** The pattern as matched, relative to the search directory. */
+  readonly pattern: string
+  /** Directory (relative to the search directory, "" for itself) that holds every match. */
+  readonly base: string
+  readonly matches: (relativePath: string) => boolean
+}
+
+/** Normalizes and compiles a glob pattern for paths relative to `dir`. */
+export const compileGlob = (input: string, dir: string): CompiledGlob => {
+  let pattern = input.trim()
+  if (pattern.startsWith("/")) {
+    const rel = relativeInside(dir, pattern)
+    pattern = rel !== undefined && rel !== "" ? rel : pattern.replace(/^\/+/, "")
+  }
+  while (pattern.startsWith("./")) pattern = pattern.slice(2)
+  const anchored = pattern.includes("/")
+  const matcher = picomatch(pattern, { dot: true, ...(anchored ? {} : { basename: true }) })
+  let base = ""
+  if (anchored) {
+    const scan = picomatch.scan(pattern)
+    const literal = scan.isGlob ? scan.base : scan.base.split("/").slice(0, -1).join("/")
+    // An escaped name (`\[x\]`) is not a plain directory name: walk from the search path then.
+    base = literal.includes("\\") ? "" : literal.replace(/\/+$/, "")
+  }
+  return { pattern, base, matches: (p) => matcher(p) }
+}
+
+export const GlobTool = defineTool({
+  id: "glob",
+  description:
+    "Find files by path glob (e.g. `**/*.ts`, `src/**/test_*.py`; a pattern without / matches file names at any depth). Respects .gitignore, includes hidden files, sorted by path, at most 1,000. Use grep to search file contents.",
+  parameters: Parameters,
+  concurrencySafe: true,
+  mutates: false,
+  retrySafe: true,
+  interruptBehavior: "cancel",
+  truncate: "head",
+  permissions: { operations: ["file.search"] },
+  paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
+  execute: ({ pattern, path }, ctx) =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const backend = yield* CurrentSearchBackend
+      const dir = resolvePath(ctx.root, path ?? ".")
+      const shownDir = displayDir(ctx.root, dir)
+      const info = yield* statOrFail(fs, ctx.root, dir, "Directory")
+      if (info.type !== "Directory") {
+        return yield* fail(
+          `${displayPath(ctx.root, dir)} is a file, not a directory; pass a directory as path (or use read to see the file).`
+        )
+      }
+      let glob: CompiledGlob
+      try {
+        glob = compileGlob(pattern, dir)
+      } catch (e) {
+        return yield* fail(`Invalid glob ${JSON.stringify(pattern)}: ${(e as Error).message}`)
+      }
+
+      const title = `${pattern}${path === undefined ? "" : ` in ${shownDir}`}`
+      const none = (notes: ReadonlyArray<string>, backendName: string) => ({
+        title: `${title}: no files`,
+        output: [`No files match ${JSON.stringify(pattern)} in ${shownDir}.`, ...notes].join("\n"),
+        metadata: { path: dir, count: 0, shown: 0, truncated: false, backend: backendName }
+      })
+
+      const walkDir = glob.base === "" ? dir : joinPath(dir, glob.base)
+      if (glob.base !== "") {
+        const baseInfo = yield* fs.stat(walkDir).pipe(Effect.option)
+        if (baseInfo._tag === "None" || baseInfo.value.type !== "Directory") return none([], backend.name)
+      }
+      const listed = yield* backend
+        .listFiles({ root: ctx.root, dir: walkDir })
+        .pipe(Effect.mapError((e) => fail(`glob failed: ${e.message}`)))
+
+      const matched: Array<string> = []
+      for (const file of listed.files) {
+        const rel = relativeInside(dir, file)
+        if (rel !== undefined && glob.matches(rel)) matched.push(file)
+      }
+      if (matched.length === 0) return none(listed.notes, listed.backend)
+      matched.sort(comparePaths)
+      const shown = matched.slice(0, MAX_GLOB_RESULTS)
+      const lines = shown.map((f) => displayPath(ctx.root, f))
+      if (matched.length > shown.length) {
+        lines.push(
+          `(Showing ${shown.length} of ${matched.length} matching files. ${matched.length - shown.length} more matched; narrow the pattern or path.)`
+        )
+      }
+      lines.push(...listed.notes)
+      return {
+        title: `${title}: ${matched.length} file${matched.length === 1 ? "" : "s"}`,
+        output: lines.join("\n"),
+        metadata: {
+          path: dir,
+          count: matched.length,
+          shown: shown.length,
+          truncated: matched.length > shown.length,
+          backend: listed.backend
+        }
+      }
+    })
+})

@@ -1,0 +1,156 @@
+/**
+ * `grep`: lines matching a regex (ripgrep syntax) in file contents.
+ *
+ * Output: `path:line:text` per matching line, the path relative to the project root (absolute
+ * when outside it), sorted by path then line (rg's parallel order is not deterministic), at
+ * most `head_limit` lines (default 250) and then a line saying how many more matched. Lines
+ * over 500 chars end with `… [N chars cut]`. Binary files are skipped, .gitignore respected,
+ * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
+ */
+import { Effect, FileSystem, Schema } from "effect"
+import { fail } from "../tool/errors.ts"
+import { defineTool } from "../tool/tool.ts"
+import { displayDir, displayPath, fsFailure, readHead, resolvePath, statOrFail } from "./paths.ts"
+import { CurrentSearchBackend } from "./search/auto.ts"
+
+export const DEFAULT_HEAD_LIMIT = 250
+const BINARY_SNIFF_BYTES = 8192
+
+const Parameters = Schema.Struct({
+  pattern: Schema.String.check(Schema.isMinLength(1)).annotate({
+    description: "Regex to search for (ripgrep syntax); escape ( ) [ ] { } . * + ? | \\ to match them literally."
+  }),
+  path: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "Directory or single file to search, absolute or relative to the project root (default: the root)."
+    })
+  ),
+  include: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "Only search files whose name matches this glob, e.g. `*.ts` or `*.{ts,tsx}`."
+    })
+  ),
+  head_limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThan(0)).annotate({
+      description: `Most result lines to return (default ${DEFAULT_HEAD_LIMIT}).`
+    })
+  )
+})
+
+/** Unclosed `{` or `[` (both backends would read such a glob differently: rg rejects it). */
+const unbalanced = (glob: string): boolean => {
+  let braces = 0
+  let brackets = 0
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]
+    if (c === "\\") i++
+    else if (c === "{") braces++
+    else if (c === "}") braces--
+    else if (c === "[") brackets++
+    else if (c === "]" && brackets > 0) brackets--
+    if (braces < 0) return true
+  }
+  return braces !== 0 || brackets !== 0
+}
+
+export const GrepTool = defineTool({
+  id: "grep",
+  description:
+    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path, at most head_limit (default 250); respects .gitignore, skips binary files. Narrow with path or include (file-name glob); use glob to find files by name.",
+  parameters: Parameters,
+  concurrencySafe: true,
+  mutates: false,
+  retrySafe: true,
+  interruptBehavior: "cancel",
+  truncate: "head",
+  permissions: { operations: ["file.search"] },
+  paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
+  execute: ({ pattern, path, include, head_limit }, ctx) =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const backend = yield* CurrentSearchBackend
+      const target = resolvePath(ctx.root, path ?? ".")
+      if (include?.includes("/")) {
+        return yield* fail(
+          `include matches file names only, so it cannot contain "/" (got ${JSON.stringify(include)}). Put the directory in path and the name pattern in include, e.g. path "src", include "*.ts".`
+        )
+      }
+      if (include !== undefined && unbalanced(include)) {
+        return yield* fail(
+          `Invalid include glob ${JSON.stringify(include)}: unbalanced { } or [ ]. Use a file-name glob such as \`*.ts\` or \`*.{ts,tsx}\`.`
+        )
+      }
+      const info = yield* statOrFail(fs, ctx.root, target, "Path")
+      if (info.type !== "Directory" && info.type !== "File") {
+        return yield* fail(`${displayPath(ctx.root, target)} is not a regular file or directory (${info.type}).`)
+      }
+      const isFile = info.type === "File"
+      const where = isFile ? displayPath(ctx.root, target) : displayDir(ctx.root, target)
+      const title = `/${pattern}/${path === undefined ? "" : ` in ${where}`}`
+
+      if (isFile) {
+        const head = yield* readHead(fs, target, BINARY_SNIFF_BYTES).pipe(
+          Effect.mapError((e) => fsFailure(e, ctx.root, target))
+        )
+        if (head.includes(0)) {
+          return {
+            title: `${title}: binary file`,
+            output: `No matches: ${where} is a binary file and grep skips binary files. Inspect it with bash (e.g. \`strings ${where} | grep …\`).`,
+            metadata: { path: target, matches: 0, files: 0, shown: 0, truncated: false }
+          }
+        }
+      }
+
+      const limit = head_limit ?? DEFAULT_HEAD_LIMIT
+      const result = yield* backend
+        .grep({
+          root: ctx.root,
+          path: target,
+          isFile,
+          pattern,
+          limit,
+          ...(include === undefined ? {} : { include })
+        })
+        .pipe(
+          Effect.catchTags({
+            InvalidPattern: (e) =>
+              Effect.fail(
+                fail(
+                  `Invalid regex ${JSON.stringify(pattern)}:\n${e.message}\nEscape regex metacharacters such as ( ) [ ] { } . * + ? | \\ with a backslash to match them literally.`
+                )
+              ),
+            SearchFailed: (e) => Effect.fail(fail(`grep failed: ${e.message}`)),
+            RipgrepUnavailable: (e) => Effect.fail(fail(`grep failed: ${e.message}`))
+          })
+        )
+
+      const filter = include === undefined || isFile ? "" : ` (files matching ${include})`
+      const metadata = {
+        path: target,
+        matches: result.total,
+        files: result.files,
+        shown: result.matches.length,
+        truncated: result.total > result.matches.length,
+        backend: result.backend
+      }
+      if (result.total === 0) {
+        return {
+          title: `${title}: no matches`,
+          output: [`No matches for ${JSON.stringify(pattern)} in ${where}${filter}.`, ...result.notes].join("\n"),
+          metadata
+        }
+      }
+      const lines = result.matches.map((m) => `${displayPath(ctx.root, m.path)}:${m.line}:${m.text}`)
+      if (result.total > result.matches.length) {
+        lines.push(
+          `(Showing ${result.matches.length} of ${result.total} matching lines in ${result.files} files; ${result.total - result.matches.length} more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)`
+        )
+      }
+      lines.push(...result.notes)
+      return {
+        title: `${title}: ${result.total} match${result.total === 1 ? "" : "es"}`,
+        output: lines.join("\n"),
+        metadata
+      }
+    })
+})

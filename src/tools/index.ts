@@ -1,0 +1,22 @@
+/**
+ * The built-in tools. Adding a tool is one file in this folder and one line in this list
+ * (docs/writing-a-tool.md).
+ */
+import type { FileSystem, Path } from "effect"
+import type { ChildProcessSpawner } from "effect/process"
+import type { OutputStore } from "../output/store.ts"
+import type { Tool } from "../tool/tool.ts"
+import { GlobTool } from "./glob.ts"
+import { GrepTool } from "./grep.ts"
+import { LsTool } from "./ls.ts"
+import { OutputTool } from "./output.ts"
+import { ReadTool } from "./read.ts"
+
+/** Everything a built-in tool may need from its environment. */
+export type BuiltinRequirements =
+  | FileSystem.FileSystem
+  | Path.Path
+  | ChildProcessSpawner.ChildProcessSpawner
+  | OutputStore
+
+export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [ReadTool, LsTool, GlobTool, GrepTool, OutputTool]

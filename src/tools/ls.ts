@@ -1,0 +1,150 @@
+/**
+ * `ls`: a directory tree, .gitignore respected, hidden entries shown, `.git` never.
+ *
+ * Output: the listed directory on the first line (ending with `/`), then one entry per line
+ * indented two spaces per level; directories end with `/`, symbolic links show their target
+ * (`name -> target`, not followed). Inside a directory: subdirectories first, then files, each
+ * by name. At most 1,000 entries are shown, chosen breadth-first so the top levels are always
+ * complete; a directory whose entries were left out says how many (`[+N not shown]`) and a
+ * last line gives the total and how to narrow.
+ *
+ * ls walks with the FileSystem service even when rg is available: rg cannot list directories
+ * (and ls must show empty ones). It shares the .gitignore rules of the walk backend.
+ */
+import { Effect, FileSystem, Schema } from "effect"
+import { fail } from "../tool/errors.ts"
+import { defineTool } from "../tool/tool.ts"
+import { displayDir, displayPath, fsFailure, resolvePath, statOrFail } from "./paths.ts"
+import { comparePaths } from "./search/backend.ts"
+import { makeMatcher } from "./search/ignore.ts"
+import { type WalkEntry, walkTree } from "./search/walk.ts"
+
+export const MAX_LS_ENTRIES = 1000
+/** Past this many entries the walk stops counting ("at least N more"). */
+export const LS_SCAN_LIMIT = 100_000
+
+const Parameters = Schema.Struct({
+  path: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "Directory to list, absolute or relative to the project root (default: the project root)."
+    })
+  ),
+  ignore: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: 'Extra gitignore-style patterns to skip, e.g. ["dist/", "*.snap"].'
+    })
+  )
+})
+
+const displayOrder = (a: WalkEntry, b: WalkEntry): number => {
+  const ad = a.kind === "dir" ? 0 : 1
+  const bd = b.kind === "dir" ? 0 : 1
+  return ad - bd || comparePaths(a.name, b.name)
+}
+
+export const LsTool = defineTool({
+  id: "ls",
+  description:
+    "List a directory as an indented tree (directories end with /), .gitignore respected, hidden entries shown. Shows at most 1,000 entries, top levels first; pass a deeper path or ignore patterns to narrow. Use glob to find files by name and grep to search contents.",
+  parameters: Parameters,
+  concurrencySafe: true,
+  mutates: false,
+  retrySafe: true,
+  interruptBehavior: "cancel",
+  truncate: "head",
+  permissions: { operations: ["file.read"] },
+  paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
+  execute: ({ path, ignore }, ctx) =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const dir = resolvePath(ctx.root, path ?? ".")
+      const shownDir = displayDir(ctx.root, dir)
+      const info = yield* statOrFail(fs, ctx.root, dir, "Directory")
+      if (info.type !== "Directory") {
+        return yield* fail(`${displayPath(ctx.root, dir)} is not a directory; use read to see a file.`)
+      }
+      const walked = yield* walkTree({
+        root: ctx.root,
+        dir,
+        maxEntries: LS_SCAN_LIMIT,
+        ...(ignore === undefined || ignore.length === 0 ? {} : { extraIgnore: makeMatcher(ignore) })
+      }).pipe(Effect.mapError((e) => fsFailure(e, ctx.root, dir)))
+
+      const children = new Map<string, ReadonlyArray<WalkEntry>>()
+      for (const d of walked.dirs) children.set(d.path, [...d.entries].sort(displayOrder))
+
+      // Choose breadth-first, in display order, so the top levels are always complete.
+      const chosen = new Set<string>()
+      let frontier: Array<string> = [dir]
+      while (frontier.length > 0 && chosen.size < MAX_LS_ENTRIES) {
+        const next: Array<string> = []
+        for (const parent of frontier) {
+          for (const entry of children.get(parent) ?? []) {
+            if (chosen.size >= MAX_LS_ENTRIES) break
+            chosen.add(entry.path)
+            if (entry.kind === "dir") next.push(entry.path)
+          }
+        }
+        frontier = next
+      }
+
+      const links = new Map<string, string>()
+      for (const d of walked.dirs) {
+        for (const e of d.entries) {
+          if (e.kind !== "symlink" || !chosen.has(e.path)) continue
+          const target = yield* fs.readLink(e.path).pipe(Effect.option)
+          if (target._tag === "Some") links.set(e.path, target.value)
+        }
+      }
+
+      const lines: Array<string> = [shownDir]
+      const render = (parent: string, depth: number) => {
+        const entries = children.get(parent) ?? []
+        let hidden = 0
+        for (const entry of entries) {
+          if (!chosen.has(entry.path)) {
+            hidden++
+            continue
+          }
+          const indent = "  ".repeat(depth)
+          const link = links.get(entry.path)
+          if (entry.kind === "dir") {
+            const sub = children.get(entry.path)
+            const omitted = sub === undefined ? 0 : sub.filter((s) => !chosen.has(s.path)).length
+            const notWalked = sub === undefined && !walked.complete
+            lines.push(
+              `${indent}${entry.name}/${omitted > 0 ? ` [+${omitted} not shown]` : notWalked ? " [not shown]" : ""}`
+            )
+            render(entry.path, depth + 1)
+          } else {
+            lines.push(`${indent}${entry.name}${link === undefined ? "" : ` -> ${link}`}`)
+          }
+        }
+        return hidden
+      }
+      const hiddenAtTop = render(dir, 1)
+      if (hiddenAtTop > 0) lines.push(`  [+${hiddenAtTop} not shown]`)
+
+      const total = walked.entries
+      const shown = chosen.size
+      if (total === 0) lines.push("(empty directory)")
+      if (shown < total || !walked.complete) {
+        lines.push(
+          `(Showing ${shown} of ${walked.complete ? total : `more than ${total}`} entries. Pass a deeper path or ignore patterns to see the rest.)`
+        )
+      }
+      if (walked.unreadable.length > 0) {
+        lines.push(
+          `(${walked.unreadable.length} directories could not be read: ${walked.unreadable
+            .slice(0, 3)
+            .map((p) => displayPath(ctx.root, p))
+            .join(", ")})`
+        )
+      }
+      return {
+        title: `${shownDir} (${total} entries)`,
+        output: lines.join("\n"),
+        metadata: { path: dir, entries: total, shown, truncated: shown < total || !walked.complete }
+      }
+    })
+})

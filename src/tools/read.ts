@@ -1,0 +1,329 @@
+/**
+ * `read`: a window of numbered lines of a text file, or an image for a model that can see one.
+ *
+ * Output format: one line per file line, `<number>\t<text>`, the number right-aligned to the
+ * width of the last number shown. Lines over 2,000 chars end with `… [N chars cut]`. When lines
+ * follow the window, a last line names the window, the total and the `offset` to continue with.
+ * The file is read in chunks: memory stays bounded by the window, whatever the file's size.
+ */
+import { Effect, FileSystem, Option, type PlatformError, Schema, type Scope } from "effect"
+import { fail, type ToolFailure, type TransientFailure } from "../tool/errors.ts"
+import { defineTool, type ToolOutput } from "../tool/tool.ts"
+import { displayPath, extensionOf, fsFailure, resolvePath, statOrFail } from "./paths.ts"
+
+export const DEFAULT_READ_LINES = 2000
+export const MAX_LINE_CHARS = 2000
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024
+/** How much of a file's start is checked for a NUL byte. */
+export const BINARY_SNIFF_BYTES = 8192
+const CHUNK_BYTES = 64 * 1024
+
+/** Images a model can be shown, by extension. */
+export const IMAGE_TYPES: Readonly<Record<string, string>> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp"
+}
+
+/** Extensions refused as binary without looking inside. */
+// biome-ignore format: a word list
+export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set([
+  // archives and compressed data
+  "zip", "tar", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "war", "ear", "apk", "ipa", "deb", "rpm", "dmg", "iso",
+  // compiled code and libraries
+  "exe", "dll", "so", "dylib", "o", "a", "lib", "obj", "class", "pyc", "pyo", "wasm", "node",
+  // documents
+  "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp",
+  // images a model cannot be shown here, audio, video, fonts
+  "bmp", "ico", "icns", "tif", "tiff", "heic", "heif", "avif", "psd",
+  "mp3", "wav", "flac", "ogg", "m4a", "aac", "mp4", "m4v", "mov", "avi", "mkv", "webm",
+  "ttf", "otf", "woff", "woff2", "eot",
+  // databases and other binary data
+  "sqlite", "sqlite3", "db", "bin", "pak", "pkl", "npy", "npz", "parquet"
+])
+
+const Parameters = Schema.Struct({
+  filePath: Schema.String.annotate({ description: "File to read, absolute or relative to the project root." }),
+  offset: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThan(0)).annotate({ description: "First line to show, 1-based (default 1)." })
+  ),
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThan(0)).annotate({
+      description: `How many lines to show (default ${DEFAULT_READ_LINES}).`
+    })
+  )
+})
+
+export const formatSize = (bytes: number): string =>
+  bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KB`
+      : `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+
+/** The image type from the file's first bytes, when they are a known signature. */
+const sniffImage = (bytes: Uint8Array): string | undefined => {
+  const starts = (...sig: Array<number>) => sig.every((b, i) => bytes[i] === b)
+  if (starts(0x89, 0x50, 0x4e, 0x47)) return "image/png"
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg"
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif"
+  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42) {
+    return "image/webp"
+  }
+  return undefined
+}
+
+const binaryAdvice = (shown: string) =>
+  `read shows text only. Inspect it with bash instead, e.g. \`file ${shown}\` or \`xxd ${shown} | head -n 20\`.`
+
+/** Collects the requested window of lines while counting all of them. */
+class LineWindow {
+  /** Lines ended by a newline so far. */
+  private completed = 0
+  /** Characters after the last newline (only kept while inside the window). */
+  private current = ""
+  private currentLength = 0
+  readonly lines: Array<string> = []
+  cut = 0
+  private readonly first: number
+  private readonly last: number
+
+  constructor(first: number, count: number) {
+    this.first = first
+    this.last = first + count - 1
+  }
+
+  /** True once every line of the window is complete: the rest only needs counting. */
+  get filled(): boolean {
+    return this.completed >= this.last
+  }
+
+  /** Feeds decoded text; returns the text after the window was filled (to be counted only). */
+  feed(text: string): string {
+    let start = 0
+    while (start <= text.length) {
+      const nl = text.indexOf("\n", start)
+      const piece = nl < 0 ? text.slice(start) : text.slice(start, nl)
+      this.append(piece)
+      if (nl < 0) return ""
+      this.finishLine()
+      start = nl + 1
+      if (this.filled) return text.slice(start)
+    }
+    return ""
+  }
+
+  private append(piece: string) {
+    const lineNo = this.completed + 1
+    if (lineNo >= this.first && lineNo <= this.last && this.current.length < MAX_LINE_CHARS + 1) {
+      this.current += piece.slice(0, MAX_LINE_CHARS + 1 - this.current.length)
+    }
+    this.currentLength += piece.length
+  }
+
+  private finishLine() {
+    const lineNo = this.completed + 1
+    if (lineNo >= this.first && lineNo <= this.last) {
+      let text = this.current
+      let length = this.currentLength
+      if (text.endsWith("\r") && length === text.length) {
+        text = text.slice(0, -1)
+        length--
+      }
+      if (length > MAX_LINE_CHARS) {
+        this.cut++
+        text = `${text.slice(0, MAX_LINE_CHARS)}… [${length - MAX_LINE_CHARS} chars cut]`
+      }
+      this.lines.push(text)
+    }
+    this.completed++
+    this.current = ""
+    this.currentLength = 0
+  }
+
+  /** Ends the input: a last line without a newline still counts. */
+  end(): void {
+    if (this.currentLength > 0) this.finishLine()
+  }
+
+  get total(): number {
+    return this.completed
+  }
+
+  /** Counts the newlines of text past the window. */
+  countText(text: string, trailing: { value: boolean }): void {
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.completed++
+    if (text.length > 0) trailing.value = !text.endsWith("\n")
+  }
+
+  /** Counts a last line that has no newline. */
+  addLine(): void {
+    this.completed++
+  }
+
+  countBytes(bytes: Uint8Array, trailing: { value: boolean }): void {
+    for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) this.completed++
+    if (bytes.length > 0) trailing.value = bytes[bytes.length - 1] !== 10
+  }
+}
+
+type ReadError = ToolFailure | TransientFailure
+
+const readImage = (
+  fs: FileSystem.FileSystem,
+  root: string,
+  abs: string,
+  size: number,
+  ext: string
+): Effect.Effect<ToolOutput, ReadError> =>
+  Effect.gen(function* () {
+    const shown = displayPath(root, abs)
+    if (size > MAX_IMAGE_BYTES) {
+      return yield* fail(
+        `${shown} is an image of ${formatSize(size)}; images over ${formatSize(MAX_IMAGE_BYTES)} are not read. Make a smaller copy first (e.g. with bash and ImageMagick) and read that.`
+      )
+    }
+    const bytes = yield* fs.readFile(abs).pipe(Effect.mapError((e) => fsFailure(e, root, abs)))
+    const mimeType = sniffImage(bytes) ?? (IMAGE_TYPES[ext] as string)
+    const kind = mimeType.slice("image/".length)
+    return {
+      title: `${shown} (image)`,
+      output: `Image: ${shown} (${kind}, ${formatSize(bytes.length)})`,
+      metadata: {
+        path: abs,
+        image: { mimeType, data: Buffer.from(bytes).toString("base64"), bytes: bytes.length }
+      }
+    }
+  })
+
+const readText = (
+  fs: FileSystem.FileSystem,
+  root: string,
+  abs: string,
+  offset: number,
+  limit: number
+): Effect.Effect<ToolOutput, ReadError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const shown = displayPath(root, abs)
+    const toFailure = Effect.mapError((e: PlatformError.PlatformError) => fsFailure(e, root, abs))
+    const file = yield* fs.open(abs).pipe(toFailure)
+    const readChunk = (size: number) => file.readAlloc(size).pipe(toFailure)
+
+    // The first 8 KB decide whether this is text.
+    let head = new Uint8Array(0)
+    while (head.length < BINARY_SNIFF_BYTES) {
+      const chunk = yield* readChunk(BINARY_SNIFF_BYTES - head.length)
+      if (Option.isNone(chunk) || chunk.value.length === 0) break
+      const joined = new Uint8Array(head.length + chunk.value.length)
+      joined.set(head)
+      joined.set(chunk.value, head.length)
+      head = joined
+    }
+    if (head.includes(0)) {
+      return yield* fail(`${shown} is a binary file (it contains NUL bytes); ${binaryAdvice(shown)}`)
+    }
+
+    const window = new LineWindow(offset, limit)
+    const decoder = new TextDecoder("utf-8")
+    const trailing = { value: false }
+    let counting = false
+    const consume = (bytes: Uint8Array, last: boolean) => {
+      if (counting) {
+        window.countBytes(bytes, trailing)
+        return
+      }
+      const rest = window.feed(decoder.decode(bytes, { stream: !last }))
+      if (window.filled) {
+        counting = true
+        trailing.value = false
+        window.countText(rest, trailing)
+      }
+    }
+    consume(head, false)
+    while (true) {
+      const chunk = yield* readChunk(CHUNK_BYTES)
+      if (Option.isNone(chunk) || chunk.value.length === 0) break
+      consume(chunk.value, false)
+    }
+    if (counting) {
+      if (trailing.value) window.addLine()
+    } else {
+      window.feed(decoder.decode())
+      window.end()
+    }
+
+    const total = window.total
+    if (total === 0) {
+      return {
+        title: `${shown} (empty)`,
+        output: `${shown} is empty.`,
+        metadata: { path: abs, totalLines: 0, startLine: 0, endLine: 0 }
+      }
+    }
+    if (offset > total) {
+      return yield* fail(
+        `offset ${offset} is past the end of ${shown}: it has ${total} line${total === 1 ? "" : "s"}. Use an offset from 1 to ${total}.`
+      )
+    }
+    const endLine = offset + window.lines.length - 1
+    const width = String(endLine).length
+    const body = window.lines.map((text, i) => `${String(offset + i).padStart(width)}\t${text}`)
+    if (endLine < total) {
+      body.push(`(Showing lines ${offset}-${endLine} of ${total}. Use offset=${endLine + 1} to continue.)`)
+    }
+    return {
+      title: `${shown} (lines ${offset}-${endLine} of ${total})`,
+      output: body.join("\n"),
+      metadata: {
+        path: abs,
+        totalLines: total,
+        startLine: offset,
+        endLine,
+        more: endLine < total,
+        cutLines: window.cut
+      }
+    }
+  })
+
+export const ReadTool = defineTool({
+  id: "read",
+  description:
+    "Read a text file as numbered lines: `<line number>\\t<text>`, 2,000 lines from `offset` by default, lines over 2,000 chars cut; a last line gives the offset to continue. Shows png/jpeg/gif/webp images when you can see images. Refuses directories (use ls or glob) and binary files.",
+  parameters: Parameters,
+  concurrencySafe: true,
+  mutates: false,
+  retrySafe: true,
+  interruptBehavior: "cancel",
+  truncate: "head",
+  permissions: { operations: ["file.read"] },
+  paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
+  execute: ({ filePath, offset, limit }, ctx) =>
+    Effect.gen(function* () {
+      const abs = resolvePath(ctx.root, filePath)
+      const shown = displayPath(ctx.root, abs)
+      const ext = extensionOf(abs)
+      const isImage = IMAGE_TYPES[ext] !== undefined
+      // Decided from the name alone, before the file is touched: a model that cannot see
+      // images must not pay for reading one (spec gap 9).
+      if (isImage && !ctx.canSeeImages) {
+        return yield* fail(
+          `${shown} is an image (${ext}) and this model cannot see images, so it was not read. Get what you need another way, e.g. bash with \`file ${shown}\` for its type and size.`
+        )
+      }
+      const fs = yield* FileSystem.FileSystem
+      const info = yield* statOrFail(fs, ctx.root, abs)
+      if (info.type === "Directory") {
+        return yield* fail(`${shown} is a directory; use ls or glob to see what it contains.`)
+      }
+      if (info.type !== "File") {
+        return yield* fail(`${shown} is not a regular file (${info.type}); read only reads files.`)
+      }
+      if (isImage) return yield* readImage(fs, ctx.root, abs, Number(info.size), ext)
+      if (BINARY_EXTENSIONS.has(ext)) {
+        return yield* fail(`${shown} is a binary file (.${ext}); ${binaryAdvice(shown)}`)
+      }
+      return yield* readText(fs, ctx.root, abs, offset ?? 1, limit ?? DEFAULT_READ_LINES).pipe(Effect.scoped)
+    })
+})

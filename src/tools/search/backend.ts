@@ -1,0 +1,145 @@
+/**
+ * The one interface behind glob and grep. Two implementations give the same answers:
+ * `ripgrep` (the rg binary shipped in @vscode/ripgrep, run through ChildProcessSpawner) and
+ * `walk` (a pure TypeScript walk over the FileSystem service). `auto.ts` picks between them.
+ *
+ * Shared rules, so both backends agree:
+ * - .gitignore files are respected (see `ignore.ts` for which ones), hidden files are
+ *   included, `.git` is never listed or searched, symbolic links are not followed (and not
+ *   listed), only regular files are returned.
+ * - A path given explicitly (the walk's directory, or grep's single file) is searched even if
+ *   a .gitignore would hide it: naming it is explicit.
+ * - Results are sorted by absolute path (then line), never in the order the walk found them.
+ */
+import { Data, type Effect, type FileSystem } from "effect"
+import type { ChildProcessSpawner } from "effect/process"
+
+/** The regex did not compile; `message` is the regex engine's own error text. */
+export class InvalidPattern extends Data.TaggedError("InvalidPattern")<{ readonly message: string }> {}
+
+/** The search could not run (bad include glob, unreadable directory, rg error). */
+export class SearchFailed extends Data.TaggedError("SearchFailed")<{ readonly message: string }> {}
+
+/** The rg binary is missing or cannot be spawned; the auto backend falls back to the walk. */
+export class RipgrepUnavailable extends Data.TaggedError("RipgrepUnavailable")<{ readonly message: string }> {}
+
+export type SearchError = InvalidPattern | SearchFailed | RipgrepUnavailable
+
+export type BackendName = "ripgrep" | "walk"
+
+export type SearchRequirements = FileSystem.FileSystem | ChildProcessSpawner.ChildProcessSpawner
+
+export interface ListFilesRequest {
+  /** The project root: bounds which ancestor .gitignore files apply. Absolute. */
+  readonly root: string
+  /** The directory to list, recursively. Absolute. */
+  readonly dir: string
+}
+
+export interface FileList {
+  /** Absolute paths of the regular files, sorted. */
+  readonly files: ReadonlyArray<string>
+  /** Things the caller should mention (unreadable directories). */
+  readonly notes: ReadonlyArray<string>
+  readonly backend: BackendName
+}
+
+export interface GrepRequest {
+  readonly root: string
+  /** A directory to search recursively, or one file. Absolute. */
+  readonly path: string
+  /** True when `path` is a single file: only it is searched, and `include` is not applied. */
+  readonly isFile: boolean
+  /** A regex, ripgrep syntax (the walk backend compiles it as a JS RegExp). */
+  readonly pattern: string
+  /** A glob matched against file names only, e.g. `*.ts` or `*.{ts,tsx}`. */
+  readonly include?: string
+  /** How many matches (in sorted order) to return; all are counted. */
+  readonly limit: number
+}
+
+export interface GrepMatch {
+  /** Absolute path. */
+  readonly path: string
+  /** 1-based. */
+  readonly line: number
+  /** The matched line without its line terminator, cut to `MAX_MATCH_LINE_CHARS` with a marker. */
+  readonly text: string
+}
+
+export interface GrepResult {
+  /** The first `limit` matches sorted by path, then line. */
+  readonly matches: ReadonlyArray<GrepMatch>
+  /** All matching lines. */
+  readonly total: number
+  /** Files with at least one match. */
+  readonly files: number
+  readonly notes: ReadonlyArray<string>
+  readonly backend: BackendName
+}
+
+export interface SearchBackend {
+  readonly name: BackendName | "auto"
+  readonly listFiles: (request: ListFilesRequest) => Effect.Effect<FileList, SearchError, SearchRequirements>
+  readonly grep: (request: GrepRequest) => Effect.Effect<GrepResult, SearchError, SearchRequirements>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+
+/** Matched lines longer than this are cut. */
+export const MAX_MATCH_LINE_CHARS = 500
+
+/** Code-unit order: deterministic and independent of locale. */
+export const comparePaths = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+export const compareMatches = (a: GrepMatch, b: GrepMatch): number => comparePaths(a.path, b.path) || a.line - b.line
+
+/** Cuts `text` to `max` characters (never inside a surrogate pair) and says how many were dropped. */
+export const cutLine = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  let end = max
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end--
+  return `${text.slice(0, end)}… [${text.length - end} chars cut]`
+}
+
+/** A matched line as both backends report it: terminator gone, long lines cut. */
+export const matchText = (raw: string): string =>
+  cutLine(raw.endsWith("\r") ? raw.slice(0, -1) : raw, MAX_MATCH_LINE_CHARS)
+
+/**
+ * Keeps the first `limit` matches in sorted order while counting all of them, in bounded
+ * memory: a search that matches millions of lines never holds more than ~2×limit.
+ */
+export class MatchCollector {
+  private kept: Array<GrepMatch> = []
+  private readonly filesSeen = new Set<string>()
+  private readonly limit: number
+  total = 0
+
+  constructor(limit: number) {
+    this.limit = limit
+  }
+
+  add(match: GrepMatch): void {
+    this.total++
+    this.filesSeen.add(match.path)
+    this.kept.push(match)
+    if (this.kept.length >= Math.max(2 * this.limit, 1024)) this.compact()
+  }
+
+  private compact(): void {
+    this.kept.sort(compareMatches)
+    if (this.kept.length > this.limit) this.kept.length = this.limit
+  }
+
+  get files(): number {
+    return this.filesSeen.size
+  }
+
+  result(backend: BackendName, notes: ReadonlyArray<string>): GrepResult {
+    this.compact()
+    return { matches: this.kept, total: this.total, files: this.filesSeen.size, notes, backend }
+  }
+}

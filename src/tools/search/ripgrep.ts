@@ -1,0 +1,228 @@
+/**
+ * The ripgrep backend: the rg binary of @vscode/ripgrep, run through ChildProcessSpawner.
+ *
+ * Flags that make rg behave the same everywhere (inside or outside a git repository, on any
+ * machine) and the same as the walk backend:
+ * - `--no-config`: no RIPGREP_CONFIG_PATH.
+ * - `--no-require-git`: .gitignore files apply even outside a git repository.
+ * - `--no-ignore-global --no-ignore-exclude --no-ignore-dot`: only .gitignore files count.
+ * - `--no-ignore-parent` plus `--ignore-file`: rg would read every ancestor's .gitignore up to
+ *   `/`; instead the ancestors from the project root down to the searched directory are
+ *   rewritten into one ignore file anchored at the root (rg's working directory).
+ * - `--hidden --glob !.git`: hidden files are searched, `.git` never.
+ * - The path is always given (rg reads stdin without one) and stdin is closed.
+ * File-name filters are never passed as `--glob`: rg's globs override .gitignore. grep's
+ * `include` becomes a file type (`--type-add`), which is applied after .gitignore.
+ */
+import { Effect, FileSystem, Stream } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { relativeInside, resolvePath } from "../paths.ts"
+import {
+  comparePaths,
+  type FileList,
+  type GrepRequest,
+  InvalidPattern,
+  type ListFilesRequest,
+  MatchCollector,
+  matchText,
+  RipgrepUnavailable,
+  type SearchBackend,
+  SearchFailed
+} from "./backend.ts"
+import { ancestorChain, anchoredIgnoreFile } from "./ignore.ts"
+
+/** Flags every rg call gets. */
+export const RG_BASE_FLAGS: ReadonlyArray<string> = [
+  "--no-config",
+  "--no-require-git",
+  "--no-ignore-parent",
+  "--no-ignore-global",
+  "--no-ignore-exclude",
+  "--no-ignore-dot",
+  "--hidden",
+  "--glob",
+  "!.git",
+  "--color",
+  "never"
+]
+
+/**
+ * The path of the rg binary shipped in @vscode/ripgrep. The package throws on import when the
+ * platform package is missing, so it is imported dynamically and the failure becomes typed.
+ */
+export const loadRipgrepPath: Effect.Effect<string, RipgrepUnavailable> = Effect.tryPromise({
+  try: async () => (await import("@vscode/ripgrep")).rgPath,
+  catch: (e) => new RipgrepUnavailable({ message: `@vscode/ripgrep is not usable: ${String(e)}` })
+})
+
+interface RgRun {
+  readonly exitCode: number
+  readonly stderr: string
+}
+
+/** Runs rg to completion, feeding stdout text to `onStdout` as it arrives. */
+const runRg = (
+  rgPath: string,
+  cwd: string,
+  args: ReadonlyArray<string>,
+  onStdout: (chunk: string) => void
+): Effect.Effect<
+  RgRun,
+  RipgrepUnavailable | SearchFailed,
+  ChildProcessSpawner.ChildProcessSpawner | FileSystem.FileSystem
+> =>
+  Effect.gen(function* () {
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const fs = yield* FileSystem.FileSystem
+    const handle = yield* spawner.spawn(ChildProcess.make(rgPath, args, { cwd, stdin: "ignore" })).pipe(
+      // A missing working directory also fails the spawn: that must not retire rg for good.
+      Effect.catchTag("PlatformError", (e) =>
+        Effect.flatMap(
+          Effect.option(fs.stat(cwd)),
+          (dir): Effect.Effect<never, RipgrepUnavailable | SearchFailed> =>
+            dir._tag === "Some" && dir.value.type === "Directory"
+              ? Effect.fail(new RipgrepUnavailable({ message: `cannot run rg: ${e.message}` }))
+              : Effect.fail(new SearchFailed({ message: `the project root ${cwd} is not a readable directory` }))
+        )
+      )
+    )
+    const [, stderr, exitCode] = yield* Effect.all(
+      [
+        handle.stdout.pipe(
+          Stream.decodeText(),
+          Stream.runForEach((chunk) => Effect.sync(() => onStdout(chunk)))
+        ),
+        handle.stderr.pipe(Stream.decodeText(), Stream.mkString),
+        handle.exitCode
+      ],
+      { concurrency: "unbounded" }
+    ).pipe(Effect.mapError((e) => new SearchFailed({ message: `rg failed: ${e.message}` })))
+    return { exitCode: Number(exitCode), stderr }
+  }).pipe(Effect.scoped)
+
+/**
+ * How rg is pointed at `target`: from the root, with a relative path when the target is inside
+ * it (rg prints paths relative to that), and with the ancestors' rules as an ignore file.
+ */
+const targetArgs = (request: { readonly root: string; readonly target: string; readonly isDir: boolean }) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const rel = relativeInside(request.root, request.target)
+    const pathArg = rel === undefined ? request.target : rel === "" ? "." : rel
+    if (!request.isDir || rel === undefined || rel === "") return [pathArg] as const
+    const chain = yield* ancestorChain(fs, request.root, request.target)
+    const text = anchoredIgnoreFile(request.root, chain)
+    if (text === "") return [pathArg] as const
+    const file = yield* fs.makeTempFileScoped({ prefix: "freecode-rg-", suffix: ".ignore" })
+    yield* fs.writeFileString(file, text)
+    return ["--ignore-file", file, pathArg] as const
+  }).pipe(Effect.mapError((e) => new SearchFailed({ message: `cannot prepare the search: ${e.message}` })))
+
+/** First lines of rg's stderr, for notes and errors. */
+const firstLines = (stderr: string, n: number): string =>
+  stderr
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .filter((l) => l.length > 0)
+    .slice(0, n)
+    .join("\n")
+
+const partialNote = (stderr: string): Array<string> =>
+  stderr.trim() === "" ? [] : [`Some files or directories could not be read and were skipped: ${firstLines(stderr, 1)}`]
+
+/** Builds the backend around one rg binary. */
+export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
+  const listFiles = (request: ListFilesRequest) =>
+    Effect.gen(function* () {
+      const cwd = request.root
+      const [ignoreArgs, pathArg] = splitTarget(yield* targetArgs({ root: cwd, target: request.dir, isDir: true }))
+      const files: Array<string> = []
+      let pending = ""
+      const run = yield* runRg(
+        rgPath,
+        cwd,
+        ["--files", "--null", ...RG_BASE_FLAGS, ...ignoreArgs, "--", pathArg],
+        (chunk) => {
+          const parts = (pending + chunk).split("\0")
+          pending = parts.pop() ?? ""
+          for (const p of parts) if (p !== "") files.push(resolvePath(cwd, p))
+        }
+      )
+      if (pending !== "") files.push(resolvePath(cwd, pending))
+      if (run.exitCode === 2 && files.length === 0) {
+        return yield* new SearchFailed({ message: `rg failed: ${firstLines(run.stderr, 5)}` })
+      }
+      files.sort(comparePaths)
+      const result: FileList = {
+        files,
+        notes: run.exitCode === 2 ? partialNote(run.stderr) : [],
+        backend: "ripgrep"
+      }
+      return result
+    }).pipe(Effect.scoped)
+
+  const grep = (request: GrepRequest) =>
+    Effect.gen(function* () {
+      const cwd = request.root
+      const [ignoreArgs, pathArg] = splitTarget(
+        yield* targetArgs({ root: cwd, target: request.path, isDir: !request.isFile })
+      )
+      const include =
+        request.include === undefined || request.isFile
+          ? []
+          : ["--type-add", `include:${request.include}`, "--type", "include"]
+      const collector = new MatchCollector(request.limit)
+      let pending = ""
+      const onLine = (line: string) => {
+        const nul = line.indexOf("\0")
+        if (nul < 0) return // e.g. "binary file matches" notices: binary files are skipped
+        const rest = line.slice(nul + 1)
+        const colon = rest.indexOf(":")
+        const lineNo = Number.parseInt(rest.slice(0, colon), 10)
+        if (colon < 0 || !Number.isFinite(lineNo)) return
+        collector.add({
+          path: resolvePath(cwd, line.slice(0, nul)),
+          line: lineNo,
+          text: matchText(rest.slice(colon + 1))
+        })
+      }
+      const args = [
+        "--null",
+        "--line-number",
+        "--with-filename",
+        "--no-heading",
+        // The default engine, or PCRE2 when the pattern needs it (look-around, backreferences):
+        // closer to the JS RegExp of the walk backend.
+        "--engine",
+        "auto",
+        ...RG_BASE_FLAGS,
+        ...include,
+        ...ignoreArgs,
+        "--regexp",
+        request.pattern,
+        "--",
+        pathArg
+      ]
+      const run = yield* runRg(rgPath, cwd, args, (chunk) => {
+        const lines = (pending + chunk).split("\n")
+        pending = lines.pop() ?? ""
+        for (const l of lines) onLine(l)
+      })
+      if (pending !== "") onLine(pending)
+      if (run.exitCode === 2 && collector.total === 0) {
+        const message = firstLines(run.stderr, 12)
+        if (/regex/i.test(message) && !/error parsing glob/i.test(message)) {
+          return yield* new InvalidPattern({ message })
+        }
+        return yield* new SearchFailed({ message: `rg failed: ${message}` })
+      }
+      return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [])
+    }).pipe(Effect.scoped)
+
+  return { name: "ripgrep", listFiles, grep }
+}
+
+const splitTarget = (args: ReadonlyArray<string>): [ReadonlyArray<string>, string] => [
+  args.slice(0, -1),
+  args[args.length - 1] ?? "."
+]

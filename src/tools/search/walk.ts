@@ -1,0 +1,256 @@
+/**
+ * The pure TypeScript backend: a breadth-first walk over the FileSystem service with the
+ * .gitignore rules of `ignore.ts`, glob filters from picomatch and JS RegExp for grep. It is
+ * the fallback when rg cannot run, and `ls` uses `walkTree` directly (rg cannot list
+ * directories, and ls must show empty ones).
+ */
+
+import { Effect, FileSystem, type PlatformError } from "effect"
+import type { Ignore } from "ignore"
+import picomatch from "picomatch"
+import { basenameOf, joinPath, relativeInside } from "../paths.ts"
+import {
+  comparePaths,
+  type FileList,
+  type GrepRequest,
+  InvalidPattern,
+  MatchCollector,
+  matchText,
+  type SearchBackend,
+  SearchFailed
+} from "./backend.ts"
+import { ancestorChain, type IgnoreChain, isGitEntry, isIgnored, loadLevel, matchesPatterns } from "./ignore.ts"
+
+export type EntryKind = "file" | "dir" | "symlink" | "other"
+
+export interface WalkEntry {
+  readonly name: string
+  /** Absolute path. */
+  readonly path: string
+  readonly kind: EntryKind
+}
+
+export interface WalkedDir {
+  /** Absolute path. */
+  readonly path: string
+  /** 0 for the walked directory itself. */
+  readonly depth: number
+  /** The entries that are not ignored, sorted by name. */
+  readonly entries: ReadonlyArray<WalkEntry>
+}
+
+export interface WalkResult {
+  /** Breadth-first: the walked directory first, then each level in order. */
+  readonly dirs: ReadonlyArray<WalkedDir>
+  /** Entries seen (not ignored). */
+  readonly entries: number
+  /** False when `maxEntries` stopped the walk early. */
+  readonly complete: boolean
+  /** Directories below the walked one that could not be read (skipped, like rg does). */
+  readonly unreadable: ReadonlyArray<string>
+}
+
+export interface WalkOptions {
+  readonly root: string
+  /** The directory to walk; its own unreadability is an error. */
+  readonly dir: string
+  /** Extra gitignore-style patterns relative to `dir`, checked before any .gitignore (ls's `ignore`). */
+  readonly extraIgnore?: Ignore
+  /** Stop descending once this many entries were seen (the current level is finished). */
+  readonly maxEntries?: number
+}
+
+const kindOf = (type: FileSystem.File.Type): EntryKind =>
+  type === "Directory" ? "dir" : type === "File" ? "file" : type === "SymbolicLink" ? "symlink" : "other"
+
+interface Pending {
+  readonly path: string
+  readonly depth: number
+  readonly chain: IgnoreChain
+}
+
+const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
+  Effect.gen(function* () {
+    const raw = yield* fs.readDirectoryEntries(pending.path)
+    const typed = yield* Effect.forEach(
+      raw,
+      (e) =>
+        e.type === "Unknown"
+          ? fs.lstat(joinPath(pending.path, e.name)).pipe(
+              Effect.map((info) => ({ name: e.name, kind: kindOf(info.type) })),
+              Effect.catch(() => Effect.succeed({ name: e.name, kind: "other" as EntryKind }))
+            )
+          : Effect.succeed({ name: e.name, kind: kindOf(e.type) }),
+      { concurrency: 8 }
+    )
+    const hasGitignore = typed.some((e) => e.name === ".gitignore" && e.kind === "file")
+    const own = hasGitignore ? yield* loadLevel(fs, pending.path) : undefined
+    return { entries: typed, chain: own === undefined ? pending.chain : [...pending.chain, own] }
+  })
+
+/** Walks `dir` breadth-first, applying .gitignore rules, skipping `.git`, not following links. */
+export const walkTree = (
+  options: WalkOptions
+): Effect.Effect<WalkResult, PlatformError.PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const ancestors = yield* ancestorChain(fs, options.root, options.dir)
+    const dirs: Array<WalkedDir> = []
+    const unreadable: Array<string> = []
+    let seen = 0
+    let complete = true
+    let level: Array<Pending> = [{ path: options.dir, depth: 0, chain: ancestors }]
+    while (level.length > 0) {
+      const read = yield* Effect.forEach(
+        level,
+        (p) =>
+          p.depth === 0
+            ? readDir(fs, p)
+            : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined))),
+        { concurrency: 16 }
+      )
+      const next: Array<Pending> = []
+      for (let i = 0; i < level.length; i++) {
+        const pending = level[i] as Pending
+        const result = read[i]
+        if (result === undefined) {
+          unreadable.push(pending.path)
+          dirs.push({ path: pending.path, depth: pending.depth, entries: [] })
+          continue
+        }
+        const entries: Array<WalkEntry> = []
+        const sorted = [...result.entries].sort((a, b) => comparePaths(a.name, b.name))
+        for (const e of sorted) {
+          if (isGitEntry(e.name)) continue
+          const abs = joinPath(pending.path, e.name)
+          const isDir = e.kind === "dir"
+          if (options.extraIgnore !== undefined) {
+            const rel = relativeInside(options.dir, abs)
+            if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
+          }
+          if (isIgnored(result.chain, abs, isDir)) continue
+          entries.push({ name: e.name, path: abs, kind: e.kind })
+          if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
+        }
+        seen += entries.length
+        dirs.push({ path: pending.path, depth: pending.depth, entries })
+      }
+      if (options.maxEntries !== undefined && seen >= options.maxEntries && next.length > 0) {
+        complete = false
+        break
+      }
+      level = next
+    }
+    return { dirs, entries: seen, complete, unreadable }
+  })
+
+const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
+  paths.length === 0
+    ? []
+    : [
+        `${paths.length} director${paths.length === 1 ? "y" : "ies"} could not be read and ${paths.length === 1 ? "was" : "were"} skipped (first: ${paths[0]}).`
+      ]
+
+const listFiles = (request: { readonly root: string; readonly dir: string }) =>
+  walkTree({ root: request.root, dir: request.dir }).pipe(
+    Effect.map((walked): FileList => {
+      const files: Array<string> = []
+      for (const d of walked.dirs) for (const e of d.entries) if (e.kind === "file") files.push(e.path)
+      files.sort(comparePaths)
+      return { files, notes: unreadableNote(walked.unreadable), backend: "walk" }
+    }),
+    Effect.mapError((e) => new SearchFailed({ message: `Cannot read ${request.dir}: ${e.message}` }))
+  )
+
+/**
+ * Compiles a ripgrep-syntax regex as a JS RegExp. Leading inline flags such as `(?i)` become
+ * RegExp flags; Unicode mode is tried first (like rg), then the legacy mode for patterns only
+ * it accepts (e.g. `\-`).
+ */
+export const compileRegex = (pattern: string): RegExp | InvalidPattern => {
+  let source = pattern
+  let flags = ""
+  const inline = /^\(\?([ims]+)\)/.exec(source)
+  if (inline !== null) {
+    flags = [...new Set(inline[1])].join("")
+    source = source.slice(inline[0].length)
+  }
+  try {
+    return new RegExp(source, `${flags}u`)
+  } catch (unicodeError) {
+    try {
+      return new RegExp(source, flags)
+    } catch {
+      return new InvalidPattern({ message: (unicodeError as Error).message })
+    }
+  }
+}
+
+/** A file-name matcher for grep's `include`, like `*.ts` or `*.{ts,tsx}`. */
+export const compileInclude = (include: string): ((name: string) => boolean) | SearchFailed => {
+  try {
+    const match = picomatch(include, { dot: true })
+    return (name) => match(name)
+  } catch (e) {
+    return new SearchFailed({ message: `Invalid include glob ${JSON.stringify(include)}: ${(e as Error).message}` })
+  }
+}
+
+const decoder = new TextDecoder("utf-8")
+
+/** Adds the matching lines of one file; a file with a NUL byte is binary and skipped, like rg does. */
+const searchFile = (regex: RegExp, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
+  if (bytes.includes(0)) return
+  const lines = decoder.decode(bytes).split("\n")
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop()
+  for (let i = 0; i < lines.length; i++) {
+    // Tested with a CR still on (rg's default line terminator is LF only), shown without it.
+    const line = lines[i] as string
+    if (regex.test(line)) collector.add({ path: file, line: i + 1, text: matchText(line) })
+  }
+}
+
+const grep = (request: GrepRequest) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const regex = compileRegex(request.pattern)
+    if (regex instanceof InvalidPattern) return yield* regex
+    let files: ReadonlyArray<string>
+    const notes: Array<string> = []
+    if (request.isFile) {
+      files = [request.path]
+    } else {
+      const listed = yield* listFiles({ root: request.root, dir: request.path })
+      notes.push(...listed.notes)
+      files = listed.files
+      if (request.include !== undefined) {
+        const include = compileInclude(request.include)
+        if (include instanceof SearchFailed) return yield* include
+        files = files.filter((f) => include(basenameOf(f)))
+      }
+    }
+    const collector = new MatchCollector(request.limit)
+    let unreadableFiles = 0
+    yield* Effect.forEach(
+      files,
+      (file) =>
+        fs.readFile(file).pipe(
+          Effect.map((bytes) => searchFile(regex, file, bytes, collector)),
+          Effect.catchTag("PlatformError", () =>
+            Effect.sync(() => {
+              unreadableFiles++
+            })
+          )
+        ),
+      { concurrency: 8, discard: true }
+    )
+    if (unreadableFiles > 0) notes.push(`${unreadableFiles} file(s) could not be read and were skipped.`)
+    return collector.result("walk", notes)
+  })
+
+/** The pure TypeScript backend. */
+export const walkBackend: SearchBackend = {
+  name: "walk",
+  listFiles,
+  grep
+}
