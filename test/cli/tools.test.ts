@@ -1,0 +1,86 @@
+/** `freecode-tools tools`, run as a real child process. */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { ESTIMATE_RULE } from "../../src/cli/estimate.ts"
+import { makeProject, runProcess } from "./helpers.ts"
+
+const project = makeProject()
+afterAll(project.cleanup)
+const cli = (...args: Array<string>) => Effect.promise(() => runProcess(args))
+
+interface Listed {
+  readonly tools: ReadonlyArray<{
+    readonly name: string
+    readonly description: string
+    readonly inputSchema: unknown
+    readonly estimatedTokens: number
+    readonly concurrencySafe: boolean
+    readonly mutates: boolean
+    readonly retrySafe: boolean
+    readonly operations: ReadonlyArray<string>
+  }>
+  readonly totalEstimatedTokens: number
+}
+
+describe.concurrent("tools", () => {
+  it.live("--json: each tool with its declaration estimate (ceil(JSON chars / 4)) and the total", () =>
+    Effect.gen(function* () {
+      const r = yield* cli("tools", "--json", "--root", project.root)
+      expect(r.code).toBe(0)
+      const listed = JSON.parse(r.stdout) as Listed
+      const names = listed.tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(["output", "read"]))
+      for (const t of listed.tools) {
+        const declaration = { name: t.name, description: t.description, inputSchema: t.inputSchema }
+        expect(t.estimatedTokens).toBe(Math.ceil(JSON.stringify(declaration).length / 4))
+        expect(t.estimatedTokens).toBeGreaterThan(10)
+      }
+      expect(listed.totalEstimatedTokens).toBe(listed.tools.reduce((n, t) => n + t.estimatedTokens, 0))
+      const output = listed.tools.find((t) => t.name === "output")!
+      expect(output).toMatchObject({
+        concurrencySafe: true,
+        mutates: false,
+        retrySafe: true,
+        operations: ["session.read"]
+      })
+
+      const text = yield* cli("tools", "--root", project.root)
+      expect(text.code).toBe(0)
+      const lines = text.stdout.split("\n")
+      expect(lines[0]).toBe(`${listed.tools.length} tools at ${project.root} (surface all)`)
+      expect(lines[1]).toContain(ESTIMATE_RULE)
+      expect(text.stdout).toMatch(
+        new RegExp(`\\noutput +${output.estimatedTokens}  Read the part of an earlier tool result`)
+      )
+      expect(text.stdout).toMatch(new RegExp(`\\ntotal +${listed.totalEstimatedTokens}\\n$`))
+    })
+  )
+
+  it.live("--provider anthropic --json prints the request parameter: cache_control on the last tool only", () =>
+    Effect.gen(function* () {
+      const r = yield* cli("tools", "--provider", "anthropic", "--json", "--root", project.root)
+      expect(r.code).toBe(0)
+      const param = JSON.parse(r.stdout) as ReadonlyArray<Record<string, unknown>>
+      expect(param.length).toBeGreaterThan(1)
+      expect(param.map((t) => "cache_control" in t)).toEqual(param.map((_, i) => i === param.length - 1))
+      expect(param[param.length - 1]!.cache_control).toEqual({ type: "ephemeral" })
+      for (const t of param)
+        expect(Object.keys(t)).toEqual(expect.arrayContaining(["name", "description", "input_schema"]))
+    })
+  )
+
+  it.live("--provider gemini --json is one functionDeclarations entry; a bad --provider is misuse", () =>
+    Effect.gen(function* () {
+      const r = yield* cli("tools", "--provider", "gemini", "--json", "--root", project.root)
+      expect(r.code).toBe(0)
+      const param = JSON.parse(r.stdout) as ReadonlyArray<{ functionDeclarations: ReadonlyArray<{ name: string }> }>
+      expect(param).toHaveLength(1)
+      expect(param[0]!.functionDeclarations.map((d) => d.name)).toContain("read")
+
+      const bad = yield* cli("tools", "--provider", "claude")
+      expect(bad.code).toBe(2)
+      expect(bad.stdout).toBe("")
+      expect(bad.stderr).toContain('Invalid value for flag --provider: "claude"')
+    })
+  )
+})
