@@ -45,6 +45,7 @@ export type ToolEvent = ToolStartEvent | ToolOutputEvent | ToolCompleteEvent
 
 /** Splits text into windows of at most `size` characters, never inside a surrogate pair. */
 export const windows = (text: string, size: number): Array<{ offset: number; chunk: string }> => {
+  if (text.length <= size) return text.length === 0 ? [] : [{ offset: 0, chunk: text }]
   const out: Array<{ offset: number; chunk: string }> = []
   let offset = 0
   while (offset < text.length) {

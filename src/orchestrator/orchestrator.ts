@@ -8,7 +8,7 @@ import { Clock, Context, Duration, Effect, Layer, Result } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
 import { OutputConfig } from "../output/config.ts"
 import { OutputStore, type PutResult } from "../output/store.ts"
-import { tailCap } from "../output/truncate.ts"
+import { countLines, tailCap } from "../output/truncate.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { coerceArgs } from "../schema/coerce.ts"
 import { isRecord } from "../schema/json-schema.ts"
@@ -320,7 +320,7 @@ export class Orchestrator extends Context.Service<
                   : `${error.message}\n${shaped.uiOutput}`,
             ...(stored.stored ? { outputId: call.id } : {}),
             outputChars: full.length,
-            outputLines: full.length === 0 ? 0 : full.split("\n").length - (full.endsWith("\n") ? 1 : 0),
+            outputLines: countLines(full),
             truncated: shaped.truncated,
             metadata,
             ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),

@@ -93,8 +93,9 @@ const takeLines = (lines: ReadonlyArray<string>, chars: number, count: number, f
 
 export const adaptiveTruncate = (text: string, options: TruncateOptions): Truncated => {
   const { maxChars, maxLines, direction } = options
+  // Most outputs fit: decide that without allocating their lines.
+  if (text.length <= maxChars && countLines(text) <= maxLines) return { text, truncated: false }
   const lines = splitLines(text)
-  if (text.length <= maxChars && lines.length <= maxLines) return { text, truncated: false }
 
   if (lines.length === 1) return { text: cutLongLine(text, maxChars, direction), truncated: true }
 

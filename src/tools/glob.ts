@@ -41,6 +41,21 @@ export interface CompiledGlob {
   /** Directory (relative to the search directory, "" for itself) that holds every match. */
   readonly base: string
   readonly matches: (relativePath: string) => boolean
+  /**
+   * The pattern's last segment when it constrains the file name in a way rg and picomatch read
+   * alike (`*.ts`, `test_*.{py,pyi}`): the backend lists only such files. Undefined otherwise.
+   */
+  readonly nameGlob: string | undefined
+}
+
+/** Plain names with `*`, `?` and `{a,b}` only: no classes, extglobs, escapes or globstars. */
+const SIMPLE_NAME_GLOB = /^[\w.\-*?{},]+$/
+
+const nameGlobOf = (pattern: string): string | undefined => {
+  const last = pattern.slice(pattern.lastIndexOf("/") + 1)
+  if (!SIMPLE_NAME_GLOB.test(last) || last.includes("**") || last === "*") return undefined
+  const opens = (last.match(/\{/g) ?? []).length
+  return opens === (last.match(/\}/g) ?? []).length && !/\{[^}]*\{/.test(last) ? last : undefined
 }
 
 /** Normalizes and compiles a glob pattern for paths relative to `dir`. */
@@ -60,7 +75,7 @@ export const compileGlob = (input: string, dir: string): CompiledGlob => {
     // An escaped name (`\[x\]`) is not a plain directory name: walk from the search path then.
     base = literal.includes("\\") ? "" : literal.replace(/\/+$/, "")
   }
-  return { pattern, base, matches: (p) => matcher(p) }
+  return { pattern, base, matches: (p) => matcher(p), nameGlob: nameGlobOf(pattern) }
 }
 
 export const GlobTool = defineTool({
@@ -107,7 +122,11 @@ export const GlobTool = defineTool({
         if (baseInfo._tag === "None" || baseInfo.value.type !== "Directory") return none([], backend.name)
       }
       const listed = yield* backend
-        .listFiles({ root: ctx.root, dir: walkDir })
+        .listFiles({
+          root: ctx.root,
+          dir: walkDir,
+          ...(glob.nameGlob === undefined ? {} : { nameGlob: glob.nameGlob })
+        })
         .pipe(Effect.mapError((e) => fail(`glob failed: ${e.message}`)))
 
       const matched: Array<string> = []

@@ -23,7 +23,8 @@ const backends: ReadonlyArray<readonly [string, Effect.Effect<SearchBackend, Rip
   ["walk", Effect.succeed(walkBackend)]
 ]
 
-const relativeTo = (root: string, files: ReadonlyArray<string>) => files.map((f) => f.slice(root.length + 1))
+/** Backends list files in no particular order; compare them sorted. */
+const relativeTo = (root: string, files: ReadonlyArray<string>) => files.map((f) => f.slice(root.length + 1)).sort()
 
 /** Lines of an ls tree that are files, as root-relative paths (rebuilt from the indentation). */
 const lsFiles = (output: string, prefix = ""): Array<string> => {
@@ -49,6 +50,17 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       const listed = yield* backend.listFiles({ root, dir: root })
       expect(listed.backend).toBe(name)
       expect(relativeTo(root, listed.files)).toEqual(FIXTURE_FILES)
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
+
+  it.live("a name prefilter lists only matching names, and never brings back ignored files", () =>
+    Effect.gen(function* () {
+      const root = yield* makeFixture
+      const backend = yield* makeBackend
+      const logs = yield* backend.listFiles({ root, dir: root, nameGlob: "*.log" })
+      expect(relativeTo(root, logs.files)).toEqual(FIXTURE_FILES.filter((f) => f.endsWith(".log")))
+      const ts = yield* backend.listFiles({ root, dir: root, nameGlob: "*.{ts,tsx}" })
+      expect(relativeTo(root, ts.files)).toEqual(FIXTURE_FILES.filter((f) => /\.tsx?$/.test(f)))
     }).pipe(Effect.provide(NodeServices.layer))
   )
 

@@ -18,7 +18,6 @@ import { Effect, FileSystem, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { relativeInside, resolvePath } from "../paths.ts"
 import {
-  comparePaths,
   type FileList,
   type GrepRequest,
   InvalidPattern,
@@ -138,21 +137,26 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const [ignoreArgs, pathArg] = splitTarget(yield* targetArgs({ root: cwd, target: request.dir, isDir: true }))
       const files: Array<string> = []
       let pending = ""
+      // A type filter, unlike -g, applies after the ignore rules: ignored files stay out.
+      const nameFilter =
+        request.nameGlob === undefined ? [] : ["--type-add", `name:${request.nameGlob}`, "--type", "name"]
+      // rg prints clean relative paths ("./src/a.ts" or "src/a.ts"): joining is enough, no resolve.
+      const prefix = cwd.endsWith("/") ? cwd : `${cwd}/`
+      const absolute = (p: string) => (p.startsWith("/") ? p : `${prefix}${p.startsWith("./") ? p.slice(2) : p}`)
       const run = yield* runRg(
         rgPath,
         cwd,
-        ["--files", "--null", ...RG_BASE_FLAGS, ...ignoreArgs, "--", pathArg],
+        ["--files", "--null", ...RG_BASE_FLAGS, ...nameFilter, ...ignoreArgs, "--", pathArg],
         (chunk) => {
           const parts = (pending + chunk).split("\0")
           pending = parts.pop() ?? ""
-          for (const p of parts) if (p !== "") files.push(resolvePath(cwd, p))
+          for (const p of parts) if (p !== "") files.push(absolute(p))
         }
       )
-      if (pending !== "") files.push(resolvePath(cwd, pending))
+      if (pending !== "") files.push(absolute(pending))
       if (run.exitCode === 2 && files.length === 0) {
         return yield* new SearchFailed({ message: `rg failed: ${firstLines(run.stderr, 5)}` })
       }
-      files.sort(comparePaths)
       const result: FileList = {
         files,
         notes: run.exitCode === 2 ? partialNote(run.stderr) : [],

@@ -14,6 +14,7 @@ import {
   type FileList,
   type GrepRequest,
   InvalidPattern,
+  type ListFilesRequest,
   MatchCollector,
   matchText,
   type SearchBackend,
@@ -151,12 +152,16 @@ const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
         `${paths.length} director${paths.length === 1 ? "y" : "ies"} could not be read and ${paths.length === 1 ? "was" : "were"} skipped (first: ${paths[0]}).`
       ]
 
-const listFiles = (request: { readonly root: string; readonly dir: string }) =>
+const listFiles = (request: ListFilesRequest) =>
   walkTree({ root: request.root, dir: request.dir }).pipe(
     Effect.map((walked): FileList => {
+      const nameMatches = request.nameGlob === undefined ? undefined : picomatch(request.nameGlob, { dot: true })
       const files: Array<string> = []
-      for (const d of walked.dirs) for (const e of d.entries) if (e.kind === "file") files.push(e.path)
-      files.sort(comparePaths)
+      for (const d of walked.dirs) {
+        for (const e of d.entries) {
+          if (e.kind === "file" && (nameMatches === undefined || nameMatches(basenameOf(e.path)))) files.push(e.path)
+        }
+      }
       return { files, notes: unreadableNote(walked.unreadable), backend: "walk" }
     }),
     Effect.mapError((e) => new SearchFailed({ message: `Cannot read ${request.dir}: ${e.message}` }))
