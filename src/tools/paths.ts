@@ -25,8 +25,25 @@ export const isInside = (dir: string, abs: string): boolean => {
 }
 
 /** `abs` relative to `dir` with `/` separators ("" for `dir` itself); undefined when outside. */
-export const relativeInside = (dir: string, abs: string): string | undefined =>
-  isInside(dir, abs) ? toSlashes(NodePath.relative(dir, abs)) : undefined
+export const relativeInside = (dir: string, abs: string): string | undefined => {
+  const fast = relativeFast(dir, abs)
+  if (fast !== undefined) return fast
+  return isInside(dir, abs) ? toSlashes(NodePath.relative(dir, abs)) : undefined
+}
+
+/** Any `.`/`..` segment, doubled or trailing slash, or backslash: needs the full path logic. */
+const UNCLEAN = /(^|\/)\.\.?(\/|$)|\/\/|\/$|\\/
+
+/**
+ * The common case without path.relative (which resolves both sides and dominated glob's time
+ * on large trees): a clean absolute path below a clean absolute directory is a plain suffix.
+ */
+const relativeFast = (dir: string, abs: string): string | undefined => {
+  if (!dir.startsWith("/") || !abs.startsWith("/") || UNCLEAN.test(dir) || UNCLEAN.test(abs)) return undefined
+  if (abs === dir) return ""
+  const prefix = dir === "/" ? "/" : `${dir}/`
+  return abs.startsWith(prefix) ? abs.slice(prefix.length) : undefined
+}
 
 /**
  * Renders an absolute path for output: relative to the root when inside it ("." for the

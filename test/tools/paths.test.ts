@@ -1,8 +1,9 @@
+import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { GlobTool } from "../../src/tools/glob.ts"
 import { GrepTool } from "../../src/tools/grep.ts"
 import { LsTool } from "../../src/tools/ls.ts"
-import { displayDir, displayPath, resolvePath, similarNames } from "../../src/tools/paths.ts"
+import { displayDir, displayPath, relativeInside, resolvePath, similarNames } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 
 describe("paths", () => {
@@ -20,6 +21,26 @@ describe("paths", () => {
     expect(displayPath("/proj", "/etc/hosts")).toBe("/etc/hosts")
     expect(displayDir("/proj", "/proj")).toBe("./")
     expect(displayDir("/proj", "/proj/src")).toBe("src/")
+  })
+
+  it("relativeInside agrees with path.relative, prefix look-alikes and unclean paths included", () => {
+    const slow = (dir: string, abs: string) => {
+      const rel = NodePath.relative(dir, abs)
+      return rel.startsWith("..") || NodePath.isAbsolute(rel) ? undefined : rel
+    }
+    const cases: Array<readonly [string, string]> = [
+      ["/a/b", "/a/b/c.ts"],
+      ["/a/b", "/a/b"],
+      ["/a/b", "/a/bc/d.ts"],
+      ["/a/b", "/a"],
+      ["/", "/etc/hosts"],
+      ["/a/b/", "/a/b/c"],
+      ["/a/b", "/a/b/../c"],
+      ["/a/./b", "/a/b/c"],
+      ["/a/b", "/a/b//c"],
+      ["/a/b", "/x/y"]
+    ]
+    for (const [dir, abs] of cases) expect(relativeInside(dir, abs), `${dir} ~ ${abs}`).toBe(slow(dir, abs))
   })
 
   it("finds similar names: case, extension, containment, small edits; best first", () => {
