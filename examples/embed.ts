@@ -19,7 +19,7 @@ const program = Effect.gen(function* () {
 
   // 3. One turn: concurrency-safe calls run together, results come back in call order.
   const dispatcher = yield* Dispatcher
-  const results = yield* dispatcher.dispatchTurn(calls, { sessionId: "example" })
+  const results = yield* dispatcher.dispatchBatch(calls, { sessionId: "example" })
 
   // 4. Only modelOutput goes into the history; the full output stays in the store.
   const history = results.map((r) => ({

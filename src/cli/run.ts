@@ -46,7 +46,7 @@ export const runCommand = Command.make(
         yield* io.out(line(malformedLine(number, turn.failure)))
         continue
       }
-      const results = yield* dispatcher.dispatchTurn(turn.success, context)
+      const results = yield* dispatcher.dispatchBatch(turn.success, context)
       if (results.length > 0) yield* io.out(results.map(line).join(""))
       if (yield* cancellation.requested) return yield* new ExitCode({ code: EXIT_INTERRUPTED })
     }

@@ -12,7 +12,7 @@ export class Dispatcher extends Context.Service<
   {
     readonly dispatch: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
     /** One model turn: the calls run in planned batches, results in call order. */
-    readonly dispatchTurn: (
+    readonly dispatchBatch: (
       calls: ReadonlyArray<ToolCall>,
       context: CallContext
     ) => Effect.Effect<ReadonlyArray<ToolResult>>
@@ -22,7 +22,7 @@ export class Dispatcher extends Context.Service<
     Dispatcher,
     Effect.gen(function* () {
       const orchestrator = yield* Orchestrator
-      return Dispatcher.of({ dispatch: orchestrator.execute, dispatchTurn: orchestrator.executeBatch })
+      return Dispatcher.of({ dispatch: orchestrator.execute, dispatchBatch: orchestrator.executeBatch })
     })
   )
 }
