@@ -130,8 +130,10 @@ export const GlobTool = defineTool({
         .pipe(Effect.mapError((e) => fail(`glob failed: ${e.message}`)))
 
       const matched: Array<string> = []
+      // Listed files are clean absolute paths under dir: most need only the prefix cut off.
+      const prefix = dir.endsWith("/") ? dir : `${dir}/`
       for (const file of listed.files) {
-        const rel = relativeInside(dir, file)
+        const rel = file.startsWith(prefix) ? file.slice(prefix.length) : relativeInside(dir, file)
         if (rel !== undefined && glob.matches(rel)) matched.push(file)
       }
       if (matched.length === 0) return none(listed.notes, listed.backend)
