@@ -205,6 +205,33 @@ describe("Orchestrator.execute", () => {
     )
   )
 
+  it.effect("what a tool emits while it runs reaches the UI as live windows before the final copy", () =>
+    Effect.gen(function* () {
+      const events = yield* ToolEvents
+      const seen: Array<ToolEvent> = []
+      const subscription = yield* events.subscribe
+      const collector = yield* Effect.forkChild(Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e))))
+      const fiber = yield* Effect.forkChild(run("hang_block", { finishAfterMs: 100 }))
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(fiber)
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(collector)
+      const outputs = seen.flatMap((e) => (e.type === "tool_output" ? [[e.phase, e.offset, e.chunk] as const] : []))
+      expect(outputs).toEqual([
+        ["live", 0, "started\n"],
+        ["live", 8, "working\n"],
+        ["final", 0, "started\nworking\nfinished\n"]
+      ])
+      expect(seen.map((e) => e.type)).toEqual([
+        "tool_start",
+        "tool_output",
+        "tool_output",
+        "tool_output",
+        "tool_complete"
+      ])
+    }).pipe(Effect.provide(system([hang("hang_block", "block", "1 minute")])))
+  )
+
   it.effect("a bug in a tool becomes an error result, not a defect", () =>
     Effect.gen(function* () {
       const result = yield* run("boom", {})
