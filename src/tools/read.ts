@@ -5,8 +5,14 @@
  * width of the last number shown. Lines over 2,000 chars end with `… [N chars cut]`. When lines
  * follow the window, a last line names the window, the total and the `offset` to continue with.
  * The file is read in chunks: memory stays bounded by the window, whatever the file's size.
+ *
+ * Every byte passes through a fingerprint (size, hash, line hashes) for ReadState: an identical
+ * re-read of the same window is answered with a pointer to the earlier copy (spec: "Not sending
+ * the same file twice"), and edit/write use the record to notice a file that changed.
  */
 import { Effect, FileSystem, Option, type PlatformError, Schema, type Scope } from "effect"
+import { Fingerprinter } from "../read-state/fingerprint.ts"
+import { DEDUP_POINTER, ReadState } from "../read-state/read-state.ts"
 import { fail, type ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import { defineTool, type ToolOutput } from "../tool/tool.ts"
 import { displayPath, extensionOf, fsFailure, resolvePath, statOrFail } from "./paths.ts"
@@ -240,7 +246,8 @@ const readText = (
   abs: string,
   size: number,
   offset: number,
-  limit: number
+  limit: number,
+  fingerprint: Fingerprinter
 ): Effect.Effect<ToolOutput, ReadError, Scope.Scope> =>
   Effect.gen(function* () {
     const shown = displayPath(root, abs)
@@ -266,6 +273,7 @@ const readText = (
     const trailing = { value: false }
     let counting = false
     const consume = (bytes: Uint8Array, last: boolean) => {
+      fingerprint.update(bytes)
       if (counting) {
         window.countBytes(bytes, trailing)
         return
@@ -360,8 +368,25 @@ export const ReadTool = defineTool({
       if (BINARY_EXTENSIONS.has(ext)) {
         return yield* fail(`${shown} is a binary file (.${ext}); ${binaryAdvice(shown)}`)
       }
-      return yield* readText(fs, ctx.root, abs, Number(info.size), offset ?? 1, limit ?? DEFAULT_READ_LINES).pipe(
+      const window = { offset: offset ?? 1, limit: limit ?? DEFAULT_READ_LINES }
+      const fingerprint = new Fingerprinter()
+      const out = yield* readText(fs, ctx.root, abs, Number(info.size), window.offset, window.limit, fingerprint).pipe(
         Effect.scoped
       )
+      const readState = yield* ReadState
+      const view = {
+        fingerprint: fingerprint.digest(),
+        mtimeMs: Option.match(info.mtime, { onNone: () => undefined, onSome: (d) => d.getTime() })
+      }
+      const earlier = yield* readState.findDuplicate(ctx.sessionId, abs, window, view)
+      if (earlier !== undefined) {
+        return {
+          title: `${shown} (unchanged since an earlier read)`,
+          output: DEDUP_POINTER,
+          metadata: { ...out.metadata, unchanged: true, sameAs: earlier }
+        }
+      }
+      yield* readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view)
+      return out
     })
 })

@@ -1,9 +1,12 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FileSystem, Result } from "effect"
+import { Effect, FileSystem, Layer, Result } from "effect"
+import { ReadState } from "../../src/read-state/read-state.ts"
 import { joinPath } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { makeCtx, run, runFailure, writeTree } from "./helpers.ts"
+
+const layer = Layer.merge(NodeServices.layer, ReadState.layerWith({ dedup: true }))
 
 /** A temp project with `tree` in it. */
 const project = (tree: Readonly<Record<string, string | Uint8Array | null>> = {}) =>
@@ -33,7 +36,7 @@ describe("read", () => {
       expect(lines[0]).toBe(" 1\tline 1")
       expect(lines[11]).toBe("12\tline 12")
       expect(out.metadata).toMatchObject({ path: joinPath(root, "a.txt"), totalLines: 12, startLine: 1, endLine: 12 })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("reads a window from offset and says how to continue", () =>
@@ -51,7 +54,7 @@ describe("read", () => {
 
       const tail = yield* run(ReadTool, { filePath: "a.txt", offset: 8 }, makeCtx(root))
       expect(tail.output).toBe(" 8\tline 8\n 9\tline 9\n10\tline 10")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("shows 2,000 lines by default and honours a larger explicit limit", () =>
@@ -69,7 +72,7 @@ describe("read", () => {
       expect(allLines).toHaveLength(2500)
       expect(allLines[2499]).toBe("2500\tline 2500")
       expect(all.metadata).toMatchObject({ totalLines: 2500, endLine: 2500, more: false })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("counts every line of a file much larger than the window (last line without newline too)", () =>
@@ -86,7 +89,7 @@ describe("read", () => {
       expect(head.metadata).toMatchObject({ totalLines: 100_000, endLine: 1 })
       const crlf = yield* run(ReadTool, { filePath: "crlf.txt" }, ctx)
       expect(crlf.output).toBe("1\ta\n2\tb")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("cuts lines over 2,000 chars and says how many chars were dropped", () =>
@@ -97,7 +100,7 @@ describe("read", () => {
       expect(lines[1]).toBe(`2\t${"x".repeat(2000)}… [500 chars cut]`)
       expect(lines[2]).toBe("3\tend")
       expect(out.metadata).toMatchObject({ cutLines: 1 })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("an offset past the end is an error naming the line count", () =>
@@ -105,7 +108,7 @@ describe("read", () => {
       const root = yield* project({ "a.txt": numberedFile(5) })
       const message = yield* runFailure(ReadTool, { filePath: "a.txt", offset: 9 }, makeCtx(root))
       expect(message).toBe("offset 9 is past the end of a.txt: it has 5 lines. Use an offset from 1 to 5.")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("says when a file is empty", () =>
@@ -114,7 +117,7 @@ describe("read", () => {
       const out = yield* run(ReadTool, { filePath: "empty.txt" }, makeCtx(root))
       expect(out.output).toBe("empty.txt is empty.")
       expect(out.metadata).toMatchObject({ totalLines: 0 })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("a missing file names up to 3 similarly named files of its directory", () =>
@@ -138,7 +141,7 @@ describe("read", () => {
       expect(none).toBe("File not found: src/zzzzzzzz.py. Use glob or ls to find the right path.")
       const noDir = yield* runFailure(ReadTool, { filePath: "nope/x.ts" }, ctx)
       expect(noDir).toContain("nope/ does not exist either")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("refuses directories", () =>
@@ -146,7 +149,7 @@ describe("read", () => {
       const root = yield* project({ "src/a.ts": "" })
       const message = yield* runFailure(ReadTool, { filePath: "src" }, makeCtx(root))
       expect(message).toBe("src is a directory; use ls or glob to see what it contains.")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("refuses binary files (NUL in the first 8 KB, or a known binary extension) and says what to use", () =>
@@ -166,7 +169,7 @@ describe("read", () => {
       // A NUL past the first 8 KB does not make a file binary.
       const late = yield* run(ReadTool, { filePath: "late-nul.txt" }, ctx)
       expect(late.metadata).toMatchObject({ totalLines: 1 })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("refuses an image before touching the file when the model cannot see images", () =>
@@ -176,7 +179,7 @@ describe("read", () => {
       const message = yield* runFailure(ReadTool, { filePath: "screens/shot.PNG" }, makeCtx(root))
       expect(message).toContain("screens/shot.PNG is an image (png) and this model cannot see images")
       expect(message).not.toMatch(/not found/i)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("image refusal needs no file system (the read is never attempted)", () =>
@@ -187,7 +190,7 @@ describe("read", () => {
       expect(failure.message).toContain("cannot see images")
     }).pipe(
       // A FileSystem whose every method fails: had the tool looked, it would report not-found.
-      Effect.provide(FileSystem.layerNoop({}))
+      Effect.provide(Layer.merge(FileSystem.layerNoop({}), ReadState.layerWith({ dedup: true })))
     )
   )
 
@@ -201,7 +204,7 @@ describe("read", () => {
       expect(image.bytes).toBe(PNG.length)
       expect(Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0))).toEqual(PNG)
       expect(out.output).not.toContain(image.data)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("refuses images over 10 MB", () =>
@@ -211,7 +214,7 @@ describe("read", () => {
       yield* fs.truncate(joinPath(root, "big.jpg"), 11 * 1024 * 1024)
       const message = yield* runFailure(ReadTool, { filePath: "big.jpg" }, makeCtx(root, { canSeeImages: true }))
       expect(message).toContain("big.jpg is an image of 11.0 MB; images over 10.0 MB are not read")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(layer))
   )
 
   it("paths resolves filePath against the root; absolute paths are kept", () => {

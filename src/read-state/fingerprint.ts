@@ -1,0 +1,78 @@
+/**
+ * What identifies a file's content: its size, a SHA-1 of its bytes, and one 32-bit hash per
+ * line (FNV-1a), so a stale-file check can say which lines changed without keeping the text.
+ * Built incrementally, so `read` can fingerprint a file while it streams it.
+ */
+import { createHash, type Hash } from "node:crypto"
+
+export interface Fingerprint {
+  readonly size: number
+  readonly hash: string
+  /** One hash per line (a line's bytes up to its \n); absent for files with very many lines. */
+  readonly lines: Uint32Array | undefined
+}
+
+/** Files with more lines than this get no per-line hashes (4 bytes a line would add up). */
+const MAX_LINES = 200_000
+
+export class Fingerprinter {
+  private readonly sha: Hash = createHash("sha1")
+  private size = 0
+  private line = 0x811c9dc5
+  private lineHashes: Array<number> | undefined = []
+
+  update(bytes: Uint8Array): this {
+    this.sha.update(bytes)
+    this.size += bytes.length
+    const hashes = this.lineHashes
+    if (hashes === undefined) return this
+    let h = this.line
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!
+      if (b === 10) {
+        hashes.push(h >>> 0)
+        h = 0x811c9dc5
+        continue
+      }
+      h = Math.imul(h ^ b, 0x01000193)
+    }
+    this.line = h
+    if (hashes.length > MAX_LINES) this.lineHashes = undefined
+    return this
+  }
+
+  digest(): Fingerprint {
+    const hashes = this.lineHashes
+    if (hashes !== undefined && this.line !== 0x811c9dc5) hashes.push(this.line >>> 0)
+    return {
+      size: this.size,
+      hash: this.sha.digest("hex"),
+      lines: hashes === undefined ? undefined : Uint32Array.from(hashes)
+    }
+  }
+}
+
+export const fingerprint = (bytes: Uint8Array): Fingerprint => new Fingerprinter().update(bytes).digest()
+
+/**
+ * Which lines differ between two fingerprints, as "lines 4-6 and 12" of the newer one, or
+ * undefined when line hashes are missing.
+ */
+export const changedLines = (before: Fingerprint, after: Fingerprint): string | undefined => {
+  const a = before.lines
+  const b = after.lines
+  if (a === undefined || b === undefined) return undefined
+  let head = 0
+  while (head < a.length && head < b.length && a[head] === b[head]) head++
+  let tail = 0
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
+  const from = head + 1
+  const to = b.length - tail
+  const delta = b.length - a.length
+  const grew =
+    delta === 0
+      ? ""
+      : `; it is ${Math.abs(delta)} line${Math.abs(delta) === 1 ? "" : "s"} ${delta > 0 ? "longer" : "shorter"}`
+  if (to < from) return `lines were removed after line ${head}${grew}`
+  return `${from === to ? `line ${from}` : `lines ${from}-${to}`} changed${grew}`
+}

@@ -1,0 +1,191 @@
+/**
+ * What each session has been shown of each file, and what it last knew each file to hold.
+ *
+ * - `read` records every window it shows, by call id. An identical re-read (same path, same
+ *   window, same mtime, size and content hash, and the earlier copy still in the conversation)
+ *   is answered with a pointer instead of the content. FREECODE_READ_DEDUP=0 turns that off.
+ * - `edit`, `write` and `apply_patch` record the content they wrote with no window: it is what
+ *   the file holds, not what the model was shown, so it never answers a dedup — and it drops
+ *   the read records of that file, whose copies show the old text.
+ * - `markReadPruned` is called when a read result is cut from the conversation: dedup must not
+ *   point at a copy that is no longer there.
+ * - `lastSeen` is the stale-file check: edit warns and write refuses when a file's hash is no
+ *   longer the one recorded.
+ *
+ * Memory is bounded: the 50 most recent sessions, 2,000 files each.
+ */
+import { Config, Context, Effect, Layer } from "effect"
+import type { Fingerprint } from "./fingerprint.ts"
+
+export interface ReadWindow {
+  readonly offset: number
+  readonly limit: number
+}
+
+/** What a tool saw of a file: its fingerprint and modification time. */
+export interface FileView {
+  readonly fingerprint: Fingerprint
+  readonly mtimeMs: number | undefined
+}
+
+export type RecordedBy = "read" | "edit" | "write" | "apply_patch"
+
+export interface FileSnapshot extends FileView {
+  readonly by: RecordedBy
+}
+
+interface ReadRecord {
+  readonly callId: string
+  readonly window: ReadWindow
+  readonly view: FileView
+  inContext: boolean
+}
+
+interface FileRecord {
+  snapshot: FileSnapshot
+  reads: Array<ReadRecord>
+}
+
+interface Session {
+  readonly files: Map<string, FileRecord>
+  /** call id → path, for markReadPruned. */
+  readonly calls: Map<string, string>
+}
+
+export interface ReadStateShape {
+  /** Whether identical re-reads are answered with a pointer (FREECODE_READ_DEDUP). */
+  readonly dedup: boolean
+  /** The call id of an earlier read that showed exactly this, when its copy is still in context. */
+  readonly findDuplicate: (
+    sessionId: string,
+    path: string,
+    window: ReadWindow,
+    view: FileView
+  ) => Effect.Effect<string | undefined>
+  readonly recordRead: (
+    sessionId: string,
+    callId: string,
+    path: string,
+    window: ReadWindow,
+    view: FileView
+  ) => Effect.Effect<void>
+  /** Records content a tool wrote (or found and left): no window, never a dedup answer. */
+  readonly recordWrite: (
+    sessionId: string,
+    path: string,
+    view: FileView,
+    by: Exclude<RecordedBy, "read">
+  ) => Effect.Effect<void>
+  /** Forgets a file (it was deleted or moved away). */
+  readonly forget: (sessionId: string, path: string) => Effect.Effect<void>
+  /** What the session last knew the file to hold, and which tool recorded it. */
+  readonly lastSeen: (sessionId: string, path: string) => Effect.Effect<FileSnapshot | undefined>
+  /** The read result of `callId` was pruned from the conversation. */
+  readonly markReadPruned: (sessionId: string, callId: string) => Effect.Effect<void>
+}
+
+const MAX_SESSIONS = 50
+const MAX_FILES = 2000
+
+export const DEDUP_POINTER =
+  "<unchanged> This file is byte-for-byte identical to the copy already shown earlier in this conversation — scroll up rather than re-reading."
+
+const sameView = (a: FileView, b: FileView) =>
+  a.mtimeMs === b.mtimeMs && a.fingerprint.size === b.fingerprint.size && a.fingerprint.hash === b.fingerprint.hash
+
+export const makeReadState = (options: { readonly dedup: boolean }): ReadStateShape => {
+  const sessions = new Map<string, Session>()
+  /** The session, most recently used last (Map order is the LRU order). */
+  const session = (id: string): Session => {
+    let s = sessions.get(id)
+    if (s !== undefined) sessions.delete(id)
+    else s = { files: new Map(), calls: new Map() }
+    sessions.set(id, s)
+    if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
+    return s
+  }
+  const touch = (s: Session, path: string, record: FileRecord) => {
+    s.files.delete(path)
+    s.files.set(path, record)
+    if (s.files.size > MAX_FILES) {
+      const [oldest, dropped] = s.files.entries().next().value!
+      s.files.delete(oldest)
+      for (const r of dropped.reads) s.calls.delete(r.callId)
+    }
+  }
+  const dropReads = (s: Session, record: FileRecord) => {
+    for (const r of record.reads) s.calls.delete(r.callId)
+    record.reads = []
+  }
+  return {
+    dedup: options.dedup,
+    findDuplicate: (sessionId, path, window, view) =>
+      Effect.sync(() => {
+        if (!options.dedup) return undefined
+        const record = sessions.get(sessionId)?.files.get(path)
+        const hit = record?.reads.find(
+          (r) =>
+            r.inContext &&
+            r.window.offset === window.offset &&
+            r.window.limit === window.limit &&
+            sameView(r.view, view)
+        )
+        return hit?.callId
+      }),
+    recordRead: (sessionId, callId, path, window, view) =>
+      Effect.sync(() => {
+        const s = session(sessionId)
+        const existing = s.files.get(path)
+        const record: FileRecord = existing ?? { snapshot: { ...view, by: "read" }, reads: [] }
+        // Copies of other content are no longer what the file holds.
+        if (existing !== undefined && !sameView(existing.snapshot, view)) dropReads(s, record)
+        record.snapshot = { ...view, by: "read" }
+        record.reads = record.reads.filter((r) => r.window.offset !== window.offset || r.window.limit !== window.limit)
+        record.reads.push({ callId, window, view, inContext: true })
+        s.calls.set(callId, path)
+        touch(s, path, record)
+      }),
+    recordWrite: (sessionId, path, view, by) =>
+      Effect.sync(() => {
+        const s = session(sessionId)
+        const record: FileRecord = s.files.get(path) ?? { snapshot: { ...view, by }, reads: [] }
+        dropReads(s, record)
+        record.snapshot = { ...view, by }
+        touch(s, path, record)
+      }),
+    forget: (sessionId, path) =>
+      Effect.sync(() => {
+        const s = sessions.get(sessionId)
+        const record = s?.files.get(path)
+        if (s === undefined || record === undefined) return
+        dropReads(s, record)
+        s.files.delete(path)
+      }),
+    lastSeen: (sessionId, path) => Effect.sync(() => sessions.get(sessionId)?.files.get(path)?.snapshot),
+    markReadPruned: (sessionId, callId) =>
+      Effect.sync(() => {
+        const s = sessions.get(sessionId)
+        const path = s?.calls.get(callId)
+        if (s === undefined || path === undefined) return
+        const read = s.files.get(path)?.reads.find((r) => r.callId === callId)
+        if (read !== undefined) read.inContext = false
+      })
+  }
+}
+
+/** FREECODE_READ_DEDUP: "0" turns dedup off; anything else (or nothing) leaves it on. */
+export const readDedupConfig = Config.String("FREECODE_READ_DEDUP").pipe(
+  Config.withDefault("1"),
+  Config.map((v) => v.trim() !== "0")
+)
+
+export class ReadState extends Context.Service<ReadState, ReadStateShape>()("freecode/ReadState") {
+  /** Reads FREECODE_READ_DEDUP through Effect Config when built. */
+  static readonly layer = Layer.effect(
+    ReadState,
+    Effect.map(readDedupConfig, (dedup) => ReadState.of(makeReadState({ dedup })))
+  )
+  /** Fixed settings, for tests and embedders. */
+  static readonly layerWith = (options: { readonly dedup: boolean }) =>
+    Layer.sync(ReadState, () => ReadState.of(makeReadState(options)))
+}

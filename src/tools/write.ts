@@ -1,0 +1,103 @@
+/**
+ * `write`: create a file or replace all of it. Replacing is refused unless the session has the
+ * file's current content (it read or wrote it, and it has not changed since, by content hash):
+ * otherwise the write would silently destroy a change nobody has seen. The replaced file's BOM
+ * and CRLF line endings are kept when the new content does not state its own.
+ */
+import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
+import { writeTarget } from "../edit/atomic-write.ts"
+import { unifiedDiff } from "../edit/diff.ts"
+import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
+import { withPathLocks } from "../edit/path-lock.ts"
+import { decodeText, looksBinary } from "../edit/text.ts"
+import { ReadState } from "../read-state/read-state.ts"
+import { fail } from "../tool/errors.ts"
+import { defineTool } from "../tool/tool.ts"
+import { dirnameOf, displayPath, fsFailure, resolvePath } from "./paths.ts"
+
+const Parameters = Schema.Struct({
+  filePath: Schema.String.annotate({ description: "File to write, absolute or relative to the project root." }),
+  content: Schema.String.annotate({ description: "The whole new content of the file." })
+})
+
+const BOM = "\uFEFF"
+const encoder = new TextEncoder()
+
+/** The content as bytes, in the replaced file's conventions where the content states none. */
+export const withConventions = (content: string, previous: Uint8Array | undefined): Uint8Array => {
+  if (previous === undefined || looksBinary(previous)) return encoder.encode(content)
+  const old = decodeText(previous)
+  let text = content
+  if (old.eol === "\r\n" && !text.includes("\r\n")) text = text.replace(/\n/g, "\r\n")
+  if (old.bom && !text.startsWith(BOM)) text = BOM + text
+  return encoder.encode(text)
+}
+
+const countLines = (text: string) => (text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0))
+
+export const WriteTool = defineTool({
+  id: "write",
+  description:
+    "Create a file, or replace all of an existing one (read it first; refused if it changed since). Creates missing parent folders. To change part of a file, use edit.",
+  parameters: Parameters,
+  concurrencySafe: false,
+  mutates: true,
+  retrySafe: false,
+  interruptBehavior: "block",
+  permissions: { operations: ["file.write"] },
+  paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
+  execute: ({ filePath, content }, ctx) =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const readState = yield* ReadState
+      const abs = resolvePath(ctx.root, filePath)
+      const shown = displayPath(ctx.root, abs)
+      const toFailure = (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
+      const key = yield* writeTarget(fs, abs).pipe(Effect.orElseSucceed(() => abs))
+      return yield* withPathLocks(
+        [key],
+        Effect.gen(function* () {
+          const loaded = yield* loadFile(abs).pipe(Effect.mapError(toFailure))
+          let before = ""
+          if (Option.isSome(loaded)) {
+            const { info, view, bytes } = loaded.value
+            if (info.type === "Directory") return yield* fail(`${shown} is a directory; give a file path.`)
+            if (info.type !== "File") return yield* fail(`${shown} is not a regular file (${info.type}).`)
+            const seen = yield* readState.lastSeen(ctx.sessionId, abs)
+            if (seen === undefined) {
+              return yield* fail(
+                `${shown} already exists and has not been read in this session, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it.`
+              )
+            }
+            const change = describeChange(seen, view)
+            if (change !== undefined) {
+              return yield* fail(
+                `${shown} ${change}, so write would discard that change. Read it again, then write (or use edit for a part of it).`
+              )
+            }
+            before = looksBinary(bytes) ? "" : decodeText(bytes).text
+          } else {
+            yield* fs.makeDirectory(dirnameOf(abs), { recursive: true }).pipe(Effect.mapError(toFailure))
+          }
+          const previous = Option.isSome(loaded) ? loaded.value.bytes : undefined
+          const bytes = withConventions(content, previous)
+          yield* saveFile(ctx.sessionId, abs, bytes, "write").pipe(Effect.mapError(toFailure))
+          const after = decodeText(bytes).text
+          const diff = unifiedDiff(shown, before, after)
+          const created = Option.isNone(loaded)
+          return {
+            title: `${shown} (${created ? "created" : "written"})`,
+            output: `${created ? "Created" : "Wrote"} ${shown} (${countLines(after)} lines, ${bytes.length} bytes${created ? "" : `; +${diff.additions} -${diff.deletions} lines`}).`,
+            metadata: {
+              path: abs,
+              created,
+              bytes: bytes.length,
+              diff: diff.diff,
+              additions: diff.additions,
+              deletions: diff.deletions
+            }
+          }
+        })
+      )
+    })
+})

@@ -1,0 +1,38 @@
+/** Helpers for the edit tests: real files in a temp directory, a ReadState, fresh call ids. */
+import { NodeServices } from "@effect/platform-node"
+import { Effect, FileSystem, Layer } from "effect"
+import { ReadState } from "../../src/read-state/read-state.ts"
+import type { ToolContext } from "../../src/tool/tool.ts"
+import { writeTree } from "../tools/helpers.ts"
+
+export const layer = Layer.merge(NodeServices.layer, ReadState.layerWith({ dedup: true }))
+
+let calls = 0
+/** A context with a new call id each time (read records are keyed by call id). */
+export const ctxFor = (root: string, sessionId = "s1"): ToolContext => ({
+  sessionId,
+  callId: `call-${++calls}`,
+  root,
+  canSeeImages: false,
+  emit: () => Effect.void
+})
+
+export const project = (tree: Readonly<Record<string, string | Uint8Array | null>> = {}) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const root = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-edit-" })
+    yield* writeTree(root, tree)
+    return root
+  })
+
+export const readBytes = (path: string) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    return yield* fs.readFile(path)
+  })
+
+export const readText = (path: string) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    return yield* fs.readFileString(path)
+  })
