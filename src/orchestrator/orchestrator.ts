@@ -6,9 +6,12 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Result } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
+import { compressEnabledConfig, compressForModel } from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
+import type { OutputView, OutputWriter } from "../output/spill.ts"
 import { OutputStore, type PutResult } from "../output/store.ts"
 import { countLines, tailCap } from "../output/truncate.ts"
+import { truncateSpilled } from "../output/truncate-spilled.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { coerceArgs } from "../schema/coerce.ts"
 import { isRecord } from "../schema/json-schema.ts"
@@ -25,7 +28,7 @@ import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
 import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { planToolBatches } from "./batching.ts"
-import { shape } from "./shape.ts"
+import { omittedMarker, type Shaped, shape } from "./shape.ts"
 
 /** A person (or policy) deciding on a call that asks for approval. */
 export interface ApprovalRequest {
@@ -84,21 +87,49 @@ const invalid = (tool: string, message: string) =>
     message: `Invalid arguments for ${tool}: ${message}`
   })
 
-/** Collects what a tool emits while it runs: the partial output, and live UI windows. */
+/**
+ * What a tool emits while it runs: the partial output (and, for a tool that returns
+ * `streamed: true`, the whole output). It goes into a store writer as it arrives, so an
+ * output far larger than memory spills to the store's file instead of growing the process.
+ */
 class LiveOutput {
-  private readonly chunks: Array<string> = []
-  private length = 0
-  get text(): string {
-    return this.chunks.join("")
+  private writer: OutputWriter | undefined
+  private readonly open: () => Effect.Effect<OutputWriter>
+  constructor(open: () => Effect.Effect<OutputWriter>) {
+    this.open = open
   }
   get size(): number {
-    return this.length
+    return this.writer?.chars() ?? 0
   }
-  add(chunk: string): number {
-    const offset = this.length
-    this.chunks.push(chunk)
-    this.length += chunk.length
-    return offset
+  /** The output so far, while it is held in memory; "" once it spilled. */
+  get text(): string {
+    return this.writer?.text() ?? ""
+  }
+  /** True when the output outgrew memory: read it through commit, never as one string. */
+  get spilled(): boolean {
+    return this.writer !== undefined && !this.writer.inMemory()
+  }
+  add(chunk: string): Effect.Effect<number> {
+    return Effect.suspend(() =>
+      this.writer === undefined
+        ? Effect.map(this.open(), (w) => {
+            this.writer = w
+          })
+        : Effect.void
+    ).pipe(
+      Effect.andThen(
+        Effect.suspend(() => {
+          const offset = this.writer!.chars()
+          return this.writer!.write(chunk).pipe(Effect.as(offset))
+        })
+      )
+    )
+  }
+  commit(): Effect.Effect<{ readonly result: PutResult; readonly view: OutputView }> {
+    return this.writer!.commit
+  }
+  get discard(): Effect.Effect<void> {
+    return Effect.suspend(() => this.writer?.discard ?? Effect.void)
   }
 }
 
@@ -122,12 +153,13 @@ export class Orchestrator extends Context.Service<
       const settings = yield* OutputConfig
       const { root } = yield* Workspace
       const windowSize = Math.min(EVENT_WINDOW_CHARS, settings.uiMaxChars)
+      const compress = yield* compressEnabledConfig
 
       const execute = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
         Effect.gen(function* () {
           const started = yield* Clock.currentTimeMillis
-          const live = new LiveOutput()
           const sessionId = context.sessionId
+          const live = new LiveOutput(() => store.open({ sessionId, id: call.id, tool: toolId }))
           const base = { sessionId, callId: call.id }
           let toolId = call.name
           let tool: Tool | undefined
@@ -157,19 +189,22 @@ export class Orchestrator extends Context.Service<
             emit: (chunk) =>
               Effect.suspend(() => {
                 if (chunk.length === 0) return Effect.void
-                const at = live.add(chunk)
-                return Effect.forEach(
-                  windows(chunk, windowSize),
-                  (w) =>
-                    events.publish({
-                      type: "tool_output",
-                      ...base,
-                      tool: toolId,
-                      phase: "live",
-                      offset: at + w.offset,
-                      chunk: w.chunk
-                    }),
-                  { discard: true }
+                return live.add(chunk).pipe(
+                  Effect.flatMap((at) =>
+                    Effect.forEach(
+                      windows(chunk, windowSize),
+                      (w) =>
+                        events.publish({
+                          type: "tool_output",
+                          ...base,
+                          tool: toolId,
+                          phase: "live",
+                          offset: at + w.offset,
+                          chunk: w.chunk
+                        }),
+                      { discard: true }
+                    )
+                  )
                 )
               })
           }
@@ -268,29 +303,33 @@ export class Orchestrator extends Context.Service<
             return yield* cancellable(t, attempt(t, args, 1))
           })
 
-          const outcome = yield* Effect.result(pipeline)
+          // If this call is itself interrupted, the writer's file (if any) must not outlive it.
+          const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))
           yield* announce([])
 
           const error = Result.isFailure(outcome) ? outcome.failure : undefined
           const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
-          const full = Result.isSuccess(outcome) ? outcome.success.output : partial
+          // A streamed output (and any partial one) is what the tool emitted; it may have spilled.
+          const fromLive = Result.isSuccess(outcome)
+            ? outcome.success.streamed === true
+            : error !== undefined && "partialOutput" in error && (partial !== "" || live.spilled)
+          const full = fromLive ? live.text : Result.isSuccess(outcome) ? outcome.success.output : partial
 
           // The whole output goes into the store BEFORE any lossy cap.
-          const stored: PutResult =
-            full.length === 0
-              ? { stored: false, reason: "empty" }
-              : yield* store.put({ sessionId, id: call.id, tool: toolId, text: full })
-
-          const budget = Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars)
-          const shaped = shape({
-            text: full,
-            callId: call.id,
-            stored,
-            maxChars: budget,
-            maxLines: settings.maxLines,
-            uiMaxChars: settings.uiMaxChars,
-            direction: tool?.truncate ?? "both"
-          })
+          let stored: PutResult
+          let view: OutputView
+          if (fromLive && live.spilled) {
+            const committed = yield* live.commit()
+            stored = committed.result
+            view = committed.view
+          } else {
+            yield* live.discard
+            stored =
+              full.length === 0
+                ? { stored: false, reason: "empty" }
+                : yield* store.put({ sessionId, id: call.id, tool: toolId, text: full })
+            view = { kind: "text", text: full }
+          }
 
           const toolMetadata = Result.isSuccess(outcome)
             ? (outcome.success.metadata ?? {})
@@ -298,10 +337,31 @@ export class Orchestrator extends Context.Service<
               ? (error.metadata ?? {})
               : {}
           const metadata = coerced.length > 0 ? { ...toolMetadata, coercedArgs: coerced } : toolMetadata
+
+          const budget = Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars)
+          const shapeOptions = {
+            callId: call.id,
+            stored,
+            maxChars: budget,
+            maxLines: settings.maxLines,
+            uiMaxChars: settings.uiMaxChars,
+            direction: tool?.truncate ?? "both"
+          } as const
+          const compressed =
+            compress && view.kind === "text" && typeof metadata.outputKind === "string"
+              ? compressForModel(metadata.outputKind, view.text, shapeOptions)
+              : undefined
+          const shaped: Shaped =
+            compressed !== undefined
+              ? { ...compressed, uiOutput: tailCap(view.kind === "text" ? view.text : "", settings.uiMaxChars) }
+              : view.kind === "text"
+                ? shape({ text: view.text, ...shapeOptions })
+                : shapeSpilledView(view, shapeOptions)
+          const outputChars = view.kind === "text" ? full.length : view.chars
           const modelOutput =
             error === undefined
               ? shaped.modelOutput
-              : full.length === 0
+              : outputChars === 0
                 ? error.message
                 : `${error.message}\n${shaped.modelOutput}`
           const finished = yield* Clock.currentTimeMillis
@@ -315,12 +375,12 @@ export class Orchestrator extends Context.Service<
             uiOutput:
               error === undefined
                 ? shaped.uiOutput
-                : full.length === 0
+                : outputChars === 0
                   ? error.message
                   : `${error.message}\n${shaped.uiOutput}`,
             ...(stored.stored ? { outputId: call.id } : {}),
-            outputChars: full.length,
-            outputLines: countLines(full),
+            outputChars,
+            outputLines: view.kind === "text" ? countLines(full) : view.lines,
             truncated: shaped.truncated,
             metadata,
             ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),
@@ -347,6 +407,22 @@ export class Orchestrator extends Context.Service<
           yield* events.publish({ type: "tool_complete", ...base, tool: toolId, result: forEvent })
           return result
         })
+
+      /** The model's and the UI's copies of an output too large to hold, from its two ends. */
+      const shapeSpilledView = (
+        view: Extract<OutputView, { kind: "spilled" }>,
+        options: {
+          readonly callId: string
+          readonly stored: PutResult
+          readonly maxChars: number
+          readonly maxLines: number
+          readonly uiMaxChars: number
+          readonly direction: Tool["truncate"]
+        }
+      ): Shaped => {
+        const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
+        return { modelOutput: cut.text, uiOutput: tailCap(view.tail, options.uiMaxChars), truncated: cut.truncated }
+      }
 
       const executeBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
         Effect.gen(function* () {

@@ -74,3 +74,26 @@ export class OutputConfig extends Context.Service<OutputConfig, OutputSettings>(
   static readonly layerWith = (settings: Partial<OutputSettings>) =>
     Layer.succeed(OutputConfig, OutputConfig.of({ ...defaultOutputSettings, ...settings }))
 }
+
+/** Where outputs too large for memory go: the spilling store's disk budget. */
+export interface SpillSettings {
+  /** Bytes of spilled outputs kept on disk across all sessions; one output never exceeds it. */
+  readonly spillBytes: number
+}
+
+export const SPILL_BYTES_NAME = "FREECODE_OUTPUT_SPILL_BYTES"
+export const defaultSpillBytes = 1024 * 1024 * 1024
+
+/** Reads FREECODE_OUTPUT_SPILL_BYTES (default 1 GiB); a set but unusable value is an error. */
+export const spillSettingsConfig: Effect.Effect<SpillSettings, Config.ConfigError | InvalidSetting> = Effect.gen(
+  function* () {
+    const spillBytes = yield* Config.Int(SPILL_BYTES_NAME).pipe(Config.withDefault(defaultSpillBytes))
+    if (spillBytes <= 0) {
+      return yield* new InvalidSetting({
+        name: SPILL_BYTES_NAME,
+        message: `${SPILL_BYTES_NAME} must be a positive integer, got ${spillBytes}`
+      })
+    }
+    return { spillBytes }
+  }
+)

@@ -4,9 +4,12 @@
  * The in-memory layer is a byte-LRU inside a session-LRU; a persistent layer can replace it
  * behind the same service. A miss is never an error: it degrades to "re-run the tool".
  */
-import { Context, Effect, Layer, Option } from "effect"
-import { OutputConfig } from "./config.ts"
+import { Context, Effect, FileSystem, Layer, Option } from "effect"
+import { OutputConfig, spillSettingsConfig } from "./config.ts"
+import { makeWriter, type OutputWriter, type Spill } from "./spill.ts"
 import { countLines } from "./truncate.ts"
+
+export type { OutputView, OutputWriter } from "./spill.ts"
 
 export interface StoredOutput {
   readonly sessionId: string
@@ -16,6 +19,16 @@ export interface StoredOutput {
   readonly chars: number
   readonly lines: number
   readonly bytes: number
+  /**
+   * Set when the output was larger than a session's memory budget: it lives in this file, which
+   * the store owns, and `text` is empty. Read its lines with `spilledLines` (never whole).
+   */
+  readonly file?: string
+  /** For a spilled output, its first and last characters, so shaping never reads the file. */
+  readonly head?: string
+  readonly tail?: string
+  /** For a spilled output cut at the spill limit: bytes that were not written to the file. */
+  readonly droppedBytes?: number
 }
 
 export interface PutRequest {
@@ -32,6 +45,12 @@ export class OutputStore extends Context.Service<
   OutputStore,
   {
     readonly put: (request: PutRequest) => Effect.Effect<PutResult>
+    /**
+     * Opens an output that arrives in pieces (a running command). It stays in memory while it
+     * fits the session's budget; past it, a spilling store moves it to a file it owns, and a
+     * memory-only store keeps just its head and tail. Memory stays bounded either way.
+     */
+    readonly open: (request: Omit<PutRequest, "text">) => Effect.Effect<OutputWriter>
     readonly get: (sessionId: string, id: string) => Effect.Effect<Option.Option<StoredOutput>>
     /** Ids held for a session, least recently used first. */
     readonly ids: (sessionId: string) => Effect.Effect<ReadonlyArray<string>>
@@ -42,7 +61,26 @@ export class OutputStore extends Context.Service<
     OutputStore,
     Effect.gen(function* () {
       const config = yield* OutputConfig
-      return makeMemoryStore(config.storeBytes, config.storeSessions)
+      return makeMemoryStore(config.storeBytes, config.storeSessions, {
+        keepChars: Math.max(config.maxChars, config.uiMaxChars)
+      })
+    })
+  )
+  /**
+   * In memory, and outputs larger than a session's budget go to files in a temporary directory
+   * the store owns (removed when the layer is released), up to FREECODE_OUTPUT_SPILL_BYTES on disk.
+   */
+  static readonly layerSpilling = Layer.effect(
+    OutputStore,
+    Effect.gen(function* () {
+      const config = yield* OutputConfig
+      const { spillBytes } = yield* spillSettingsConfig
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-outputs-" }).pipe(Effect.orDie)
+      return makeMemoryStore(config.storeBytes, config.storeSessions, {
+        keepChars: Math.max(config.maxChars, config.uiMaxChars),
+        spill: { fs, dir, maxBytes: spillBytes }
+      })
     })
   )
 }
@@ -58,36 +96,112 @@ const touch = <K, V>(map: Map<K, V>, key: K, value: V): void => {
   map.set(key, value)
 }
 
-export const makeMemoryStore = (bytesPerSession: number, sessions: number): OutputStore["Service"] => {
-  const buckets = new Map<string, Bucket>()
+/** A streamed output past this many bytes goes to a file, in a store that has somewhere to spill. */
+export const SPILL_AFTER_BYTES = 8 * 1024 * 1024
 
-  const bucketFor = (sessionId: string): Bucket => {
+export interface StoreOptions {
+  /** Characters of head and of tail kept for an output too large to hold (default 500,000). */
+  readonly keepChars?: number
+  /** Where outputs larger than a session's budget go; without it they are not kept. */
+  readonly spill?: Spill
+}
+
+export const makeMemoryStore = (
+  bytesPerSession: number,
+  sessions: number,
+  options: StoreOptions = {}
+): OutputStore["Service"] => {
+  const buckets = new Map<string, Bucket>()
+  const spill = options.spill
+  /** Spilled outputs across all sessions, oldest first, for the disk budget. */
+  const files = new Map<string, StoredOutput>()
+  let diskBytes = 0
+
+  const removeFiles = (paths: ReadonlyArray<string>): Effect.Effect<void> =>
+    spill === undefined || paths.length === 0
+      ? Effect.void
+      : Effect.forEach(paths, (p) => Effect.ignore(spill.fs.remove(p, { force: true })), { discard: true })
+
+  /** Forgets an entry's file accounting; returns the file to remove, if any. */
+  const forget = (entry: StoredOutput): Array<string> => {
+    if (entry.file === undefined) return []
+    if (files.get(entry.file) === entry) {
+      files.delete(entry.file)
+      diskBytes -= entry.bytes - (entry.droppedBytes ?? 0)
+    }
+    return [entry.file]
+  }
+
+  const bucketFor = (sessionId: string, gone: Array<string>): Bucket => {
     const existing = buckets.get(sessionId)
     const bucket = existing ?? { entries: new Map(), bytes: 0 }
     touch(buckets, sessionId, bucket)
-    while (buckets.size > sessions) buckets.delete(buckets.keys().next().value!)
+    while (buckets.size > sessions) {
+      const oldest = buckets.keys().next().value!
+      for (const entry of buckets.get(oldest)!.entries.values()) gone.push(...forget(entry))
+      buckets.delete(oldest)
+    }
     return bucket
   }
 
+  /** Files an entry; memory entries count against the session's bytes, spilled ones against the disk. */
+  const file = (entry: StoredOutput): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const gone: Array<string> = []
+      const bucket = bucketFor(entry.sessionId, gone)
+      const previous = bucket.entries.get(entry.id)
+      if (previous !== undefined) {
+        if (previous.file === undefined) bucket.bytes -= previous.bytes
+        else gone.push(...forget(previous))
+      }
+      touch(bucket.entries, entry.id, entry)
+      if (entry.file === undefined) bucket.bytes += entry.bytes
+      else {
+        files.set(entry.file, entry)
+        diskBytes += entry.bytes - (entry.droppedBytes ?? 0)
+        while (spill !== undefined && diskBytes > spill.maxBytes && files.size > 1) {
+          const oldest = files.values().next().value!
+          buckets.get(oldest.sessionId)?.entries.delete(oldest.id)
+          gone.push(...forget(oldest))
+        }
+      }
+      while (bucket.bytes > bytesPerSession) {
+        const oldest = [...bucket.entries.values()].find((e) => e.file === undefined)
+        if (oldest === undefined) break
+        bucket.entries.delete(oldest.id)
+        bucket.bytes -= oldest.bytes
+      }
+      return removeFiles(gone)
+    })
+
+  const tooLarge = `it is larger than the per-session store (${bytesPerSession} bytes)`
+
+  const open = (request: Omit<PutRequest, "text">): Effect.Effect<OutputWriter> =>
+    makeWriter({
+      request,
+      // With somewhere to spill, a streamed output goes to disk early: holding up to the whole
+      // session budget in strings (plus the garbage of building them) is what bounds RSS.
+      memoryBytes: spill === undefined ? bytesPerSession : Math.min(bytesPerSession, SPILL_AFTER_BYTES),
+      keepChars: options.keepChars ?? 500_000,
+      spill,
+      file,
+      tooLarge
+    })
+
   return OutputStore.of({
     put: ({ sessionId, id, tool, text }) =>
-      Effect.sync((): PutResult => {
+      Effect.gen(function* (): Effect.fn.Return<PutResult> {
         const bytes = Buffer.byteLength(text, "utf8")
         if (bytes > bytesPerSession) {
-          return { stored: false, reason: `it is larger than the per-session store (${bytesPerSession} bytes)` }
+          if (spill === undefined) return { stored: false, reason: tooLarge }
+          const writer = yield* open({ sessionId, id, tool })
+          yield* writer.write(text)
+          return (yield* writer.commit).result
         }
-        const bucket = bucketFor(sessionId)
-        const previous = bucket.entries.get(id)
-        if (previous !== undefined) bucket.bytes -= previous.bytes
-        touch(bucket.entries, id, { sessionId, id, tool, text, chars: text.length, lines: countLines(text), bytes })
-        bucket.bytes += bytes
-        while (bucket.bytes > bytesPerSession) {
-          const oldest = bucket.entries.values().next().value!
-          bucket.entries.delete(oldest.id)
-          bucket.bytes -= oldest.bytes
-        }
+        yield* file({ sessionId, id, tool, text, chars: text.length, lines: countLines(text), bytes })
         return { stored: true }
       }),
+    open,
     get: (sessionId, id) =>
       Effect.sync(() => {
         const bucket = buckets.get(sessionId)

@@ -31,6 +31,13 @@ export interface ToolOutput {
   readonly title: string
   readonly output: string
   readonly metadata?: Readonly<Record<string, unknown>>
+  /**
+   * The full output is exactly what the tool emitted through `ctx.emit` (and `output` is
+   * ignored). The orchestrator spools emitted output into the store as it arrives, spilling to
+   * a file past the store's budget, so a tool printing hundreds of MB never holds it as one
+   * string. bash uses this.
+   */
+  readonly streamed?: true
 }
 
 /** How the model's copy is cut when it exceeds the budget. */

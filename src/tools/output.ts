@@ -2,7 +2,8 @@
  * `output`: reads back a stored full output, the part the model's copy left out, by line
  * window or by regex, instead of re-running the command that produced it.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, FileSystem, Option, Schema } from "effect"
+import { readSpilled } from "../output/spilled-read.ts"
 import { OutputStore } from "../output/store.ts"
 import { splitLines } from "../output/truncate.ts"
 import { fail } from "../tool/errors.ts"
@@ -52,6 +53,14 @@ export const OutputTool = defineTool({
         )
       }
       const entry = found.value
+      // Too large for memory: read from the store's file, line by line.
+      if (entry.file !== undefined) {
+        const fs = yield* FileSystem.FileSystem
+        return yield* readSpilled(fs, { ...entry, file: entry.file }, args, {
+          limit: DEFAULT_LIMIT,
+          maxMatches: MAX_MATCHES
+        })
+      }
       // Without terminators, so a pattern's `$` anchors at the end of the line's text.
       const lines = splitLines(entry.text).map((line) => line.replace(/\r?\n$/, ""))
       const width = String(lines.length).length

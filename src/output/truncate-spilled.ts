@@ -1,0 +1,86 @@
+/**
+ * adaptiveTruncate for an output too large to hold: it works from the output's head and tail
+ * (kept by the writer) and its line and character counts, so shaping a 200 MB output reads
+ * no more than what the model and the UI will see. Same budgets, same marker, same 40/60 split.
+ */
+import type { TruncateDirection } from "../tool/tool.ts"
+import type { OutputView } from "./spill.ts"
+import { adaptiveTruncate, splitLines, type Truncated, type TruncateOptions } from "./truncate.ts"
+
+type Spilled = Extract<OutputView, { kind: "spilled" }>
+
+const HEAD_SHARE = 0.4
+
+const take = (lines: ReadonlyArray<string>, chars: number, count: number, fromEnd: boolean): number => {
+  let used = 0
+  let n = 0
+  while (n < lines.length && n < count) {
+    const line = lines[fromEnd ? lines.length - 1 - n : n]!
+    if (used + line.length > chars) break
+    used += line.length
+    n++
+  }
+  return n
+}
+
+const safeEnd = (text: string, end: number) => {
+  const code = text.charCodeAt(end - 1)
+  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
+}
+const safeStart = (text: string, start: number) => {
+  const code = text.charCodeAt(start)
+  return code >= 0xdc00 && code <= 0xdfff ? start + 1 : start
+}
+
+export const truncateSpilled = (view: Spilled, options: TruncateOptions): Truncated => {
+  // The head is the whole output: nothing was dropped from memory's view of it.
+  if (view.head.length >= view.chars) return adaptiveTruncate(view.head, options)
+  const direction: TruncateDirection = options.direction
+  // Whole lines only: the head's last line and the tail's first are usually cut.
+  const headLines = splitLines(view.head)
+  if (headLines.length > 0 && !headLines[headLines.length - 1]!.endsWith("\n")) headLines.pop()
+  const tailLines = splitLines(view.tail).slice(1)
+
+  const sample = options.marker({
+    fromLine: view.lines,
+    toLine: view.lines,
+    totalLines: view.lines,
+    omittedChars: view.chars
+  })
+  const chars = Math.max(0, options.maxChars - sample.length - 16)
+  const count = Math.max(0, options.maxLines - 1)
+  let head = 0
+  let tail = 0
+  if (direction === "head") head = take(headLines, chars, count, false)
+  else if (direction === "tail") tail = take(tailLines, chars, count, true)
+  else {
+    head = take(headLines, Math.floor(chars * HEAD_SHARE), Math.floor(count * HEAD_SHARE), false)
+    const used = headLines.slice(0, head).reduce((n, l) => n + l.length, 0)
+    tail = take(tailLines, chars - used, count - head, true)
+  }
+
+  if (head === 0 && tail === 0) {
+    // Lines too long for the budget (one 200 MB line): cut by characters at both ends.
+    const a = direction === "tail" ? 0 : safeEnd(view.head, Math.floor(chars * (direction === "head" ? 1 : HEAD_SHARE)))
+    const b = direction === "head" ? 0 : chars - a
+    const end = view.tail.slice(safeStart(view.tail, view.tail.length - b))
+    const omitted = {
+      fromLine: 1,
+      toLine: view.lines,
+      totalLines: view.lines,
+      omittedChars: view.chars - a - end.length
+    }
+    const text = `${view.head.slice(0, a)}\n${options.marker(omitted)}\n${end}`
+    return { text, truncated: true, omitted }
+  }
+
+  const headText = headLines.slice(0, head).join("")
+  const tailText = tailLines.slice(tailLines.length - tail).join("")
+  const omitted = {
+    fromLine: head + 1,
+    toLine: view.lines - tail,
+    totalLines: view.lines,
+    omittedChars: view.chars - headText.length - tailText.length
+  }
+  return { text: `${headText}${options.marker(omitted)}\n${tailText}`, truncated: true, omitted }
+}
