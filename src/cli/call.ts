@@ -42,7 +42,7 @@ export const callCommand = Command.make(
     const io = yield* Io
     const args = yield* parseArgs(input.args)
     const setup = yield* checkOptions(input)
-    const dispatcher = Context.get(yield* buildToolSystem(setup.root), Dispatcher)
+    const dispatcher = Context.get(yield* buildToolSystem(setup), Dispatcher)
     const { context } = yield* callContext(input)
     const result = yield* dispatcher.dispatch(
       { id: `cli_${randomUUID().slice(0, 8)}`, name: input.tool, args },

@@ -16,7 +16,7 @@ export const root = Flag.String("root").pipe(
 export const config = Flag.String("config").pipe(
   Flag.withMetavar("FILE"),
   Flag.withDescription(
-    "A freecode.json config file. It must exist and hold a JSON object; its keys (permissions, hooks, MCP servers) take effect when the permission engine lands."
+    "A freecode.json config file (permissions, hooks, mcpServers, profiles) instead of the one at the root. It must exist and be valid; a bad file is misuse."
   ),
   Flag.optional
 )
@@ -32,9 +32,17 @@ export const session = Flag.String("session").pipe(
   Flag.optional
 )
 
+export const profile = Flag.String("profile").pipe(
+  Flag.withMetavar("NAME"),
+  Flag.withDescription(
+    "Run the calls under a profile: a narrower rule set and tool filter (built in: read-only, plan; more in freecode.json)."
+  ),
+  Flag.optional
+)
+
 export const yes = Flag.Boolean("yes").pipe(
   Flag.withDescription(
-    "Approve every call that asks for approval. Without it such calls are refused (status 'denied')."
+    "Approve every call that asks for approval (deny rules still refuse). Without it such calls are refused (status 'denied') with the reason."
   ),
   Flag.withDefault(false)
 )
@@ -58,4 +66,4 @@ export const provider = Flag.Literals("provider", providers).pipe(
 export const systemFlags = { root, config, surface } as const
 
 /** The flags of every command that makes calls. */
-export const sessionFlags = { ...systemFlags, session, yes, images } as const
+export const sessionFlags = { ...systemFlags, session, profile, yes, images } as const

@@ -28,7 +28,7 @@ export const runCommand = Command.make(
     const io = yield* Io
     const setup = yield* checkOptions(input)
     const lines = yield* io.lines(input.file)
-    const dispatcher = Context.get(yield* buildToolSystem(setup.root), Dispatcher)
+    const dispatcher = Context.get(yield* buildToolSystem(setup), Dispatcher)
     const { context, cancellation } = yield* callContext(input)
     const stopped = cancellation.cancelled.pipe(Effect.as("stopped" as const))
 

@@ -4,7 +4,9 @@
  */
 import { randomUUID } from "node:crypto"
 import { Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
-import type { Dispatcher } from "../dispatch/dispatcher.ts"
+import { ConfigSource, loadConfig } from "../config/load.ts"
+import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
 import { describeError, Misuse } from "./errors.ts"
@@ -24,13 +26,17 @@ export interface SystemOptions {
   readonly root: Option.Option<string>
   readonly config: Option.Option<string>
   readonly surface: Surface
+  /** `call`/`run`: the profile the calls run under (a sub-agent's narrower rules). */
+  readonly profile?: Option.Option<string>
 }
 
 export interface Setup {
   /** Absolute path of an existing directory. */
   readonly root: string
-  /** The parsed config file, when one was given (not read by anything yet). */
-  readonly config: Option.Option<Record<string, unknown>>
+  /** The config file given with --config (absolute), if any; else <root>/freecode.json is read when present. */
+  readonly configFile: string | undefined
+  /** The profile to narrow the dispatcher with, if any. */
+  readonly profile: string | undefined
 }
 
 /** Checks --root, --config and --surface; every problem is a Misuse naming the flag. */
@@ -48,37 +54,42 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
       .stat(root)
       .pipe(Effect.mapError(() => new Misuse({ message: `--root ${root} does not exist.` })))
     if (info.type !== "Directory") return yield* new Misuse({ message: `--root ${root} is not a directory.` })
-    const config = Option.isNone(options.config) ? Option.none() : Option.some(yield* loadConfig(options.config.value))
-    return { root, config }
+    const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
+    // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
+    yield* loadConfig(root, configFile).pipe(
+      Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
+    )
+    const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
+    return { root, configFile, profile }
   })
 
-const loadConfig = (file: string): Effect.Effect<Record<string, unknown>, Misuse, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs
-      .readFileString(file)
-      .pipe(Effect.mapError((e) => new Misuse({ message: `--config ${file} cannot be read: ${e.message}` })))
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch (e) {
-      return yield* new Misuse({ message: `--config ${file} is not valid JSON: ${(e as Error).message}` })
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return yield* new Misuse({ message: `--config ${file} must hold a JSON object.` })
-    }
-    return parsed as Record<string, unknown>
-  })
-
-/** Builds the tool system for the scope; a failure to build (bad FREECODE_* settings) is a Misuse. */
+/**
+ * Builds the tool system for the scope; a failure to build (bad FREECODE_* settings) is a Misuse.
+ * The config file reaches the factory's layer through `ConfigSource`; a `--profile` narrows the
+ * Dispatcher the commands get (an unknown profile is a Misuse).
+ */
 export const buildToolSystem = (
-  root: string
+  setup: Setup | string,
+  options: { readonly awaitMcpServers?: boolean } = {}
 ): Effect.Effect<Context.Context<Dispatcher | ToolRegistry>, Misuse, ToolSystemFactory | Scope.Scope> =>
   Effect.gen(function* () {
     const factory = yield* ToolSystemFactory
-    return yield* Layer.build(factory.make(root)).pipe(
+    const { root, configFile, profile } =
+      typeof setup === "string" ? { root: setup, configFile: undefined, profile: undefined } : setup
+    const context = yield* Layer.build(factory.make(root)).pipe(
+      Effect.provideService(ConfigSource, configFile === undefined ? {} : { file: configFile }),
       Effect.mapError((e) => new Misuse({ message: `cannot start the tool system: ${describeError(e)}` }))
     )
+    // A one-shot command acts at once: let configured MCP servers connect first, so their tools
+    // are there (each server's wait is bounded by its startupTimeout). `mcp` does not wait: its
+    // clients hear about late tools through list_changed.
+    const mcp = Context.getOption(context, McpClients)
+    if (options.awaitMcpServers !== false && Option.isSome(mcp)) yield* mcp.value.ready
+    if (profile === undefined) return context
+    const narrowed = yield* Context.get(context, Dispatcher)
+      .withProfile(profile)
+      .pipe(Effect.mapError((e) => new Misuse({ message: `--profile: ${e.message}` })))
+    return Context.add(context, Dispatcher, narrowed)
   })
 
 export interface CallOptions {

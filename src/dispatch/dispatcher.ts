@@ -1,28 +1,334 @@
 /**
- * What a loop (and the CLI, and the MCP server) calls for each model tool call. Today it hands
- * calls to the orchestrator; the permission engine and the PreToolUse/PostToolUse hooks wrap
- * around it here, one level above the mechanical path, so no caller has to change when they land.
+ * What a loop (and the CLI, and the MCP server) calls for each model tool call:
+ *
+ *   permission engine (rules, mode, profile, what the call touches)
+ *   → PreToolUse hooks (may block, rewrite the input — which is then checked again — or decide)
+ *   → Approval, when the answer is "ask" (the one place a person is asked)
+ *   → Orchestrator.execute (the tool's own checkPermissions / requiresApproval ask through the
+ *     same Approval, and are not asked twice for a call the person or a rule already allowed)
+ *   → PostToolUse hooks.
+ *
+ * The decision and the hook outcomes go into the result's metadata (`permission`, `hooks`).
  */
-import { Context, Effect, Layer } from "effect"
-import { type CallContext, Orchestrator } from "../orchestrator/orchestrator.ts"
-import type { ToolCall, ToolResult } from "../tool/result.ts"
+import { Clock, Context, Effect, Layer, Result, Semaphore } from "effect"
+import type { ConfigError } from "../config/load.ts"
+import { ToolEvents } from "../events/events.ts"
+import { type HookOutcome, Hooks } from "../hooks/hooks.ts"
+import { planToolBatches } from "../orchestrator/batching.ts"
+import {
+  type ApprovalRequest,
+  BATCH_CONCURRENCY,
+  type CallContext,
+  Orchestrator
+} from "../orchestrator/orchestrator.ts"
+import { Approval, type ApprovalAnswer } from "../permission/approval.ts"
+import { type Decision, PermissionEngine, type Policy } from "../permission/engine.ts"
+import { ToolRegistry } from "../registry/registry.ts"
+import { coerceArgs } from "../schema/coerce.ts"
+import { isRecord } from "../schema/json-schema.ts"
+import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
+import type { Tool, ToolContext } from "../tool/tool.ts"
+import { Workspace } from "../tool/workspace.ts"
 
-export class Dispatcher extends Context.Service<
-  Dispatcher,
-  {
-    readonly dispatch: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
-    /** One model turn: the calls run in planned batches, results in call order. */
-    readonly dispatchBatch: (
-      calls: ReadonlyArray<ToolCall>,
-      context: CallContext
-    ) => Effect.Effect<ReadonlyArray<ToolResult>>
+export interface DispatcherShape {
+  readonly dispatch: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
+  /** One model turn: the calls run in planned batches, results in call order. */
+  readonly dispatchBatch: (
+    calls: ReadonlyArray<ToolCall>,
+    context: CallContext
+  ) => Effect.Effect<ReadonlyArray<ToolResult>>
+  /**
+   * The dispatcher a sub-agent gets: this one's rules narrowed by a profile (a name from
+   * freecode.json or a built-in — `read-only`, `plan` — or a compiled Policy). Never wider.
+   */
+  readonly withProfile: (profile: string | Policy) => Effect.Effect<DispatcherShape, ConfigError>
+  /** The tools an agent under this dispatcher may use (the profiles' tool filters). */
+  readonly tools: Effect.Effect<ReadonlyArray<Tool>>
+}
+
+/** What the permission step put in a result's metadata. */
+export interface PermissionMetadata {
+  readonly behavior: Decision["behavior"]
+  readonly by: Decision["by"]
+  readonly reason: string
+  readonly policy: string
+  readonly rule?: string
+}
+
+const parseRaw = (raw: unknown): unknown => {
+  if (typeof raw !== "string") return raw ?? {}
+  try {
+    return raw.trim() === "" ? {} : JSON.parse(raw)
+  } catch {
+    return undefined
   }
->()("freecode/Dispatcher") {
+}
+
+const permissionMetadata = (d: Decision): PermissionMetadata => ({
+  behavior: d.behavior,
+  by: d.by,
+  reason: d.reason,
+  policy: d.policy,
+  ...(d.rule === undefined ? {} : { rule: d.rule })
+})
+
+/** Who may stand in for a person's yes: a rule, the mode, a saved approval, a hook, or the person. */
+const settled = (d: Decision) => d.behavior === "allow" && d.by !== "declaration"
+
+export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("freecode/Dispatcher") {
   static readonly layer = Layer.effect(
     Dispatcher,
     Effect.gen(function* () {
       const orchestrator = yield* Orchestrator
-      return Dispatcher.of({ dispatch: orchestrator.execute, dispatchBatch: orchestrator.executeBatch })
+      const registry = yield* ToolRegistry
+      const engine = yield* PermissionEngine
+      const hooks = yield* Hooks
+      const approval = yield* Approval
+      const events = yield* ToolEvents
+      const { root } = yield* Workspace
+      // A person answers one question at a time, even when a batch runs calls together.
+      const person = yield* Semaphore.make(1)
+
+      const ask = (
+        context: CallContext,
+        question: { callId: string; tool: string; args: unknown; reason: string; always?: string }
+      ): Effect.Effect<ApprovalAnswer> =>
+        Semaphore.withPermit(
+          person,
+          context.approve !== undefined
+            ? Effect.map(
+                context.approve({ tool: question.tool, args: question.args, reason: question.reason }),
+                (yes): ApprovalAnswer => (yes ? { answer: "once" } : { answer: "deny" })
+              )
+            : approval.ask({ sessionId: context.sessionId, ...question })
+        )
+
+      /** A result for a call that did not run: refused by a rule, a profile, a hook or a person. */
+      const refuse = (
+        sessionId: string,
+        call: ToolCall,
+        tool: Tool,
+        args: unknown,
+        message: string,
+        metadata: Record<string, unknown>,
+        status: ToolStatus = "denied"
+      ): Effect.Effect<ToolResult> =>
+        Effect.gen(function* () {
+          const tag = status === "denied" ? "PermissionDenied" : "InvalidArguments"
+          const result: ToolResult = {
+            id: call.id,
+            tool: tool.id,
+            status,
+            title: `${tool.id}: ${tag}`,
+            modelOutput: message,
+            uiOutput: message,
+            outputChars: 0,
+            outputLines: 0,
+            truncated: false,
+            metadata,
+            error: { tag, message },
+            attempts: 0,
+            durationMs: 0
+          }
+          const base = { sessionId, callId: call.id, tool: tool.id }
+          yield* events.publish({ type: "tool_start", ...base, args, paths: [], operations: tool.operations })
+          const { uiOutput: _ui, ...withoutUi } = result
+          yield* events.publish({ type: "tool_complete", ...base, result: withoutUi })
+          return result
+        })
+
+      const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
+        const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
+          Effect.gen(function* () {
+            const started = yield* Clock.currentTimeMillis
+            const resolved = yield* Effect.result(registry.resolve(call.name))
+            const raw = parseRaw(call.args)
+            // Unknown tools and arguments that do not decode get the orchestrator's own error result.
+            if (Result.isFailure(resolved) || !isRecord(raw)) return yield* orchestrator.execute(call, context)
+            const tool = resolved.success
+            const decodeArgs = (input: Record<string, unknown>) =>
+              tool.decode(coerceArgs(tool.inputSchema, input).value)
+            const first = decodeArgs(raw)
+            if (Result.isFailure(first)) return yield* orchestrator.execute(call, context)
+
+            const ctx: ToolContext = {
+              sessionId: context.sessionId,
+              callId: call.id,
+              root,
+              canSeeImages: context.canSeeImages ?? false,
+              emit: () => Effect.void
+            }
+            let args: unknown = first.success
+            let input: Record<string, unknown> = raw
+            // A bug in the engine must not run the call: fail closed.
+            const decide = (a: unknown) =>
+              engine.decide({ tool, args: a, ctx }, chain).pipe(
+                Effect.catchDefect((defect) =>
+                  Effect.succeed<Decision>({
+                    behavior: "deny",
+                    by: "error",
+                    policy: "project",
+                    reason: `The permission check failed (${String(defect)}), so the call was not run. This is a bug in freecode-tools, not in your call.`
+                  })
+                )
+              )
+            let decision = yield* decide(args)
+            const outcomes: Array<HookOutcome> = []
+            const notes: Array<string> = []
+            const meta = () => ({
+              permission: permissionMetadata(decision),
+              ...(outcomes.length > 0 ? { hooks: outcomes } : {})
+            })
+            const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - started)
+            const refused = (message: string, status: ToolStatus = "denied") =>
+              Effect.flatMap(refuse(context.sessionId, call, tool, input, message, meta(), status), (r) =>
+                Effect.map(elapsed, (durationMs) => ({ ...r, durationMs }))
+              )
+
+            if (decision.behavior === "deny") return yield* refused(decision.reason)
+
+            if (hooks.has("PreToolUse", tool.id)) {
+              const pre = yield* hooks.pre({
+                session_id: context.sessionId,
+                cwd: root,
+                tool_name: tool.id,
+                tool_input: input,
+                tool_use_id: call.id
+              })
+              outcomes.push(...pre.outcomes)
+              notes.push(...pre.context)
+              if (pre.decision === "deny") {
+                decision = {
+                  ...decision,
+                  behavior: "deny",
+                  by: "hook",
+                  reason: `A PreToolUse hook blocked this call: ${pre.reason ?? "no reason given"}`
+                }
+                return yield* refused(decision.reason)
+              }
+              if (pre.updatedInput !== undefined) {
+                // The rewritten input must pass the rules too: a hook cannot route around a deny.
+                input = pre.updatedInput
+                const again = decodeArgs(input)
+                if (Result.isFailure(again)) {
+                  return yield* refused(
+                    `A PreToolUse hook rewrote the input into invalid arguments: ${again.failure.message}`,
+                    "error"
+                  )
+                }
+                args = again.success
+                decision = yield* decide(args)
+                if (decision.behavior === "deny") return yield* refused(decision.reason)
+              }
+              if (pre.decision === "ask" && decision.behavior === "allow") {
+                decision = {
+                  ...decision,
+                  behavior: "ask",
+                  by: "hook",
+                  reason: pre.reason ?? "A PreToolUse hook asks for approval."
+                }
+              } else if (pre.decision === "allow" && decision.behavior === "ask" && decision.by !== "rule") {
+                // A hook may vouch for a call the declaration would ask about, never past a configured ask rule.
+                decision = {
+                  ...decision,
+                  behavior: "allow",
+                  by: "hook",
+                  reason: pre.reason ?? "A PreToolUse hook allowed this call."
+                }
+              }
+            }
+
+            if (decision.behavior === "ask") {
+              const always = decision.by === "rule" ? undefined : decision.grant?.display
+              const answer = yield* ask(context, {
+                callId: call.id,
+                tool: tool.id,
+                args,
+                reason: decision.reason,
+                ...(always === undefined ? {} : { always })
+              })
+              if (answer.answer === "deny") {
+                decision = { ...decision, behavior: "deny", by: "person" }
+                return yield* refused(
+                  answer.message ??
+                    `The person declined this ${tool.id} call (${decision.reason}) Do not retry it unchanged; ask what they want instead.`
+                )
+              }
+              if (answer.answer === "always" && always !== undefined && decision.grant !== undefined) {
+                yield* engine.grant(context.sessionId, decision.grant)
+              }
+              decision = {
+                ...decision,
+                behavior: "allow",
+                by: "person",
+                reason: `Approved by the person (${answer.answer}).`
+              }
+            }
+
+            // The tool's own check asks through here: a call already settled is not asked twice.
+            let declined: string | undefined
+            const approve = (request: ApprovalRequest): Effect.Effect<boolean> =>
+              settled(decision)
+                ? Effect.succeed(true)
+                : Effect.map(
+                    ask(context, { callId: call.id, tool: request.tool, args: request.args, reason: request.reason }),
+                    (a) => {
+                      if (a.answer === "deny") declined = a.message
+                      return a.answer !== "deny"
+                    }
+                  )
+            const result = yield* orchestrator.execute({ ...call, args: input }, { ...context, approve })
+
+            let feedback: ReadonlyArray<string> = []
+            if (hooks.has("PostToolUse", tool.id)) {
+              const post = yield* hooks.post({
+                session_id: context.sessionId,
+                cwd: root,
+                tool_name: tool.id,
+                tool_input: input,
+                tool_use_id: call.id,
+                tool_response: { status: result.status, output: result.modelOutput, metadata: result.metadata }
+              })
+              outcomes.push(...post.outcomes)
+              feedback = post.feedback
+            }
+            const extra = [...notes, ...feedback]
+            const modelOutput = [
+              result.status === "denied" && declined !== undefined
+                ? `${result.modelOutput}\n${declined}`
+                : result.modelOutput,
+              ...extra.map((t) => `[hook] ${t}`)
+            ].join("\n\n")
+            return { ...result, modelOutput, metadata: { ...result.metadata, ...meta() } }
+          })
+
+        const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
+          Effect.gen(function* () {
+            const known = yield* registry.tools
+            const safe = new Map(known.map((t) => [t.id.toLowerCase(), t.concurrencySafe]))
+            const batches = planToolBatches(calls, (call) => safe.get(call.name.toLowerCase()) ?? false)
+            const results: Array<ToolResult> = []
+            for (const batch of batches) {
+              const out = yield* Effect.forEach(batch.calls, (call) => dispatch(call, context), {
+                concurrency: batch.concurrent ? BATCH_CONCURRENCY : 1
+              })
+              results.push(...out)
+            }
+            return results
+          })
+
+        return {
+          dispatch,
+          dispatchBatch,
+          withProfile: (profile) =>
+            Effect.map(typeof profile === "string" ? engine.profile(profile) : Effect.succeed(profile), (p) =>
+              make([...chain, p])
+            ),
+          tools: Effect.map(registry.tools, (all) => all.filter((t) => chain.every((p) => p.tools(t))))
+        }
+      }
+
+      return Dispatcher.of(make([]))
     })
   )
 }

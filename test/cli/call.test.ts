@@ -125,7 +125,7 @@ describe.concurrent("call", () => {
       for (const flag of ["--root", "--config", "--session", "--surface", "--yes", "--images", "--json"]) {
         expect(callHelp.stdout).toContain(flag)
       }
-      expect(callHelp.stdout).toContain("take effect when the permission engine lands")
+      expect(callHelp.stdout).toContain("a bad file is misuse")
     })
   )
 })

@@ -1,0 +1,44 @@
+/**
+ * Where a path really is. Every path a call touches is resolved with symlinks followed (for a
+ * file that does not exist yet, its deepest existing ancestor is resolved and the rest
+ * appended), so `..`, absolute paths and symlinks that lead out of the project are all caught
+ * by one check: is the real path inside the project root or an additional directory?
+ */
+import { Effect, type FileSystem, Path } from "effect"
+
+/** The real path of `abs`, following symlinks as far as the path exists. */
+export const realPath = (fs: FileSystem.FileSystem, abs: string): Effect.Effect<string, never, Path.Path> =>
+  Effect.gen(function* () {
+    const path = yield* Path.Path
+    const missing: Array<string> = []
+    let at = path.resolve(abs)
+    for (;;) {
+      const real = yield* fs.realPath(at).pipe(Effect.option)
+      if (real._tag === "Some") return missing.length === 0 ? real.value : path.join(real.value, ...missing.reverse())
+      const parent = path.dirname(at)
+      if (parent === at) return path.resolve(abs)
+      missing.push(path.basename(at))
+      at = parent
+    }
+  })
+
+/** True when `abs` is `dir` or lies below it (both already resolved). */
+export const within = (dir: string, abs: string): boolean =>
+  abs === dir || abs.startsWith(dir.endsWith("/") ? dir : `${dir}/`)
+
+/** Files whose reading asks by default: secrets, whatever directory they are in. */
+const SENSITIVE = [
+  /^\.env$/,
+  /^\.env\.(?!example$|sample$|template$|dist$).+$/,
+  /\.pem$/,
+  /\.key$/,
+  /^id_(rsa|dsa|ecdsa|ed25519)$/,
+  /^\.netrc$/,
+  /^\.npmrc$/,
+  /^\.pypirc$/
+]
+
+export const isSensitive = (abs: string): boolean => {
+  const name = abs.slice(abs.lastIndexOf("/") + 1)
+  return SENSITIVE.some((re) => re.test(name))
+}

@@ -1,0 +1,144 @@
+/** freecode.json: strict validation with messages naming the key, loading, .mcp.json, the CLI. */
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Result } from "effect"
+import { loadConfig, parseConfig } from "../../src/config/load.ts"
+import { Echo } from "../cli/fixtures.ts"
+import { runInProcess } from "../cli/helpers.ts"
+import { Touch } from "../dispatch/helpers.ts"
+
+const dirs: Array<string> = []
+afterAll(() => {
+  for (const d of dirs) NodeFs.rmSync(d, { recursive: true, force: true })
+})
+const projectWith = (files: Record<string, unknown>) => {
+  const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-config-")))
+  dirs.push(root)
+  for (const [name, value] of Object.entries(files)) {
+    NodeFs.writeFileSync(NodePath.join(root, name), typeof value === "string" ? value : JSON.stringify(value))
+  }
+  return root
+}
+
+const errorOf = (value: unknown) => {
+  const r = parseConfig(value, "freecode.json")
+  return Result.isFailure(r) ? r.failure.message : "valid"
+}
+
+describe("freecode.json validation", () => {
+  it("accepts the shapes Claude Code users paste", () => {
+    expect(
+      errorOf({
+        $schema: "https://example.com/schema.json",
+        permissions: {
+          allow: ["Bash(npm run test:*)", "Read(~/.zshrc)", "WebFetch(domain:example.com)", "mcp__github__*"],
+          ask: ["Bash(git push:*)"],
+          deny: ["Read(./.env)", "Read(./secrets/**)"],
+          defaultMode: "acceptEdits",
+          additionalDirectories: ["../docs"]
+        },
+        hooks: {
+          PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./check.sh", timeout: 30 }] }],
+          PostToolUse: [{ matcher: "Edit|Write", hooks: [{ type: "command", command: "npx prettier --write ." }] }]
+        },
+        mcpServers: { github: { command: "npx", args: ["-y", "@modelcontextprotocol/server-github"] } },
+        profiles: { reviewer: { tools: "read-only", deny: ["Read(./secrets/**)"] } }
+      })
+    ).toBe("valid")
+  })
+
+  it("names every bad key and what was expected, never a silent default", () => {
+    const message = errorOf({
+      permisions: {},
+      permissions: { allow: ["Bash(npm test:*)", "not a rule!"], defaultMode: "yolo", allowed: [] },
+      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command" }] }], Stop: [] },
+      mcpServers: { broken: { args: [] } }
+    })
+    expect(message).toContain(
+      "- permisions: unknown key; expected one of $schema, permissions, hooks, mcpServers, profiles"
+    )
+    expect(message).toContain('- permissions.allow[1]: "not a rule!" is not a rule.')
+    expect(message).toContain(
+      '- permissions.defaultMode: Expected "default" | "acceptEdits" | "plan" | "bypassPermissions" | "dontAsk", got "yolo"'
+    )
+    expect(message).toContain(
+      "- permissions.allowed: unknown key; expected one of allow, ask, deny, defaultMode, additionalDirectories"
+    )
+    expect(message).toContain("- hooks.PreToolUse[0].hooks[0].command: missing")
+    expect(message).toContain("- hooks.Stop: unknown key; expected one of PreToolUse, PostToolUse")
+    expect(message).toContain("- mcpServers.broken.command: missing")
+  })
+
+  it("a non-object is refused", () => {
+    expect(errorOf([1])).toBe("freecode.json must hold a JSON object.")
+  })
+})
+
+describe("loading", () => {
+  it.live("reads freecode.json at the root, and .mcp.json beside it (freecode.json wins a name)", () =>
+    Effect.gen(function* () {
+      const root = projectWith({
+        "freecode.json": { permissions: { allow: ["Bash(ls:*)"] }, mcpServers: { both: { command: "from-freecode" } } },
+        ".mcp.json": { mcpServers: { both: { command: "from-mcp" }, only: { url: "http://127.0.0.1:1/mcp" } } }
+      })
+      const config = yield* loadConfig(root)
+      expect(config.file).toBe(`${root}/freecode.json`)
+      expect(config.permissions?.allow).toEqual(["Bash(ls:*)"])
+      expect(config.mcpServers).toEqual({ both: { command: "from-freecode" }, only: { url: "http://127.0.0.1:1/mcp" } })
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
+
+  it.live("no file is an empty config; a missing --config file, bad JSON and a bad .mcp.json are errors", () =>
+    Effect.gen(function* () {
+      const empty = projectWith({})
+      expect(yield* loadConfig(empty)).toEqual({ file: undefined })
+      expect((yield* Effect.flip(loadConfig(empty, "nope.json"))).message).toContain("nope.json cannot be read")
+      const broken = projectWith({ "freecode.json": "{ permissions: " })
+      expect((yield* Effect.flip(loadConfig(broken))).message).toContain("is not valid JSON")
+      const badMcp = projectWith({ ".mcp.json": { mcpServers: { x: { args: 1 } } } })
+      expect((yield* Effect.flip(loadConfig(badMcp))).message).toContain(".mcp.json is not valid")
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
+})
+
+describe("the CLI reads it", () => {
+  it.live("a bad freecode.json at the root is misuse (exit 2) naming the key; nothing runs", () =>
+    Effect.gen(function* () {
+      const root = projectWith({ "freecode.json": { permissions: { allow: "Bash" } } })
+      const r = yield* runInProcess(["call", "echo", '{"text":"hi"}', "--root", root], { tools: [Echo] })
+      expect(r.code).toBe(2)
+      expect(r.stdout).toBe("")
+      expect(r.stderr).toContain("permissions.allow: Expected array")
+    })
+  )
+
+  it.live("rules from --config apply: deny refuses, allow runs without --yes, --profile narrows", () =>
+    Effect.gen(function* () {
+      const root = projectWith({
+        "rules.json": { permissions: { allow: ["Touch(ok.txt)"], deny: ["Touch(no.txt)"] } }
+      })
+      const cli = (...args: Array<string>) =>
+        runInProcess(["call", "touch", ...args, "--root", root, "--config", `${root}/rules.json`, "--json"], {
+          tools: [Touch]
+        })
+      const ok = yield* cli('{"filePath":"ok.txt"}')
+      expect(ok.code).toBe(0)
+      expect(NodeFs.existsSync(`${root}/ok.txt`)).toBe(true)
+      const no = yield* cli('{"filePath":"no.txt"}', "--yes")
+      expect(JSON.parse(no.stdout)).toMatchObject({
+        status: "denied",
+        metadata: { permission: { rule: "Touch(no.txt)" } }
+      })
+      const other = yield* cli('{"filePath":"other.txt"}')
+      expect(JSON.parse(other.stdout).modelOutput).toContain("No one is available to approve it here")
+      const narrowed = yield* cli('{"filePath":"ok.txt"}', "--profile", "read-only")
+      expect(JSON.parse(narrowed.stdout).modelOutput).toContain("not available to this agent")
+      const unknown = yield* cli('{"filePath":"ok.txt"}', "--profile", "nope")
+      expect(unknown.code).toBe(2)
+      expect(unknown.stderr).toContain('--profile: No profile named "nope"')
+    })
+  )
+})

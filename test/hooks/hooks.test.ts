@@ -1,0 +1,222 @@
+/** PreToolUse / PostToolUse with real hook scripts, through the Dispatcher. */
+import * as NodeFs from "node:fs"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { FreecodeConfigData } from "../../src/config/schema.ts"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import type { HookOutcome } from "../../src/hooks/hooks.ts"
+import type { ApprovalQuestion } from "../../src/permission/approval.ts"
+import { BashTool } from "../../src/tools/bash.ts"
+import { Look, makeRoot, system, Touch } from "../dispatch/helpers.ts"
+
+const project = makeRoot()
+afterAll(project.cleanup)
+const { root } = project
+const script = (name: string, body: string) => {
+  NodeFs.mkdirSync(`${root}/hooks`, { recursive: true })
+  NodeFs.writeFileSync(`${root}/hooks/${name}`, `#!/bin/bash\n${body}\n`, { mode: 0o755 })
+  return `${root}/hooks/${name}`
+}
+const json = (value: unknown) => `echo '${JSON.stringify(value)}'`
+const pre = (matcher: string, command: string, timeout?: number) => ({
+  matcher,
+  hooks: [{ type: "command" as const, command, ...(timeout === undefined ? {} : { timeout }) }]
+})
+
+const BLOCK = script("block.sh", `cat > "${root}/pre-input.json"\necho "no writes to prod" >&2\nexit 2`)
+const REWRITE = script(
+  "rewrite.sh",
+  `cat > /dev/null\n${json({ hookSpecificOutput: { hookEventName: "PreToolUse", updatedInput: { command: "echo rewritten" } } })}`
+)
+const REWRITE_RM = script(
+  "rewrite-rm.sh",
+  `cat > /dev/null\n${json({ hookSpecificOutput: { updatedInput: { command: "rm -rf src" } } })}`
+)
+const CONTEXT = script(
+  "context.sh",
+  `cat > /dev/null\n${json({ hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "remember the style guide" } })}`
+)
+const SLOW = script("slow.sh", "sleep 10")
+const CRASH = script("crash.sh", `echo boom >&2\nexit 1`)
+const POST = script(
+  "post.sh",
+  `cat > "${root}/post-input.json"\n${json({ hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "post says hi" } })}`
+)
+const ALLOW = script(
+  "allow.sh",
+  `cat > /dev/null\n${json({ hookSpecificOutput: { permissionDecision: "allow", permissionDecisionReason: "hook vouches" } })}`
+)
+const DENY_JSON = script(
+  "deny.sh",
+  `cat > /dev/null\n${json({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "json says no" } })}`
+)
+
+const tools = [Touch, Look, BashTool]
+const withHooks = (config: FreecodeConfigData, asked: Array<ApprovalQuestion> = []) =>
+  system({ root, tools, config, answer: { answer: "once" }, asked })
+const hooksOf = (metadata: Record<string, unknown>) => metadata.hooks as ReadonlyArray<HookOutcome>
+const exists = (rel: string) => NodeFs.existsSync(`${root}/${rel}`)
+
+describe("hooks", () => {
+  it.live("exit 2 blocks: stderr reaches the model, the tool does not run, the hook got the event on stdin", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "b1", name: "touch", args: { filePath: "prod.txt" } }, { sessionId: "hs" })
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("no writes to prod")
+      expect(exists("prod.txt")).toBe(false)
+      expect(hooksOf(r.metadata)[0]).toMatchObject({ event: "PreToolUse", outcome: "deny" })
+      const input = JSON.parse(NodeFs.readFileSync(`${root}/pre-input.json`, "utf8"))
+      expect(input).toEqual({
+        session_id: "hs",
+        cwd: root,
+        hook_event_name: "PreToolUse",
+        tool_name: "touch",
+        tool_input: { filePath: "prod.txt" },
+        tool_use_id: "b1"
+      })
+      // The matcher is a regular expression over the tool name: look is not guarded.
+      expect((yield* d.dispatch({ id: "b2", name: "look", args: { n: 1 } }, { sessionId: "hs" })).status).toBe("ok")
+    }).pipe(Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch|write", BLOCK)] } })))
+  )
+
+  it.live("updatedInput rewrites the call", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "r1", name: "bash", args: { command: "echo original" } }, { sessionId: "s" })
+      expect(r.status).toBe("ok")
+      expect(r.modelOutput).toBe("rewritten\n")
+      expect(hooksOf(r.metadata)[0]).toMatchObject({ outcome: "continue", updatedInput: true })
+    }).pipe(
+      Effect.provide(
+        withHooks({ permissions: { allow: ["Bash(echo:*)"] }, hooks: { PreToolUse: [pre("Bash", REWRITE)] } })
+      )
+    )
+  )
+
+  it.live("a rewritten input is checked against the rules again: a hook cannot route around a deny", () =>
+    Effect.gen(function* () {
+      NodeFs.mkdirSync(`${root}/src`, { recursive: true })
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "r2", name: "bash", args: { command: "echo original" } }, { sessionId: "s" })
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("Bash(rm:*) denies")
+      expect(exists("src")).toBe(true)
+    }).pipe(
+      Effect.provide(
+        withHooks({
+          permissions: { allow: ["Bash(echo:*)", "Bash(rm:*)"], deny: ["Bash(rm:*)"] },
+          hooks: { PreToolUse: [pre("Bash", REWRITE_RM)] }
+        })
+      )
+    )
+  )
+
+  it.live("additionalContext (Pre) and PostToolUse context reach the model; Post gets the result", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "c1", name: "look", args: { n: 7 } }, { sessionId: "s" })
+      expect(r.status).toBe("ok")
+      expect(r.modelOutput).toBe("looked 7\n\n[hook] remember the style guide\n\n[hook] post says hi")
+      expect(hooksOf(r.metadata).map((h) => h.event)).toEqual(["PreToolUse", "PostToolUse"])
+      const post = JSON.parse(NodeFs.readFileSync(`${root}/post-input.json`, "utf8"))
+      expect(post).toMatchObject({
+        hook_event_name: "PostToolUse",
+        tool_name: "look",
+        tool_input: { n: 7 },
+        tool_response: { status: "ok", output: "looked 7" }
+      })
+    }).pipe(Effect.provide(withHooks({ hooks: { PreToolUse: [pre("look", CONTEXT)], PostToolUse: [pre("*", POST)] } })))
+  )
+
+  it.live(
+    "a PreToolUse hook that times out blocks the call and is reported",
+    () =>
+      Effect.gen(function* () {
+        const d = yield* Dispatcher
+        const started = Date.now()
+        const r = yield* d.dispatch({ id: "t", name: "touch", args: { filePath: "slow.txt" } }, { sessionId: "s" })
+        expect(Date.now() - started).toBeLessThan(6_000)
+        expect(r.status).toBe("denied")
+        expect(r.modelOutput).toContain("did not answer within")
+        expect(hooksOf(r.metadata)[0]).toMatchObject({ outcome: "timed out" })
+        expect(exists("slow.txt")).toBe(false)
+      }).pipe(Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch", SLOW, 1)] } }))),
+    20_000
+  )
+
+  it.live("a crashing PreToolUse hook blocks (fail closed); a crashing PostToolUse hook is only reported", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "x1", name: "touch", args: { filePath: "crash.txt" } }, { sessionId: "s" })
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("exited with code 1: boom")
+      expect(exists("crash.txt")).toBe(false)
+      const l = yield* d.dispatch({ id: "x2", name: "look", args: { n: 1 } }, { sessionId: "s" })
+      expect(l.status).toBe("ok")
+      expect(l.modelOutput).toBe("looked 1")
+      expect(hooksOf(l.metadata)).toMatchObject([{ event: "PostToolUse", outcome: "crashed" }])
+    }).pipe(
+      Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch", CRASH)], PostToolUse: [pre("look", CRASH)] } }))
+    )
+  )
+
+  it.live(
+    "JSON decisions: allow vouches for a call the declaration would ask about, never past an ask rule; deny refuses",
+    () => {
+      const asked: Array<ApprovalQuestion> = []
+      return Effect.gen(function* () {
+        const d = yield* Dispatcher
+        const a = yield* d.dispatch({ id: "j1", name: "touch", args: { filePath: "vouched.txt" } }, { sessionId: "s" })
+        expect(a.status).toBe("ok")
+        expect(a.metadata.permission).toMatchObject({ by: "hook" })
+        expect(asked).toHaveLength(0)
+        const b = yield* d.dispatch({ id: "j2", name: "touch", args: { filePath: "asked.txt" } }, { sessionId: "s" })
+        expect(b.status).toBe("ok")
+        expect(asked).toHaveLength(1)
+        const c = yield* d.dispatch({ id: "j3", name: "bash", args: { command: "echo hi" } }, { sessionId: "s" })
+        expect(c.status).toBe("denied")
+        expect(c.modelOutput).toContain("json says no")
+      }).pipe(
+        Effect.provide(
+          withHooks(
+            {
+              permissions: { ask: ["Touch(asked.txt)"], allow: ["Bash"] },
+              hooks: { PreToolUse: [pre("touch", ALLOW), pre("bash", DENY_JSON)] }
+            },
+            asked
+          )
+        )
+      )
+    }
+  )
+
+  it.live("Effect-function hooks for embedders run beside the configured ones", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "f", name: "touch", args: { filePath: "fn.txt" } }, { sessionId: "s" })
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("function hook says no to fn.txt")
+    }).pipe(
+      Effect.provide(
+        system({
+          root,
+          tools,
+          answer: { answer: "once" },
+          hooks: [
+            {
+              event: "PreToolUse",
+              name: "guard",
+              matcher: "touch",
+              run: (input) =>
+                Effect.succeed({
+                  decision: "deny" as const,
+                  reason: `function hook says no to ${(input.tool_input as { filePath: string }).filePath}`
+                })
+            }
+          ]
+        })
+      )
+    )
+  )
+})
