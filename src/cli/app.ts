@@ -9,6 +9,7 @@ import { callCommand } from "./call.ts"
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_MISUSE, EXIT_OK, ExitCode, Misuse } from "./errors.ts"
 import type { Interrupts } from "./interrupts.ts"
 import { Io } from "./io.ts"
+import { mcpCommand } from "./mcp.ts"
 import { runCommand } from "./run.ts"
 import type { ToolSystemFactory } from "./system.ts"
 import { toolsCommand } from "./tools.ts"
@@ -20,7 +21,7 @@ export const cli = Command.make(NAME).pipe(
   Command.withDescription(
     "The tool layer of a coding agent, from the command line: list the tools and what they cost (tools), make one call (call), or drive whole turns from JSONL (run)."
   ),
-  Command.withSubcommands([toolsCommand, callCommand, runCommand])
+  Command.withSubcommands([toolsCommand, callCommand, runCommand, mcpCommand])
 )
 
 /** Everything the runner needs from outside. */

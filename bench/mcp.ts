@@ -1,0 +1,103 @@
+/**
+ * MCP round trips: the same SDK client, over stdio, calling our `read` and `ls` (served by
+ * `freecode-tools mcp`) and server-filesystem's `read_text_file` and `list_directory`, on the same
+ * files. Median round trip; target ≤ 1.0× server-filesystem.
+ *   node bench/mcp.ts
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect, ManagedRuntime } from "effect"
+import { ToolSystem } from "../layers/live.ts"
+import { Dispatcher } from "../src/dispatch/dispatcher.ts"
+import { header, paired, row, time } from "./lib.ts"
+
+const REPO = resolve(import.meta.dirname, "..")
+const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 300)
+
+const connect = async (command: string, args: Array<string>, env: Record<string, string> = {}) => {
+  const client = new Client({ name: "bench", version: "1.0.0" })
+  await client.connect(
+    new StdioClientTransport({
+      command,
+      args,
+      env: { ...getDefaultEnvironment(), PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`, ...env },
+      stderr: "ignore"
+    })
+  )
+  return client
+}
+
+const ok = (result: Awaited<ReturnType<Client["callTool"]>>) => {
+  if (result.isError === true) throw new Error(`call failed: ${JSON.stringify(result.content).slice(0, 300)}`)
+}
+
+export const benchMcp = async () => {
+  const dir = mkdtempSync(join(tmpdir(), "bench-mcp-"))
+  const line = "export const value = compute(alpha, beta) // a typical line of code\n"
+  const file = join(dir, "file.ts")
+  writeFileSync(file, line.repeat(Math.ceil(4096 / line.length)).slice(0, 4096))
+  for (let i = 0; i < 50; i++) writeFileSync(join(dir, `f${String(i).padStart(2, "0")}.txt`), `${i}\n`)
+
+  // De-duplication would answer repeated identical reads with a pointer: measure real reads.
+  const ours = await connect(process.execPath, [join(REPO, "src/cli/main.ts"), "mcp", "--root", dir], {
+    FREECODE_READ_DEDUP: "0"
+  })
+  const theirs = await connect(join(REPO, "node_modules/.bin/mcp-server-filesystem"), [dir])
+  try {
+    const [fsRead, ourRead] = await paired(
+      RUNS,
+      [
+        "server-filesystem read_text_file (4 KiB)",
+        async () => ok(await theirs.callTool({ name: "read_text_file", arguments: { path: file } }))
+      ],
+      [
+        "freecode-tools mcp read (4 KiB)",
+        async () => ok(await ours.callTool({ name: "read", arguments: { filePath: file } }))
+      ]
+    )
+    const [fsList, ourList] = await paired(
+      RUNS,
+      [
+        "server-filesystem list_directory (51 entries)",
+        async () => ok(await theirs.callTool({ name: "list_directory", arguments: { path: dir } }))
+      ],
+      [
+        "freecode-tools mcp ls (51 entries)",
+        async () => ok(await ours.callTool({ name: "ls", arguments: { path: dir } }))
+      ]
+    )
+    // The same calls without MCP: what the execution path itself costs (permissions, hooks,
+    // orchestrator, store, the tool's own work), so the MCP layer's share is visible.
+    process.env.FREECODE_READ_DEDUP = "0"
+    const runtime = ManagedRuntime.make(ToolSystem.layer({ root: dir }))
+    const dispatcher = await runtime.runPromise(
+      Effect.gen(function* () {
+        return yield* Dispatcher
+      })
+    )
+    let n = 0
+    const direct = (name: string, args: unknown) => () =>
+      runtime.runPromise(dispatcher.dispatch({ id: `b${n++}`, name, args }, { sessionId: "bench" }))
+    const inRead = await time("in-process Dispatcher.dispatch read (no MCP)", RUNS, direct("read", { filePath: file }))
+    const inList = await time("in-process Dispatcher.dispatch ls (no MCP)", RUNS, direct("ls", { path: dir }))
+    await runtime.dispose()
+    return [
+      header,
+      row(fsRead),
+      row(ourRead, fsRead),
+      row(inRead, fsRead),
+      row(fsList),
+      row(ourList, fsList),
+      row(inList, fsList)
+    ].join("\n")
+  } finally {
+    await ours.close()
+    await theirs.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await benchMcp())

@@ -1,0 +1,44 @@
+/**
+ * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT]`: the tool system served to any
+ * MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp. Every call goes
+ * through the Dispatcher; nobody can answer an approval prompt, so a call that asks is refused
+ * with the reason. Runs until the client closes stdin (stdio) or the process is stopped (HTTP).
+ */
+import { Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { serveHttp, serveStdio } from "../mcp/serve.ts"
+import { Misuse } from "./errors.ts"
+import { systemFlags } from "./flags.ts"
+import { Io } from "./io.ts"
+import { buildToolSystem, checkOptions } from "./system.ts"
+
+const http = Flag.Int("http").pipe(
+  Flag.withMetavar("PORT"),
+  Flag.withDescription("Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio (0: any free port)."),
+  Flag.optional
+)
+
+export const mcpCommand = Command.make(
+  "mcp",
+  { ...systemFlags, http },
+  Effect.fn("cli.mcp")(function* (input) {
+    const io = yield* Io
+    const setup = yield* checkOptions(input)
+    const system = yield* buildToolSystem(setup, { awaitMcpServers: false })
+    if (Option.isNone(input.http)) return yield* serveStdio(system)
+    const port = input.http.value
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
+    }
+    const serving = yield* serveHttp(system, port).pipe(
+      Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
+    )
+    yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
+    return yield* Effect.never
+  }, Effect.scoped)
+).pipe(
+  Command.withDescription(
+    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp. Calls go through the same permissions, budgets and de-duplication as `call`; a call that asks for approval is refused with the reason."
+  ),
+  Command.withShortDescription("Serve the tools over MCP (stdio or HTTP)")
+)

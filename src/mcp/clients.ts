@@ -1,0 +1,175 @@
+/**
+ * McpClients: every configured MCP server connected in the background, each under its own scope,
+ * so startup never waits on a slow or failing server. A server that fails to start is reported
+ * with its stderr and left alone; one that crashes after connecting is reported, its tools are
+ * unregistered (closing its scope does that), and it is restarted with exponential backoff.
+ */
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer } from "effect"
+import { FreecodeConfig } from "../config/load.ts"
+import { ToolRegistry } from "../registry/registry.ts"
+import { Workspace } from "../tool/workspace.ts"
+import { isStdio, type McpServers } from "./config.ts"
+import type { SkippedTool } from "./list.ts"
+import { runSession, StderrTail } from "./session.ts"
+
+export type McpServerState = "connecting" | "connected" | "restarting" | "failed"
+
+export interface McpServerStatus {
+  readonly name: string
+  readonly transport: "stdio" | "http"
+  readonly state: McpServerState
+  /** Our names of the tools it has registered now. */
+  readonly tools: ReadonlyArray<string>
+  readonly skipped: ReadonlyArray<SkippedTool>
+  /** Why it is failed or restarting. */
+  readonly error?: string
+  /** The last lines the server wrote to stderr. */
+  readonly stderr: string
+  readonly restarts: number
+}
+
+export interface RestartPolicy {
+  readonly initialDelay: Duration.Input
+  readonly maxDelay: Duration.Input
+  /** Consecutive restarts without a stable connection before giving up. */
+  readonly maxAttempts: number
+  /** A connection that lasted this long resets the count. */
+  readonly stableAfter: Duration.Input
+}
+
+export const DEFAULT_RESTART: RestartPolicy = {
+  initialDelay: "1 second",
+  maxDelay: "30 seconds",
+  maxAttempts: 5,
+  stableAfter: "1 minute"
+}
+
+export interface McpClientsOptions {
+  readonly servers: McpServers
+  /** Where failures and warnings go (the CLI: stderr). Default: only into `status`. */
+  readonly report?: (message: string) => Effect.Effect<void>
+  readonly restart?: Partial<RestartPolicy>
+}
+
+const describeFailure = (failure: unknown): string =>
+  typeof failure === "object" && failure !== null && "message" in failure && typeof failure.message === "string"
+    ? failure.message
+    : String(failure)
+
+export class McpClients extends Context.Service<
+  McpClients,
+  {
+    /** Each configured server's state, in config order. */
+    readonly status: Effect.Effect<ReadonlyArray<McpServerStatus>>
+    /** Completes once every server's first connection attempt has settled (connected or failed). */
+    readonly ready: Effect.Effect<void>
+  }
+>()("freecode/McpClients") {
+  static readonly layer = (options: McpClientsOptions) =>
+    Layer.effect(
+      McpClients,
+      Effect.gen(function* () {
+        const registry = yield* ToolRegistry
+        const { root } = yield* Workspace
+        const report = options.report ?? (() => Effect.void)
+        const policy = { ...DEFAULT_RESTART, ...options.restart }
+        // Each server's current status; stderr is read live, not at the last state change.
+        const statuses = new Map<string, () => McpServerStatus>()
+        const settled: Array<Deferred.Deferred<void>> = []
+
+        for (const [name, config] of Object.entries(options.servers)) {
+          const stderr = new StderrTail()
+          const first = yield* Deferred.make<void>()
+          settled.push(first)
+          let status: McpServerStatus = {
+            name,
+            transport: isStdio(config) ? "stdio" : "http",
+            state: "connecting",
+            tools: [],
+            skipped: [],
+            stderr: "",
+            restarts: 0
+          }
+          const set = (patch: Partial<McpServerStatus>) => {
+            status = { ...status, ...patch }
+          }
+          statuses.set(name, () => ({ ...status, stderr: stderr.value }))
+
+          const supervise = Effect.gen(function* () {
+            let everConnected = false
+            let attempts = 0
+            while (true) {
+              const started = yield* Clock.currentTimeMillis
+              const exit = yield* Effect.exit(
+                Effect.scoped(
+                  runSession({
+                    name,
+                    config,
+                    root,
+                    registry,
+                    stderr,
+                    report: {
+                      warn: report,
+                      tools: (tools, skipped) =>
+                        Effect.gen(function* () {
+                          everConnected = true
+                          const { error: _gone, ...rest } = status
+                          status = rest
+                          set({ state: "connected", tools, skipped })
+                          yield* Deferred.succeed(first, undefined)
+                        })
+                    }
+                  })
+                )
+              )
+              // The session's scope is closed: its tools are unregistered.
+              const lived = (yield* Clock.currentTimeMillis) - started
+              const error = Exit.isFailure(exit)
+                ? describeFailure(Cause.squash(exit.cause))
+                : `the server ${isStdio(config) ? "exited" : "closed the connection"}${stderr.value === "" ? "" : `\nstderr:\n${stderr.value}`}`
+              if (!everConnected) {
+                set({ state: "failed", error, tools: [] })
+                yield* report(`MCP server ${name} failed to start: ${error}`)
+                yield* Deferred.succeed(first, undefined)
+                return
+              }
+              attempts = lived >= Duration.toMillis(Duration.fromInputUnsafe(policy.stableAfter)) ? 1 : attempts + 1
+              if (attempts > policy.maxAttempts) {
+                set({ state: "failed", error, tools: [] })
+                yield* report(`MCP server ${name} stopped (${error}); gave up after ${policy.maxAttempts} restarts.`)
+                return
+              }
+              const delay = Math.min(
+                Duration.toMillis(Duration.fromInputUnsafe(policy.initialDelay)) * 2 ** (attempts - 1),
+                Duration.toMillis(Duration.fromInputUnsafe(policy.maxDelay))
+              )
+              set({ state: "restarting", error, tools: [], restarts: status.restarts + 1 })
+              yield* report(
+                `MCP server ${name} stopped (${error}); its tools were removed; restarting in ${Duration.format(Duration.millis(delay))}.`
+              )
+              yield* Effect.sleep(Duration.millis(delay))
+            }
+          })
+          yield* Effect.forkScoped(supervise)
+        }
+
+        return McpClients.of({
+          status: Effect.sync(() => [...statuses.values()].map((view) => view())),
+          ready: Effect.forEach(settled, Deferred.await, { discard: true })
+        })
+      })
+    )
+
+  /**
+   * The servers of the project's configuration (`mcpServers` in freecode.json and .mcp.json).
+   * Failures go to stderr, never stdout: over stdio, stdout is the MCP server's protocol channel.
+   */
+  static readonly layerFromConfig = Layer.unwrap(
+    Effect.map(FreecodeConfig.use(Effect.succeed), (config) =>
+      McpClients.layer({
+        servers: config.mcpServers ?? {},
+        report: (message) => Effect.sync(() => void process.stderr.write(`freecode-tools: ${message}\n`))
+      })
+    )
+  )
+}

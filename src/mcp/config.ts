@@ -1,0 +1,123 @@
+/**
+ * The `mcpServers` setting: the shape `.mcp.json` already has (stdio `{command, args, env}`,
+ * streamable HTTP `{url, headers}`), plus our own per-server keys. Read from `.mcp.json` at the
+ * project root and from `freecode.json` (which wins for a name both define).
+ */
+import { Data, Effect, FileSystem, Path, Schema } from "effect"
+import { isRecord } from "../schema/json-schema.ts"
+
+const common = {
+  /** false: the server's annotations (readOnlyHint, …) count for nothing; every tool is treated as mutating. */
+  trusted: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "Whether the server's tool annotations are believed (default true)." })
+  ),
+  /** Per-call timeout in milliseconds; progress notifications reset it. Default 60 000. */
+  timeout: Schema.optionalKey(
+    Schema.Finite.check(Schema.isGreaterThan(0)).annotate({ description: "Per-call timeout in ms (default 60000)." })
+  ),
+  /** How long connecting and listing may take, in milliseconds. Default 30 000. */
+  startupTimeout: Schema.optionalKey(
+    Schema.Finite.check(Schema.isGreaterThan(0)).annotate({ description: "Connect timeout in ms (default 30000)." })
+  )
+}
+
+export const StdioServerConfig = Schema.Struct({
+  type: Schema.optionalKey(Schema.Literal("stdio")),
+  command: Schema.String.annotate({ description: "The program to start." }),
+  args: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Added to a minimal inherited environment (HOME, PATH, USER, SHELL, TERM, LOGNAME). */
+  env: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  cwd: Schema.optionalKey(Schema.String),
+  ...common
+})
+export type StdioServerConfig = typeof StdioServerConfig.Type
+
+export const HttpServerConfig = Schema.Struct({
+  type: Schema.optionalKey(Schema.Literals(["http", "streamable-http"])),
+  url: Schema.String.annotate({ description: "The server's streamable HTTP endpoint." }),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  ...common
+})
+export type HttpServerConfig = typeof HttpServerConfig.Type
+
+export const McpServerConfig = Schema.Union([StdioServerConfig, HttpServerConfig])
+export type McpServerConfig = typeof McpServerConfig.Type
+
+/** The value of the `mcpServers` key, in `freecode.json` and `.mcp.json` alike. */
+export const McpServers = Schema.Record(Schema.String, McpServerConfig)
+export type McpServers = typeof McpServers.Type
+
+export const isStdio = (config: McpServerConfig): config is StdioServerConfig => "command" in config
+
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+
+export class McpConfigError extends Data.TaggedError("McpConfigError")<{ readonly message: string }> {}
+
+const decodeServers = Schema.decodeUnknownResult(McpServers)
+
+/** Decodes one file's `mcpServers` value; `source` names the file in the message. */
+export const parseMcpServers = (value: unknown, source: string): Effect.Effect<McpServers, McpConfigError> => {
+  const decoded = decodeServers(value, { errors: "all" })
+  return decoded._tag === "Success"
+    ? Effect.succeed(decoded.success)
+    : Effect.fail(
+        new McpConfigError({
+          message: `mcpServers in ${source} is not valid (each server needs "command" or "url"):\n${decoded.failure.message}`
+        })
+      )
+}
+
+const readJson = (
+  file: string,
+  required: boolean
+): Effect.Effect<Record<string, unknown> | undefined, McpConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+    if (!exists) {
+      if (required) return yield* new McpConfigError({ message: `${file} does not exist.` })
+      return undefined
+    }
+    const text = yield* fs
+      .readFileString(file)
+      .pipe(Effect.mapError((e) => new McpConfigError({ message: `${file} cannot be read: ${e.message}` })))
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (e) {
+      return yield* new McpConfigError({ message: `${file} is not valid JSON: ${(e as Error).message}` })
+    }
+    if (!isRecord(parsed)) return yield* new McpConfigError({ message: `${file} must hold a JSON object.` })
+    return parsed
+  })
+
+/**
+ * The servers a session at `root` connects to: `.mcp.json` at the root, then `freecode.json`
+ * (`configFile`, else the one at the root, if any); a name in both takes freecode.json's entry.
+ */
+export const loadMcpServers = (
+  root: string,
+  configFile?: string
+): Effect.Effect<McpServers, McpConfigError, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function* () {
+    const path = yield* Path.Path
+    const servers: Record<string, McpServerConfig> = {}
+    const sources: ReadonlyArray<readonly [string, boolean]> = [
+      [path.join(root, ".mcp.json"), false],
+      configFile === undefined ? [path.join(root, "freecode.json"), false] : [path.resolve(root, configFile), true]
+    ]
+    for (const [file, required] of sources) {
+      const json = yield* readJson(file, required)
+      if (json?.mcpServers === undefined) continue
+      Object.assign(servers, yield* parseMcpServers(json.mcpServers, file))
+    }
+    return servers
+  })
+
+/** `${VAR}` and `${VAR:-default}` in a config string, as Claude Code's .mcp.json allows. */
+export const expandEnv = (text: string, env: Readonly<Record<string, string | undefined>>): string =>
+  text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
+    const value = env[name]
+    return value !== undefined && value !== "" ? value : (fallback ?? "")
+  })

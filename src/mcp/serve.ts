@@ -1,0 +1,128 @@
+/**
+ * Serving the tool system over MCP: stdio (one client, the parent process) and streamable HTTP
+ * on 127.0.0.1 (one `Server` per MCP session, so read de-duplication is per session). The HTTP
+ * side refuses a request whose Host (or Origin) is not this loopback address: a web page that
+ * rebinds a DNS name to 127.0.0.1 cannot drive the tools.
+ */
+import { randomUUID } from "node:crypto"
+import * as NodeHttp from "node:http"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Effect, Exit, Scope } from "effect"
+import { makeToolServer, type ServedSystem } from "./server.ts"
+
+/** Serves over stdin/stdout until the client closes stdin (or the scope closes). */
+export const serveStdio = (system: ServedSystem): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const server = yield* makeToolServer(system)
+    const closed = yield* Deferred.make<void>()
+    const transport = new StdioServerTransport()
+    server.onclose = () => Deferred.doneUnsafe(closed, Exit.void)
+    // The SDK's transport does not notice the end of stdin; the client going away ends the server.
+    const onEnd = () => void transport.close().catch(() => undefined)
+    process.stdin.on("end", onEnd)
+    yield* Effect.addFinalizer(() => Effect.sync(() => process.stdin.off("end", onEnd)))
+    yield* Effect.promise(() => server.connect(transport))
+    yield* Deferred.await(closed)
+  })
+
+export interface HttpServing {
+  readonly url: string
+  readonly port: number
+}
+
+const jsonRpcError = (res: NodeHttp.ServerResponse, status: number, code: number, message: string) => {
+  if (res.headersSent) return
+  res.writeHead(status, { "content-type": "application/json" })
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
+}
+
+const readBody = (req: NodeHttp.IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+/** Serves streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0: any free port) while the scope is open. */
+export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<HttpServing, Error, Scope.Scope> =>
+  Effect.gen(function* () {
+    const outer = yield* Effect.scope
+    const run = Effect.runPromiseWith(yield* Effect.context<never>())
+    const sessions = new Map<string, StreamableHTTPServerTransport>()
+    let allowedHosts = new Set<string>()
+
+    const hostAllowed = (req: NodeHttp.IncomingMessage): boolean => {
+      if (!allowedHosts.has(req.headers.host ?? "")) return false
+      const origin = req.headers.origin
+      if (origin === undefined) return true
+      try {
+        return allowedHosts.has(new URL(origin).host)
+      } catch {
+        return false
+      }
+    }
+
+    const openSession = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse, body: unknown) => {
+      const scope = await run(Scope.fork(outer))
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, transport)
+      })
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+        void run(Scope.close(scope, Exit.void))
+      }
+      const server = await run(Scope.provide(makeToolServer(system), scope))
+      await server.connect(transport)
+      await transport.handleRequest(req, res, body)
+    }
+
+    const handle = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
+      const url = new URL(req.url ?? "/", "http://localhost")
+      if (url.pathname !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found: the MCP endpoint is /mcp")
+      if (!hostAllowed(req)) {
+        return jsonRpcError(res, 403, -32000, `Forbidden: Host ${req.headers.host ?? "(none)"} is not this server`)
+      }
+      const sessionId = req.headers["mcp-session-id"]
+      let body: unknown
+      if (req.method === "POST") {
+        try {
+          body = JSON.parse(await readBody(req))
+        } catch {
+          return jsonRpcError(res, 400, -32700, "Parse error: the body is not JSON")
+        }
+      }
+      if (typeof sessionId === "string") {
+        const transport = sessions.get(sessionId)
+        if (transport === undefined) return jsonRpcError(res, 404, -32001, "Session not found; initialize again")
+        return transport.handleRequest(req, res, body)
+      }
+      if (req.method === "POST" && isInitializeRequest(body)) return openSession(req, res, body)
+      return jsonRpcError(res, 400, -32000, "Bad Request: no valid session id; send initialize first")
+    }
+
+    const http = NodeHttp.createServer((req, res) => {
+      handle(req, res).catch((e: unknown) =>
+        jsonRpcError(res, 500, -32603, `Internal error: ${e instanceof Error ? e.message : String(e)}`)
+      )
+    })
+    const bound = yield* Effect.callback<number, Error>((resume) => {
+      http.once("error", (e) => resume(Effect.fail(e)))
+      http.listen(port, "127.0.0.1", () => {
+        const address = http.address()
+        resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
+      })
+    })
+    allowedHosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`])
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)))
+        http.closeAllConnections()
+        await new Promise<void>((resolve) => http.close(() => resolve()))
+      })
+    )
+    return { url: `http://127.0.0.1:${bound}/mcp`, port: bound }
+  })

@@ -1,0 +1,164 @@
+/**
+ * Our tools to any MCP client. Built on the SDK's low-level `Server` so each tool's JSON Schema
+ * goes out exactly as declared (McpServer wants Zod). Every call goes through the Dispatcher —
+ * permissions, hooks, budgets, read de-duplication per MCP session — and comes back as the
+ * model's copy of the output; a non-ok status is an `isError` result. No one can answer an
+ * approval prompt here, so a call that asks is refused with the reason.
+ */
+import { randomUUID } from "node:crypto"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool as McpTool
+} from "@modelcontextprotocol/sdk/types.js"
+import { Context, Effect, Option, Stream } from "effect"
+import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { ToolEvents } from "../events/events.ts"
+import { ToolRegistry } from "../registry/registry.ts"
+import { isRecord } from "../schema/json-schema.ts"
+import type { ToolResult } from "../tool/result.ts"
+import type { Tool } from "../tool/tool.ts"
+
+export const SERVER_INFO = { name: "freecode-tools", version: "0.1.0" }
+
+/** What the server needs: the registry it lists and the dispatcher every call goes through. */
+export type ServedSystem = Context.Context<Dispatcher | ToolRegistry>
+
+const OPEN_WORLD = new Set(["network.fetch", "mcp.call", "agent.spawn", "person.ask"])
+
+/** A tool declaration as an MCP client sees it; the annotations come from the declaration. */
+export const toMcpTool = (tool: Tool): McpTool => ({
+  name: tool.id,
+  description: tool.description,
+  inputSchema: tool.inputSchema as McpTool["inputSchema"],
+  annotations: {
+    readOnlyHint: !tool.mutates,
+    destructiveHint: tool.mutates,
+    idempotentHint: tool.retrySafe || !tool.mutates,
+    openWorldHint: tool.source === "mcp" || tool.operations.some((o) => OPEN_WORLD.has(o))
+  }
+})
+
+const media = (value: unknown): ReadonlyArray<{ mimeType: string; data: string }> => {
+  const list = Array.isArray(value) ? value : value === undefined ? [] : [value]
+  return list.filter(
+    (m): m is { mimeType: string; data: string } =>
+      isRecord(m) && typeof m.mimeType === "string" && typeof m.data === "string"
+  )
+}
+
+/**
+ * A ToolResult as MCP content: the model's copy as text, plus the images, audio and embedded
+ * resources a tool put in its metadata (never as base64 inside the text).
+ */
+export const toCallToolResult = (result: ToolResult): CallToolResult => {
+  const content: Array<CallToolResult["content"][number]> = []
+  if (result.modelOutput !== "" || result.status !== "ok") content.push({ type: "text", text: result.modelOutput })
+  const meta = result.metadata
+  const images = media(meta.images ?? meta.image)
+  for (const image of images) content.push({ type: "image", data: image.data, mimeType: image.mimeType })
+  for (const clip of media(meta.audio)) content.push({ type: "audio", data: clip.data, mimeType: clip.mimeType })
+  for (const resource of Array.isArray(meta.resources) ? meta.resources : []) {
+    if (!isRecord(resource) || typeof resource.uri !== "string") continue
+    const mimeType = typeof resource.mimeType === "string" ? { mimeType: resource.mimeType } : {}
+    if (typeof resource.text === "string") {
+      content.push({ type: "resource", resource: { uri: resource.uri, text: resource.text, ...mimeType } })
+    } else if (typeof resource.blob === "string") {
+      content.push({ type: "resource", resource: { uri: resource.uri, blob: resource.blob, ...mimeType } })
+    }
+  }
+  if (content.length === 0) content.push({ type: "text", text: "" })
+  return {
+    content,
+    ...(result.status === "ok" ? {} : { isError: true }),
+    ...(isRecord(meta.structuredContent) ? { structuredContent: meta.structuredContent } : {})
+  }
+}
+
+/**
+ * One MCP `Server` over the system, for one client connection. Lives until the scope closes;
+ * announces `tools/list_changed` whenever the registry changes. `sessionId` keys read
+ * de-duplication; over HTTP each MCP session gets its own.
+ */
+export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${randomUUID()}`) =>
+  Effect.gen(function* () {
+    const registry = Context.get(system, ToolRegistry)
+    const dispatcher = Context.get(system, Dispatcher)
+    const events = Context.getOption(system, ToolEvents)
+    const run = Effect.runPromiseWith(yield* Effect.context<never>())
+
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions:
+        "Tools of a coding agent working in one project folder. Results are budgeted; a cut result names the `output` call that returns the rest."
+    })
+
+    server.setRequestHandler(ListToolsRequestSchema, () =>
+      run(Effect.map(registry.tools, (tools) => ({ tools: tools.map(toMcpTool) })))
+    )
+
+    // A streaming tool's live output reaches the client as log messages (and progress, when the
+    // call asked for it). One subscription for the server; each call only registers its id.
+    const live = new Map<string, { readonly progressToken: string | number | undefined; readonly session?: string }>()
+    if (Option.isSome(events)) {
+      const stream = yield* events.value.subscribe
+      yield* stream.pipe(
+        Stream.runForEach((e) => {
+          const call = live.get(e.callId)
+          if (call === undefined) return Effect.void
+          if (e.type === "tool_complete") return Effect.sync(() => live.delete(e.callId))
+          if (e.type !== "tool_output" || e.phase !== "live") return Effect.void
+          return Effect.promise(async () => {
+            await server
+              .sendLoggingMessage({ level: "info", logger: e.tool, data: e.chunk }, call.session)
+              .catch(() => undefined)
+            if (call.progressToken === undefined) return
+            await server
+              .notification({
+                method: "notifications/progress",
+                params: { progressToken: call.progressToken, progress: e.offset + e.chunk.length }
+              })
+              .catch(() => undefined)
+          })
+        }),
+        Effect.forkScoped
+      )
+    }
+
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const callId = `mcp_${String(extra.requestId)}_${randomUUID().slice(0, 8)}`
+      if (Option.isSome(events)) {
+        live.set(callId, {
+          progressToken: request.params._meta?.progressToken,
+          ...(extra.sessionId === undefined ? {} : { session: extra.sessionId })
+        })
+      }
+      const cancelled = Effect.callback<void>((resume) => {
+        if (extra.signal.aborted) return resume(Effect.void)
+        extra.signal.addEventListener("abort", () => resume(Effect.void), { once: true })
+      })
+      return run(
+        dispatcher
+          .dispatch(
+            { id: callId, name: request.params.name, args: request.params.arguments ?? {} },
+            { sessionId: extra.sessionId ?? sessionId, cancelled }
+          )
+          .pipe(
+            Effect.map(toCallToolResult),
+            // Normally tool_complete removes it; a call refused before the orchestrator has none.
+            Effect.ensuring(Effect.sync(() => setTimeout(() => live.delete(callId), 2000).unref()))
+          )
+      )
+    })
+
+    // list_changed on every registry change, for as long as this server lives.
+    yield* registry.changes.pipe(
+      Stream.runForEach(() => Effect.promise(() => server.sendToolListChanged().catch(() => undefined))),
+      // Subscribed before this returns: a change right after connecting must not be missed.
+      Effect.forkScoped({ startImmediately: true })
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(() => server.close().catch(() => undefined)))
+    return server
+  })

@@ -1,0 +1,272 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeHttp from "node:http"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Layer, Schema } from "effect"
+import { testToolSystem } from "../../layers/test.ts"
+import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { makeToolServer } from "../../src/mcp/server.ts"
+import { ToolRegistry } from "../../src/registry/registry.ts"
+import { defineTool } from "../../src/tool/tool.ts"
+import { REPO } from "./helpers.ts"
+
+const MAIN = NodePath.join(REPO, "src/cli/main.ts")
+const SERVE = NodePath.join(REPO, "test/fixtures/mcp/serve.ts")
+
+const makeProject = () => {
+  const root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-mcp-serve-"))
+  NodeFs.writeFileSync(NodePath.join(root, "notes.txt"), "alpha\nbeta\ngamma\n")
+  NodeFs.mkdirSync(NodePath.join(root, "src"))
+  NodeFs.writeFileSync(NodePath.join(root, "src/a.ts"), "export const a = 1\n")
+  return root
+}
+
+type Text = { type: string; text?: string }
+const textOf = (result: object) =>
+  (((result as { content?: unknown }).content ?? []) as Array<Text>)
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n")
+
+/** Starts `args` with node and waits for the "serving … at URL" line on stderr. */
+const startHttp = (script: string, args: ReadonlyArray<string>) =>
+  new Promise<{ child: ChildProcess; url: string; stderr: () => string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    let err = ""
+    const timer = setTimeout(() => reject(new Error(`no URL within 60 s; stderr: ${err}`)), 60_000)
+    child.stderr.on("data", (b: Buffer) => {
+      err += b.toString()
+      const url = err.match(/at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)?.[1]
+      if (url !== undefined) {
+        clearTimeout(timer)
+        resolve({ child, url, stderr: () => err })
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`exited ${code}: ${err}`)))
+  })
+
+const rawPost = (url: string, host: string) =>
+  new Promise<number>((resolve, reject) => {
+    const u = new URL(url)
+    const req = NodeHttp.request(
+      {
+        host: "127.0.0.1",
+        port: u.port,
+        path: u.pathname,
+        method: "POST",
+        headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream" }
+      },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      }
+    )
+    req.on("error", reject)
+    req.end(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+      })
+    )
+  })
+
+describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
+  it("lists the tools with annotations, runs calls through the dispatcher, errors as isError", async () => {
+    const root = makeProject()
+    const client = new Client({ name: "test", version: "1.0.0" })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN, "mcp", "--root", root],
+      stderr: "pipe"
+    })
+    try {
+      await client.connect(transport)
+      expect(client.getServerVersion()?.name).toBe("freecode-tools")
+      const { tools } = await client.listTools()
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
+      expect(Object.keys(byName)).toEqual(expect.arrayContaining(["read", "ls", "glob", "grep", "output"]))
+      expect(byName.read?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
+      // The schema goes out exactly as declared (McpServer would have refused raw JSON Schema).
+      expect(byName.read?.inputSchema).toMatchObject({ type: "object", additionalProperties: false })
+      expect(Object.keys(byName.read?.inputSchema.properties ?? {})).toContain("filePath")
+
+      const read = await client.callTool({ name: "read", arguments: { filePath: "notes.txt" } })
+      expect(read.isError).toBeUndefined()
+      expect(textOf(read)).toContain("beta")
+      // Read de-duplication is per MCP session: the same client re-reading gets a pointer.
+      const again = await client.callTool({ name: "read", arguments: { filePath: "notes.txt" } })
+      expect(textOf(again)).not.toContain("beta")
+
+      const bad = await client.callTool({ name: "read", arguments: { file_path: "notes.txt" } })
+      expect(bad.isError).toBe(true)
+      expect(textOf(bad)).toContain("Invalid arguments for read")
+
+      const unknown = await client.callTool({ name: "Reed", arguments: {} })
+      expect(unknown.isError).toBe(true)
+      expect(textOf(unknown)).toContain('No tool named "Reed"')
+
+      // A write asks for approval; nobody can answer over MCP, so it is refused with the reason.
+      expect(byName.write?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+      const write = await client.callTool({ name: "write", arguments: { filePath: "new.txt", content: "x" } })
+      expect(write.isError).toBe(true)
+      expect(textOf(write)).toContain("approv")
+      expect(NodeFs.existsSync(NodePath.join(root, "new.txt"))).toBe(false)
+    } finally {
+      await client.close()
+      NodeFs.rmSync(root, { recursive: true, force: true })
+    }
+  }, 90_000)
+})
+
+describe("the system's McpClients, configured in freecode.json", () => {
+  it("connects in the background; its tools reach an MCP client of ours through list_changed", async () => {
+    const root = makeProject()
+    NodeFs.writeFileSync(
+      NodePath.join(root, "freecode.json"),
+      JSON.stringify({
+        mcpServers: { fx: { command: process.execPath, args: [NodePath.join(REPO, "test/fixtures/mcp/server.ts")] } }
+      })
+    )
+    const client = new Client({ name: "test", version: "1.0.0" })
+    let changed = 0
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++
+    })
+    try {
+      await client.connect(
+        new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--root", root], stderr: "pipe" })
+      )
+      let names: Array<string> = []
+      for (let i = 0; i < 300 && !names.includes("mcp__fx__tree_sum"); i++) {
+        await new Promise((r) => setTimeout(r, 100))
+        names = (await client.listTools()).tools.map((t) => t.name)
+      }
+      expect(names).toContain("mcp__fx__tree_sum")
+      expect(changed).toBeGreaterThan(0)
+      const sum = await client.callTool({
+        name: "mcp__fx__tree_sum",
+        arguments: { root: { value: 2, children: [{ value: 5 }] } }
+      })
+      expect(textOf(sum)).toBe("7")
+    } finally {
+      await client.close()
+      NodeFs.rmSync(root, { recursive: true, force: true })
+    }
+  }, 90_000)
+})
+
+describe("freecode-tools mcp over streamable HTTP", () => {
+  it("serves sessions to the SDK client and refuses a foreign Host header", async () => {
+    const root = makeProject()
+    const server = await startHttp(MAIN, ["mcp", "--http", "0", "--root", root])
+    const client = new Client({ name: "test", version: "1.0.0" })
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+      const { tools } = await client.listTools()
+      expect(tools.map((t) => t.name)).toContain("grep")
+      const ls = await client.callTool({ name: "ls", arguments: {} })
+      expect(textOf(ls)).toContain("notes.txt")
+      const first = await client.callTool({ name: "read", arguments: { filePath: "notes.txt" } })
+      expect(textOf(first)).toContain("beta")
+      // Another MCP session has been shown nothing: it gets the content, not a pointer.
+      const other = new Client({ name: "other", version: "1.0.0" })
+      await other.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+      expect(textOf(await other.callTool({ name: "read", arguments: { filePath: "notes.txt" } }))).toContain("beta")
+      await other.close()
+      // DNS rebinding: a page on evil.example resolving to 127.0.0.1 must not get in.
+      expect(await rawPost(server.url, "evil.example:80")).toBe(403)
+      expect(await rawPost(server.url, new URL(server.url).host)).toBe(200)
+    } finally {
+      await client.close()
+      server.child.kill("SIGTERM")
+      NodeFs.rmSync(root, { recursive: true, force: true })
+    }
+  }, 90_000)
+
+  it("passes the official conformance suite's tool scenarios (others in the baseline, with reasons)", async () => {
+    const server = await startHttp(SERVE, ["mcp", "--http", "0", "--root", REPO])
+    const outDir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-conformance-"))
+    const run = (args: ReadonlyArray<string>) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(
+          NodePath.join(REPO, "node_modules/.bin/conformance"),
+          ["server", "--url", server.url, "-o", outDir, ...args],
+          { cwd: outDir, env: { ...process.env, PATH: `${NodePath.dirname(process.execPath)}:${process.env.PATH}` } }
+        )
+        let out = ""
+        child.stdout.on("data", (b: Buffer) => (out += b.toString()))
+        child.stderr.on("data", (b: Buffer) => (out += b.toString()))
+        child.on("close", (code) => resolve({ code, out }))
+      })
+    try {
+      const active = await run([
+        "--expected-failures",
+        NodePath.join(REPO, "test/fixtures/mcp/conformance-baseline.yml")
+      ])
+      for (const scenario of [
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-with-logging",
+        "tools-call-error",
+        "tools-call-with-progress",
+        "dns-rebinding-protection"
+      ]) {
+        expect(active.out).toMatch(new RegExp(`✓ ${scenario}: \\d+ passed, 0 failed`))
+      }
+      expect(active.code, active.out.slice(-3000)).toBe(0)
+      const schema = await run(["--scenario", "json-schema-2020-12"])
+      expect(schema.out).toMatch(/json-schema-2020-12-\$schema\s*\]\s*\S*SUCCESS/)
+      expect(schema.out).toMatch(/json-schema-2020-12-\$defs\s*\]\s*\S*SUCCESS/)
+      expect(schema.out).not.toContain("FAILURE")
+      expect(schema.code, schema.out.slice(-3000)).toBe(0)
+    } finally {
+      server.child.kill("SIGTERM")
+      NodeFs.rmSync(outDir, { recursive: true, force: true })
+    }
+  }, 300_000)
+})
+
+describe("makeToolServer", () => {
+  it.live("announces tools/list_changed when the registry changes", () =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
+      const server = yield* makeToolServer(system)
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      const client = new Client({ name: "test", version: "1.0.0" })
+      let changed = 0
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++
+      })
+      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
+      const before = yield* Effect.promise(() => client.listTools())
+      yield* registry.registerScoped(
+        defineTool({
+          id: "late_tool",
+          description: "Registered after the client connected.",
+          parameters: Schema.Struct({}),
+          execute: () => Effect.succeed({ title: "late", output: "late" })
+        })
+      )
+      for (let i = 0; i < 100 && changed === 0; i++) yield* Effect.sleep("20 millis")
+      expect(changed).toBeGreaterThan(0)
+      const after = yield* Effect.promise(() => client.listTools())
+      expect(after.tools.length).toBe(before.tools.length + 1)
+      expect(after.tools.map((t) => t.name)).toContain("late_tool")
+      yield* Effect.promise(() => client.close())
+    }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
+  )
+})
