@@ -1,0 +1,123 @@
+/**
+ * The server table: which language server handles a file, how to start it, where its
+ * workspace root is. Nothing is downloaded: a server is used only when its binary is in the
+ * workspace (TypeScript) or on PATH.
+ */
+import { existsSync, readFileSync } from "node:fs"
+import * as NodePath from "node:path"
+
+export interface ServerCommand {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+}
+
+export interface ServerSpec {
+  /** Names the server in messages and keys its clients with the root. */
+  readonly id: string
+  /** File extensions it handles, with their LSP languageId. */
+  readonly extensions: Readonly<Record<string, string>>
+  /** Files that mark a workspace root for it, nearest ancestor wins. */
+  readonly rootMarkers: ReadonlyArray<string>
+  /** How to start it for `root`, or why it cannot be started. */
+  readonly resolve: (root: string) => ServerCommand | { readonly missing: string }
+}
+
+/** `name` in one of PATH's directories, or undefined. */
+export const onPath = (name: string): string | undefined => {
+  for (const dir of (process.env.PATH ?? "").split(NodePath.delimiter)) {
+    if (dir === "") continue
+    const candidate = NodePath.join(dir, name)
+    if (existsSync(candidate)) return candidate
+  }
+  return undefined
+}
+
+/** The nearest `node_modules/<rel>` at or above `root`. */
+const findUp = (root: string, rel: string): string | undefined => {
+  for (let dir = root; ; dir = NodePath.dirname(dir)) {
+    const candidate = NodePath.join(dir, "node_modules", rel)
+    if (existsSync(candidate)) return candidate
+    if (NodePath.dirname(dir) === dir) return undefined
+  }
+}
+
+/**
+ * The workspace's own TypeScript: 7+ has a language server built into `tsc --lsp --stdio`;
+ * older versions need `typescript-language-server` (from the workspace or PATH).
+ */
+const resolveTypeScript = (root: string): ServerCommand | { readonly missing: string } => {
+  const pkg = findUp(root, "typescript/package.json")
+  const version =
+    pkg === undefined ? undefined : (JSON.parse(readFileSync(pkg, "utf8")) as { version?: string }).version
+  const major = Number(version?.split(".")[0])
+  const tsc = findUp(root, ".bin/tsc")
+  if (major >= 7 && tsc !== undefined) return { command: tsc, args: ["--lsp", "--stdio"] }
+  const tls = findUp(root, ".bin/typescript-language-server") ?? onPath("typescript-language-server")
+  if (tls !== undefined) return { command: tls, args: ["--stdio"] }
+  return {
+    missing:
+      version === undefined
+        ? "no TypeScript in the workspace's node_modules (install typescript@7, or typescript-language-server)"
+        : `TypeScript ${version} has no built-in language server; install typescript-language-server`
+  }
+}
+
+const fromPath = (binary: string, args: ReadonlyArray<string>) => (): ServerCommand | { readonly missing: string } => {
+  const command = onPath(binary)
+  return command === undefined ? { missing: `${binary} is not on PATH` } : { command, args }
+}
+
+export const SERVERS: ReadonlyArray<ServerSpec> = [
+  {
+    id: "typescript",
+    extensions: {
+      ts: "typescript",
+      tsx: "typescriptreact",
+      mts: "typescript",
+      cts: "typescript",
+      js: "javascript",
+      jsx: "javascriptreact",
+      mjs: "javascript",
+      cjs: "javascript"
+    },
+    rootMarkers: ["tsconfig.json", "jsconfig.json", "package.json"],
+    resolve: resolveTypeScript
+  },
+  {
+    id: "pyright",
+    extensions: { py: "python", pyi: "python" },
+    rootMarkers: ["pyproject.toml", "setup.py", "pyrightconfig.json"],
+    resolve: fromPath("pyright-langserver", ["--stdio"])
+  },
+  { id: "gopls", extensions: { go: "go" }, rootMarkers: ["go.mod"], resolve: fromPath("gopls", []) },
+  {
+    id: "rust-analyzer",
+    extensions: { rs: "rust" },
+    rootMarkers: ["Cargo.toml"],
+    resolve: fromPath("rust-analyzer", [])
+  },
+  {
+    id: "clangd",
+    extensions: { c: "c", h: "c", cc: "cpp", cpp: "cpp", cxx: "cpp", hpp: "cpp" },
+    rootMarkers: ["compile_commands.json", "CMakeLists.txt", ".clangd"],
+    resolve: fromPath("clangd", [])
+  }
+]
+
+/** The server for a file, by extension. */
+export const serverFor = (servers: ReadonlyArray<ServerSpec>, file: string): ServerSpec | undefined => {
+  const ext = NodePath.extname(file).slice(1).toLowerCase()
+  return servers.find((s) => ext in s.extensions)
+}
+
+export const languageIdOf = (spec: ServerSpec, file: string): string =>
+  spec.extensions[NodePath.extname(file).slice(1).toLowerCase()] ?? spec.id
+
+/** The nearest ancestor of `file` (not above `projectRoot`) holding one of the markers; else the project root. */
+export const workspaceRootFor = (spec: ServerSpec, file: string, projectRoot: string): string => {
+  for (let dir = NodePath.dirname(file); ; dir = NodePath.dirname(dir)) {
+    if (spec.rootMarkers.some((m) => existsSync(NodePath.join(dir, m)))) return dir
+    const rel = NodePath.relative(projectRoot, dir)
+    if (rel === "" || rel.startsWith("..") || NodePath.dirname(dir) === dir) return projectRoot
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * `LspClients`: language servers started lazily, one per (workspace root, server), shut down
+ * with the layer's scope. A server that fails to start is reported once and not retried; one
+ * that crashes is restarted on a later request, with backoff; every request has a deadline.
+ */
+import * as NodePath from "node:path"
+import { Context, Effect, Layer } from "effect"
+import type { Diagnostic } from "vscode-languageserver-protocol"
+import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
+import { LspClient, LspTimeout } from "./client.ts"
+import { languageIdOf, SERVERS, type ServerSpec, serverFor, workspaceRootFor } from "./servers.ts"
+
+export interface LspSettings {
+  /** Deadline for one request (and for a pull of diagnostics). */
+  readonly requestTimeoutMs: number
+  /** Deadline for starting a server and its initialize handshake. */
+  readonly startTimeoutMs: number
+  /** After a crash, the first restart waits this long; each further crash doubles it. */
+  readonly restartBackoffMs: number
+  /** A server that crashed this many times is given up on. */
+  readonly maxRestarts: number
+  /** The server table; default SERVERS (src/lsp/servers.ts). */
+  readonly servers: ReadonlyArray<ServerSpec>
+}
+
+export const DEFAULT_LSP_SETTINGS: LspSettings = {
+  requestTimeoutMs: 30_000,
+  startTimeoutMs: 60_000,
+  restartBackoffMs: 1_000,
+  maxRestarts: 5,
+  servers: SERVERS
+}
+
+/** A file opened in its server, ready for requests. */
+export interface LspDocument {
+  readonly client: LspClient
+  readonly server: string
+  readonly uri: string
+  readonly path: string
+  /** The file's text as the server has it. */
+  readonly text: string
+}
+
+type Entry =
+  | { readonly state: "starting"; readonly ready: Promise<LspClient> }
+  | { readonly state: "ready"; readonly client: LspClient; readonly crashes: number }
+  | { readonly state: "failed"; readonly message: string }
+  | { readonly state: "crashed"; readonly crashes: number; readonly restartAt: number }
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const make = (settings: LspSettings) =>
+  Effect.gen(function* () {
+    const entries = new Map<string, Entry>()
+    let closing = false
+
+    const current = (key: string): LspClient | undefined => {
+      const entry = entries.get(key)
+      return entry?.state === "ready" ? entry.client : undefined
+    }
+
+    const recordCrash = (key: string, spec: ServerSpec, root: string, crashes: number) => {
+      entries.set(
+        key,
+        crashes + 1 >= settings.maxRestarts
+          ? {
+              state: "failed",
+              message: `The ${spec.id} server for ${root} crashed ${crashes + 1} times; it is not restarted again.`
+            }
+          : { state: "crashed", crashes: crashes + 1, restartAt: Date.now() + settings.restartBackoffMs * 2 ** crashes }
+      )
+    }
+
+    const start = (key: string, spec: ServerSpec, root: string, crashes: number): Promise<LspClient> => {
+      const command = spec.resolve(root)
+      if ("missing" in command) {
+        const message = `No ${spec.id} language server for ${root}: ${command.missing}. Use grep and read instead.`
+        entries.set(key, { state: "failed", message })
+        return Promise.reject(new Error(message))
+      }
+      const ready = LspClient.start(command, root, settings.startTimeoutMs).then(
+        (client) => {
+          entries.set(key, { state: "ready", client, crashes })
+          client.whenExited(() => {
+            if (!closing && current(key) === client) recordCrash(key, spec, root, crashes)
+          })
+          return client
+        },
+        (e: unknown) => {
+          // Reported once: later calls get this message at once instead of another start.
+          const message = `The ${spec.id} language server (${command.command}) failed to start in ${root}: ${describe(e)}.`
+          entries.set(key, { state: "failed", message })
+          throw new Error(message)
+        }
+      )
+      entries.set(key, { state: "starting", ready })
+      return ready
+    }
+
+    const clientFor = (spec: ServerSpec, root: string): Promise<LspClient> => {
+      const key = `${spec.id}@${root}`
+      const entry = entries.get(key)
+      if (entry === undefined) return start(key, spec, root, 0)
+      switch (entry.state) {
+        case "ready":
+          if (entry.client.alive) return Promise.resolve(entry.client)
+          // Its pipe closed before the exit event was handled: count the crash now.
+          recordCrash(key, spec, root, entry.crashes)
+          return clientFor(spec, root)
+        case "starting":
+          return entry.ready
+        case "failed":
+          return Promise.reject(new Error(entry.message))
+        case "crashed": {
+          // Restart after the backoff; calls arriving meanwhile wait for the same start.
+          const wait = Math.max(0, entry.restartAt - Date.now())
+          const ready = new Promise((resolve) => setTimeout(resolve, wait)).then(() =>
+            start(key, spec, root, entry.crashes)
+          )
+          entries.set(key, { state: "starting", ready })
+          return ready
+        }
+      }
+    }
+
+    const open = (path: string, projectRoot: string): Effect.Effect<LspDocument, ToolFailure | TransientFailure> =>
+      Effect.suspend(() => {
+        const spec = serverFor(settings.servers, path)
+        if (spec === undefined)
+          return Effect.fail(
+            fail(`No language server handles ${NodePath.extname(path) || "files without an extension"} files here.`)
+          )
+        const root = workspaceRootFor(spec, path, projectRoot)
+        let client: LspClient | undefined
+        return Effect.tryPromise({
+          try: async () => {
+            client = await clientFor(spec, root)
+            const uri = await client.sync(path, languageIdOf(spec, path))
+            if (!client.alive) throw new Error("exited")
+            return { client, server: spec.id, uri, path, text: client.textOf(uri) ?? "" }
+          },
+          catch: (e) =>
+            client !== undefined && !client.alive
+              ? new TransientFailure({ message: `The ${spec.id} server exited while opening ${path}.` })
+              : fail(describe(e))
+        })
+      })
+
+    /** A failure on a client whose server died is transient: the next call restarts the server. */
+    const lost = (doc: LspDocument, what: string): TransientFailure | undefined =>
+      doc.client.alive
+        ? undefined
+        : new TransientFailure({ message: `The ${doc.server} server exited during ${what}.` })
+
+    const request = <T>(
+      doc: LspDocument,
+      method: string,
+      params: unknown
+    ): Effect.Effect<T, ToolFailure | TransientFailure> =>
+      Effect.tryPromise({
+        try: () => doc.client.request<T>(method, params, settings.requestTimeoutMs),
+        catch: (e) =>
+          lost(doc, method) ??
+          (e instanceof LspTimeout
+            ? fail(
+                `The ${doc.server} server did not answer ${method} in ${settings.requestTimeoutMs / 1000} s; try again.`
+              )
+            : fail(`The ${doc.server} server failed ${method}: ${describe(e)}`))
+      })
+
+    const diagnostics = (doc: LspDocument) =>
+      Effect.tryPromise({
+        try: () => doc.client.diagnostics(doc.uri, settings.requestTimeoutMs),
+        catch: (e) =>
+          lost(doc, "diagnostics") ?? fail(`The ${doc.server} server could not report diagnostics: ${describe(e)}`)
+      })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        closing = true
+        const clients = [...entries.values()].flatMap(
+          (e): Array<Promise<LspClient | undefined>> =>
+            e.state === "ready"
+              ? [Promise.resolve(e.client)]
+              : e.state === "starting"
+                ? [e.ready.catch(() => undefined)]
+                : []
+        )
+        await Promise.all(clients.map(async (c) => (await c)?.shutdown(5_000)))
+        entries.clear()
+      })
+    )
+
+    return LspClients.of({
+      open,
+      request,
+      diagnostics,
+      running: Effect.sync(() => [...entries].filter(([, e]) => e.state === "ready").map(([k]) => k))
+    })
+  })
+
+export class LspClients extends Context.Service<
+  LspClients,
+  {
+    /** Starts (or reuses) the server for `path` and syncs the file's current text into it. */
+    readonly open: (path: string, projectRoot: string) => Effect.Effect<LspDocument, ToolFailure | TransientFailure>
+    readonly request: <T>(
+      doc: LspDocument,
+      method: string,
+      params: unknown
+    ) => Effect.Effect<T, ToolFailure | TransientFailure>
+    readonly diagnostics: (doc: LspDocument) => Effect.Effect<ReadonlyArray<Diagnostic>, ToolFailure | TransientFailure>
+    /** The servers running now, as `server@root`. */
+    readonly running: Effect.Effect<ReadonlyArray<string>>
+  }
+>()("freecode/LspClients") {
+  static readonly layerWith = (overrides: Partial<LspSettings>) =>
+    Layer.effect(LspClients, make({ ...DEFAULT_LSP_SETTINGS, ...overrides }))
+  static readonly layer = LspClients.layerWith({})
+}
