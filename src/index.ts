@@ -1,7 +1,19 @@
 /** freecode-tools: the tool layer of a coding agent. */
 export { ToolSystem, type ToolSystemOptions } from "../layers/live.ts"
 export { registerTools, toolSystem } from "../layers/system.ts"
-export { Dispatcher } from "./dispatch/dispatcher.ts"
+export {
+  ConfigError,
+  ConfigSource,
+  FreecodeConfig,
+  type FreecodeConfigShape,
+  loadConfig,
+  parseConfig
+} from "./config/load.ts"
+export type { FreecodeConfigData, PermissionMode, ProfileConfig } from "./config/schema.ts"
+export { Dispatcher, type DispatcherShape, type PermissionMetadata } from "./dispatch/dispatcher.ts"
+export { applyEdit, applyEditToBytes, type EditOutcome, type EditRequest } from "./edit/apply.ts"
+export { writeFileAtomic } from "./edit/atomic-write.ts"
+export { type ReplacerName, replacers } from "./edit/replacers.ts"
 export {
   EVENT_WINDOW_CHARS,
   type ToolCompleteEvent,
@@ -10,6 +22,22 @@ export {
   type ToolOutputEvent,
   type ToolStartEvent
 } from "./events/events.ts"
+export {
+  type FunctionHook,
+  type HookInput,
+  type HookOutcome,
+  type HookResponse,
+  Hooks,
+  hooksOf
+} from "./hooks/hooks.ts"
+export { diagnosticsAfterEditEnabled, errorsAfterEdit } from "./lsp/after-edit.ts"
+export { SERVERS, type ServerSpec } from "./lsp/servers.ts"
+export { DEFAULT_LSP_SETTINGS, LspClients, type LspDocument, type LspSettings } from "./lsp/service.ts"
+export { McpClients, type McpClientsOptions, type McpServerStatus } from "./mcp/clients.ts"
+export { loadMcpServers, McpServerConfig, McpServers } from "./mcp/config.ts"
+export { convertMcpTool } from "./mcp/convert.ts"
+export { serveHttp, serveStdio } from "./mcp/serve.ts"
+export { makeToolServer } from "./mcp/server.ts"
 export { planToolBatches, type ToolBatch } from "./orchestrator/batching.ts"
 export {
   type ApprovalRequest,
@@ -18,6 +46,7 @@ export {
   Orchestrator,
   RETRY_BACKOFF_MS
 } from "./orchestrator/orchestrator.ts"
+export { classifyCommand, compressForModel, type OutputKind, stripAnsi } from "./output/compress/index.ts"
 export {
   defaultOutputSettings,
   InvalidSetting,
@@ -25,12 +54,39 @@ export {
   type OutputSettings,
   outputSettingNames
 } from "./output/config.ts"
-export { makeMemoryStore, OutputStore, type PutRequest, type PutResult, type StoredOutput } from "./output/store.ts"
+export {
+  type BudgetedHistory,
+  budgetHistory,
+  HistoryBudget,
+  type HistoryBudgetSettings,
+  type HistoryResult
+} from "./output/history-budget.ts"
+export type { OutputView, OutputWriter } from "./output/spill.ts"
+export {
+  makeMemoryStore,
+  OutputStore,
+  type PutRequest,
+  type PutResult,
+  SPILL_AFTER_BYTES,
+  type StoredOutput
+} from "./output/store.ts"
 export { adaptiveTruncate, type Truncated, type TruncateOptions, tailCap } from "./output/truncate.ts"
+export { Approval, type ApprovalAnswer, type ApprovalQuestion } from "./permission/approval.ts"
+export { BUILTIN_PROFILES, type Decision, type Grant, PermissionEngine, type Policy } from "./permission/engine.ts"
+export { analyzeCommand, type ShellAnalysis, type SimpleCommand } from "./permission/shell.ts"
+export {
+  DEDUP_POINTER,
+  type FileSnapshot,
+  type FileView,
+  ReadState,
+  type ReadStateShape,
+  type ReadWindow
+} from "./read-state/read-state.ts"
 export { type Provider, providers, type ToolDefinition, toolsParam } from "./registry/provider.ts"
 export { DuplicateTool, type RegistryChange, ToolRegistry } from "./registry/registry.ts"
 export { coerceArgs } from "./schema/coerce.ts"
 export type { JsonSchema, ObjectJsonSchema } from "./schema/json-schema.ts"
+export { resolveSchema } from "./schema/resolve.ts"
 export * from "./tool/errors.ts"
 export type { ToolCall, ToolResult, ToolStatus } from "./tool/result.ts"
 export {
@@ -45,4 +101,13 @@ export {
   type TruncateDirection
 } from "./tool/tool.ts"
 export { Workspace } from "./tool/workspace.ts"
+export { ApplyPatchTool } from "./tools/apply-patch.ts"
+export { BashTool } from "./tools/bash.ts"
+export { EditTool } from "./tools/edit.ts"
 export { type BuiltinRequirements, builtinTools } from "./tools/index.ts"
+export { LspTool } from "./tools/lsp.ts"
+export { WebFetchTool, webfetchHost } from "./tools/webfetch.ts"
+export { WebSearchTool, webSearchLayer } from "./tools/websearch.ts"
+export { WriteTool } from "./tools/write.ts"
+export { type SearchSetup, searchSetup, webSearchUnavailableReason } from "./web/search/config.ts"
+export { SearchProvider, type SearchProviderShape, type SearchResult } from "./web/search/provider.ts"

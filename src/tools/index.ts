@@ -4,13 +4,21 @@
  */
 import type { FileSystem, Path } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
+import type { LspClients } from "../lsp/service.ts"
 import type { OutputStore } from "../output/store.ts"
+import type { ReadState } from "../read-state/read-state.ts"
 import type { Tool } from "../tool/tool.ts"
+import { ApplyPatchTool } from "./apply-patch.ts"
+import { BashTool } from "./bash.ts"
+import { EditTool } from "./edit.ts"
 import { GlobTool } from "./glob.ts"
 import { GrepTool } from "./grep.ts"
 import { LsTool } from "./ls.ts"
+import { LspTool } from "./lsp.ts"
 import { OutputTool } from "./output.ts"
 import { ReadTool } from "./read.ts"
+import { WebFetchTool } from "./webfetch.ts"
+import { WriteTool } from "./write.ts"
 
 /** Everything a built-in tool may need from its environment. */
 export type BuiltinRequirements =
@@ -18,5 +26,19 @@ export type BuiltinRequirements =
   | Path.Path
   | ChildProcessSpawner.ChildProcessSpawner
   | OutputStore
+  | LspClients
+  | ReadState
 
-export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [ReadTool, LsTool, GlobTool, GrepTool, OutputTool]
+export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [
+  ReadTool,
+  LsTool,
+  GlobTool,
+  GrepTool,
+  OutputTool,
+  LspTool,
+  WebFetchTool,
+  BashTool,
+  EditTool,
+  WriteTool,
+  ApplyPatchTool
+]
