@@ -4,8 +4,10 @@
  */
 import { Context, Effect, Option } from "effect"
 import { Command } from "effect/cli"
+import { McpClients } from "../mcp/clients.ts"
 import type { Provider } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
+import { searchSetup } from "../web/search/config.ts"
 import { ESTIMATE_RULE, estimateTokens, summarize } from "./estimate.ts"
 import { json, provider, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
@@ -17,6 +19,33 @@ const entriesOf = (provider: Provider, param: ReadonlyArray<unknown>): ReadonlyA
   const first = param[0] as { readonly functionDeclarations?: ReadonlyArray<unknown> } | undefined
   return first?.functionDeclarations ?? []
 }
+
+interface Unavailable {
+  readonly id: string
+  readonly reason: string
+}
+
+/**
+ * What a person would expect in the list but will not find, and why: websearch without a
+ * configured search API, MCP servers that failed to start, MCP tools whose schema was broken.
+ */
+const unavailableTools = (context: Context.Context<ToolRegistry>, registered: ReadonlySet<string>) =>
+  Effect.gen(function* () {
+    const out: Array<Unavailable> = []
+    const search = yield* searchSetup
+    if (!registered.has("websearch") && search._tag === "NotConfigured")
+      out.push({ id: "websearch", reason: search.reason })
+    const mcp = Context.getOption(context, McpClients)
+    for (const server of Option.isSome(mcp) ? yield* mcp.value.status : []) {
+      if (server.state === "failed") {
+        const stderr =
+          server.stderr.trim() === "" ? "" : ` (stderr: ${server.stderr.trim().split("\n").slice(-2).join(" | ")})`
+        out.push({ id: `mcp server ${server.name}`, reason: `${server.error ?? "failed to start"}${stderr}` })
+      }
+      for (const skipped of server.skipped) out.push({ id: `${server.name}/${skipped.name}`, reason: skipped.reason })
+    }
+    return out
+  })
 
 const table = (rows: ReadonlyArray<readonly [string, string, string]>): string => {
   const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
@@ -33,8 +62,10 @@ export const toolsCommand = Command.make(
   Effect.fn("cli.tools")(function* (input) {
     const io = yield* Io
     const setup = yield* checkOptions(input)
-    const registry = Context.get(yield* buildToolSystem(setup.root), ToolRegistry)
+    const system = yield* buildToolSystem(setup)
+    const registry = Context.get(system, ToolRegistry)
     const tools = yield* registry.tools
+    const unavailable = yield* unavailableTools(system, new Set(tools.map((t) => t.id)))
 
     if (Option.isSome(input.provider) && input.json) {
       return yield* io.out(`${JSON.stringify(yield* registry.toolsParam(input.provider.value), null, 2)}\n`)
@@ -58,7 +89,8 @@ export const toolsCommand = Command.make(
           retrySafe: t.retrySafe,
           operations: t.operations
         })),
-        totalEstimatedTokens: total
+        totalEstimatedTokens: total,
+        unavailable
       }
       return yield* io.out(`${JSON.stringify(out, null, 2)}\n`)
     }
@@ -76,7 +108,8 @@ export const toolsCommand = Command.make(
       ...tools.map((t, i) => [t.id, String(estimates[i]!), summarize(t.description)] as const),
       ["total", String(total), ""]
     ]
-    yield* io.out(`${header.join("\n")}\n${table(rows)}\n`)
+    const missing = unavailable.map((u) => `not available: ${u.id}: ${u.reason}`)
+    yield* io.out(`${header.join("\n")}\n${table(rows)}\n${missing.length > 0 ? `\n${missing.join("\n")}\n` : ""}`)
   }, Effect.scoped)
 ).pipe(
   Command.withDescription(

@@ -4,6 +4,7 @@
  * tools block stays inside the cached prefix.
  */
 import { isRecord, type JsonSchema } from "../schema/json-schema.ts"
+import { lowerOneOf } from "../schema/resolve.ts"
 
 export type Provider = "anthropic" | "openai" | "openai-responses" | "gemini"
 export const providers: ReadonlyArray<Provider> = ["anthropic", "openai", "openai-responses", "gemini"]
@@ -69,7 +70,7 @@ export const toolsParam = (provider: Provider, tools: ReadonlyArray<ToolDefiniti
               functionDeclarations: tools.map((t) => ({
                 name: t.name,
                 description: t.description,
-                parameters: forGemini(t.inputSchema)
+                parameters: forGemini(lowerOneOf(t.inputSchema))
               }))
             }
           ]

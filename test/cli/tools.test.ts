@@ -52,7 +52,7 @@ describe.concurrent("tools", () => {
       expect(text.stdout).toMatch(
         new RegExp(`\\noutput +${output.estimatedTokens}  Read the part of an earlier tool result`)
       )
-      expect(text.stdout).toMatch(new RegExp(`\\ntotal +${listed.totalEstimatedTokens}\\n$`))
+      expect(text.stdout).toMatch(new RegExp(`\\ntotal +${listed.totalEstimatedTokens}\\n(\\n|$)`))
     })
   )
 
@@ -81,6 +81,26 @@ describe.concurrent("tools", () => {
       expect(bad.code).toBe(2)
       expect(bad.stdout).toBe("")
       expect(bad.stderr).toContain('Invalid value for flag --provider: "claude"')
+    })
+  )
+
+  it.live("says what is missing and why: websearch without a search API, an MCP server that fails to start", () =>
+    Effect.gen(function* () {
+      const broken = makeProject({
+        "freecode.json": JSON.stringify({ mcpServers: { broken: { command: "/bin/false" } } })
+      })
+      try {
+        const r = yield* cli("tools", "--root", broken.root)
+        expect(r.code).toBe(0)
+        expect(r.stdout).toMatch(/^not available: websearch: no search API is configured: set SEARXNG_URL/m)
+        expect(r.stdout).toMatch(/^not available: mcp server broken: /m)
+        const listed = JSON.parse((yield* cli("tools", "--json", "--root", broken.root)).stdout) as {
+          readonly unavailable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
+        }
+        expect(listed.unavailable.map((u) => u.id)).toEqual(["websearch", "mcp server broken"])
+      } finally {
+        broken.cleanup()
+      }
     })
   )
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Option, Schema, Scope, Stream } from "effect"
+import { toolsParam } from "../../src/registry/provider.ts"
 import { type RegistryChange, ToolRegistry } from "../../src/registry/registry.ts"
 import { defineTool, type Tool, type ToolSource } from "../../src/tool/tool.ts"
 
@@ -148,6 +149,27 @@ describe("ToolRegistry", () => {
       })
     )
   )
+
+  it("Gemini's parameters know only anyOf: oneOf is lowered, property names are kept", () => {
+    const [entry] = toolsParam("gemini", [
+      {
+        name: "pick",
+        description: "Picks.",
+        inputSchema: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            oneOf: { type: "string" },
+            target: { oneOf: [{ type: "string" }, { type: "number" }] }
+          }
+        }
+      }
+    ]) as [{ functionDeclarations: [{ parameters: unknown }] }]
+    expect(entry.functionDeclarations[0].parameters).toEqual({
+      type: "object",
+      properties: { oneOf: { type: "string" }, target: { anyOf: [{ type: "string" }, { type: "number" }] } }
+    })
+  })
 
   it.effect("a registered tool carries the requirements it was registered with", () =>
     Effect.gen(function* () {
