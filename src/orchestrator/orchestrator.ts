@@ -78,6 +78,15 @@ const parseArgs = (tool: string, raw: unknown): Result.Result<unknown, InvalidAr
     : Result.fail(invalid(tool, `arguments must be a JSON object, got ${JSON.stringify(args)}`))
 }
 
+/**
+ * The arguments as tool_start carries them: whole when small, else a preview, so no event
+ * exceeds a window (a write's content can be megabytes).
+ */
+const argsForEvent = (args: unknown, max: number): unknown => {
+  const json = typeof args === "string" ? args : (JSON.stringify(args) ?? "")
+  return json.length <= max ? args : { truncated: true, chars: json.length, preview: json.slice(0, max / 2) }
+}
+
 const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
 const invalid = (tool: string, message: string) =>
@@ -175,7 +184,7 @@ export class Orchestrator extends Context.Service<
                 type: "tool_start",
                 ...base,
                 tool: toolId,
-                args: call.args,
+                args: argsForEvent(call.args, windowSize),
                 paths,
                 operations: tool?.operations ?? []
               })
@@ -301,7 +310,16 @@ export class Orchestrator extends Context.Service<
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
             yield* permit(t, args)
             return yield* cancellable(t, attempt(t, args, 1))
-          })
+          }).pipe(
+            // A tool's paths, validateInput or checkPermissions may throw too: never a defect.
+            Effect.catchDefect((defect) =>
+              Effect.fail(
+                new ToolFailure({
+                  message: `${toolId} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
+                })
+              )
+            )
+          )
 
           // If this call is itself interrupted, the writer's file (if any) must not outlive it.
           const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))

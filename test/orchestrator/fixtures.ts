@@ -138,3 +138,23 @@ export const makeLatchTools = (expected: number) =>
     })
     return { Meet, Write, log }
   })
+
+/** Declares paths with a bug: the function throws. */
+export const BadPaths = defineTool({
+  id: "bad_paths",
+  description: "Its paths function throws.",
+  parameters: Schema.Struct({}),
+  paths: () => {
+    throw new Error("cannot read properties of undefined")
+  },
+  execute: () => Effect.succeed({ title: "never", output: "never" })
+})
+
+/** Its validateInput dies. */
+export const BadValidate = defineTool({
+  id: "bad_validate",
+  description: "Its validateInput dies.",
+  parameters: Schema.Struct({}),
+  validateInput: () => Effect.die("validator bug"),
+  execute: () => Effect.succeed({ title: "never", output: "never" })
+})

@@ -8,7 +8,7 @@ import type { OutputSettings } from "../../src/output/config.ts"
 import type { Tool } from "../../src/tool/tool.ts"
 import type { BuiltinRequirements } from "../../src/tools/index.ts"
 import { OutputTool } from "../../src/tools/output.ts"
-import { Boom, Echo, flaky, Guarded, hang, Lines, makeLatchTools, Small } from "./fixtures.ts"
+import { BadPaths, BadValidate, Boom, Echo, flaky, Guarded, hang, Lines, makeLatchTools, Small } from "./fixtures.ts"
 
 const system = (tools: ReadonlyArray<Tool<BuiltinRequirements>>, output: Partial<OutputSettings> = {}) =>
   testToolSystem({ root: process.cwd(), tools: [...tools, OutputTool], output })
@@ -240,6 +240,36 @@ describe("Orchestrator.execute", () => {
         "boom failed unexpectedly (a bug in the tool, not in your call): undefined is not a function"
       )
     }).pipe(Effect.provide(system([Boom])))
+  )
+
+  it.effect("a bug in a tool's paths or validateInput is an error result too, and the tool never runs", () =>
+    Effect.gen(function* () {
+      const paths = yield* run("bad_paths", {})
+      expect(paths.status).toBe("error")
+      expect(paths.modelOutput).toBe(
+        "bad_paths failed unexpectedly (a bug in the tool, not in your call): cannot read properties of undefined"
+      )
+      const validate = yield* run("bad_validate", {})
+      expect(validate.status).toBe("error")
+      expect(validate.modelOutput).toContain("validator bug")
+    }).pipe(Effect.provide(system([BadPaths, BadValidate])))
+  )
+
+  it.effect("tool_start carries small arguments whole and a bounded preview of huge ones", () =>
+    Effect.gen(function* () {
+      const events = yield* ToolEvents
+      const seen: Array<ToolEvent> = []
+      const subscription = yield* events.subscribe
+      const collector = yield* Effect.forkChild(Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e))))
+      yield* run("echo", { text: "small" }, "small")
+      yield* run("echo", { text: "x".repeat(100_000) }, "huge")
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(collector)
+      const starts = seen.flatMap((e) => (e.type === "tool_start" ? [e] : []))
+      expect(starts[0]!.args).toEqual({ text: "small" })
+      expect(starts[1]!.args).toMatchObject({ truncated: true, chars: 100_011 })
+      expect(JSON.stringify(starts[1]).length).toBeLessThan(EVENT_WINDOW_CHARS)
+    }).pipe(Effect.provide(system([Echo], { uiMaxChars: 1_000_000 })))
   )
 
   it.effect("validateInput, checkPermissions and requiresApproval each have their say", () =>
