@@ -3,7 +3,8 @@
  * their result (opt-in: FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT=true). Never fails: a file with no
  * language server, or a server that cannot answer, simply adds nothing.
  */
-import { Config, Effect } from "effect"
+import { Config, Effect, Option } from "effect"
+import type { ToolOutput } from "../tool/tool.ts"
 import { formatDiagnostics, LineSource } from "./format.ts"
 import { LspClients } from "./service.ts"
 
@@ -36,3 +37,28 @@ export const errorsAfterEdit = (
     const more = errors.length > max ? `\n(${errors.length - max} more errors; run lsp diagnostics for all.)` : ""
     return `Errors in this file now:\n${shown}${more}`
   }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+
+/**
+ * What edit, write and apply_patch return: their own output, plus each changed file's errors
+ * when FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT is on, so the model sees a break it just made.
+ * Language servers are optional: without LspClients in the context, nothing is added.
+ */
+export const appendErrorsAfterEdit = (
+  output: ToolOutput,
+  paths: ReadonlyArray<string>,
+  projectRoot: string
+): Effect.Effect<ToolOutput> =>
+  Effect.gen(function* () {
+    const lsp = yield* Effect.serviceOption(LspClients)
+    if (Option.isNone(lsp) || !(yield* diagnosticsAfterEditEnabled)) return output
+    const found = yield* Effect.forEach(paths, (path) =>
+      errorsAfterEdit(path, projectRoot).pipe(Effect.provideService(LspClients, lsp.value))
+    )
+    const notes = found.filter((text): text is string => text !== undefined)
+    if (notes.length === 0) return output
+    return {
+      ...output,
+      output: [output.output, ...notes].join("\n\n"),
+      metadata: { ...output.metadata, filesWithErrors: notes.length }
+    }
+  })

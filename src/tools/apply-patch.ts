@@ -12,6 +12,7 @@ import { applyChunks } from "../edit/patch-apply.ts"
 import { type PatchOp, PatchSyntaxError, parsePatch } from "../edit/patch-parse.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { decodeText, encodeText, looksBinary } from "../edit/text.ts"
+import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail, type ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
@@ -198,5 +199,5 @@ export const ApplyPatchTool = defineTool({
           }
         })
       )
-    })
+    }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, patchPaths(patchText, ctx.root), ctx.root)))
 })

@@ -11,6 +11,7 @@ import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { normalizeInput } from "../edit/text.ts"
+import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
@@ -136,5 +137,5 @@ export const EditTool = defineTool({
           }
         })
       )
-    })
+    }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, [resolvePath(ctx.root, filePath)], ctx.root)))
 })

@@ -10,6 +10,7 @@ import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { decodeText, looksBinary } from "../edit/text.ts"
+import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
@@ -99,5 +100,5 @@ export const WriteTool = defineTool({
           }
         })
       )
-    })
+    }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, [resolvePath(ctx.root, filePath)], ctx.root)))
 })
