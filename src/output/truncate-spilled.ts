@@ -5,32 +5,18 @@
  */
 import type { TruncateDirection } from "../tool/tool.ts"
 import type { OutputView } from "./spill.ts"
-import { adaptiveTruncate, splitLines, type Truncated, type TruncateOptions } from "./truncate.ts"
+import {
+  adaptiveTruncate,
+  HEAD_SHARE,
+  safeEnd,
+  safeStart,
+  splitLines,
+  type Truncated,
+  type TruncateOptions,
+  takeLines
+} from "./truncate.ts"
 
 type Spilled = Extract<OutputView, { kind: "spilled" }>
-
-const HEAD_SHARE = 0.4
-
-const take = (lines: ReadonlyArray<string>, chars: number, count: number, fromEnd: boolean): number => {
-  let used = 0
-  let n = 0
-  while (n < lines.length && n < count) {
-    const line = lines[fromEnd ? lines.length - 1 - n : n]!
-    if (used + line.length > chars) break
-    used += line.length
-    n++
-  }
-  return n
-}
-
-const safeEnd = (text: string, end: number) => {
-  const code = text.charCodeAt(end - 1)
-  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
-}
-const safeStart = (text: string, start: number) => {
-  const code = text.charCodeAt(start)
-  return code >= 0xdc00 && code <= 0xdfff ? start + 1 : start
-}
 
 export const truncateSpilled = (view: Spilled, options: TruncateOptions): Truncated => {
   // The head is the whole output: nothing was dropped from memory's view of it.
@@ -51,12 +37,12 @@ export const truncateSpilled = (view: Spilled, options: TruncateOptions): Trunca
   const count = Math.max(0, options.maxLines - 1)
   let head = 0
   let tail = 0
-  if (direction === "head") head = take(headLines, chars, count, false)
-  else if (direction === "tail") tail = take(tailLines, chars, count, true)
+  if (direction === "head") head = takeLines(headLines, chars, count, false)
+  else if (direction === "tail") tail = takeLines(tailLines, chars, count, true)
   else {
-    head = take(headLines, Math.floor(chars * HEAD_SHARE), Math.floor(count * HEAD_SHARE), false)
+    head = takeLines(headLines, Math.floor(chars * HEAD_SHARE), Math.floor(count * HEAD_SHARE), false)
     const used = headLines.slice(0, head).reduce((n, l) => n + l.length, 0)
-    tail = take(tailLines, chars - used, count - head, true)
+    tail = takeLines(tailLines, chars - used, count - head, true)
   }
 
   if (head === 0 && tail === 0) {

@@ -28,7 +28,7 @@ export interface Truncated {
 }
 
 /** Share of the budget the head keeps in "both" mode; the tail gets the rest (errors live there). */
-const HEAD_SHARE = 0.4
+export const HEAD_SHARE = 0.4
 
 /** Splits into lines that keep their terminators, so joining them gives the text back. */
 export const splitLines = (text: string): Array<string> => {
@@ -53,11 +53,11 @@ export const countLines = (text: string): number => {
 }
 
 /** Never split a UTF-16 surrogate pair. */
-const safeEnd = (text: string, end: number): number => {
+export const safeEnd = (text: string, end: number): number => {
   const code = text.charCodeAt(end - 1)
   return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
 }
-const safeStart = (text: string, start: number): number => {
+export const safeStart = (text: string, start: number): number => {
   const code = text.charCodeAt(start)
   return code >= 0xdc00 && code <= 0xdfff ? start + 1 : start
 }
@@ -79,7 +79,7 @@ const cutLongLine = (text: string, maxChars: number, direction: TruncateDirectio
 }
 
 /** Takes whole lines from one end while they fit both budgets. */
-const takeLines = (lines: ReadonlyArray<string>, chars: number, count: number, fromEnd: boolean): number => {
+export const takeLines = (lines: ReadonlyArray<string>, chars: number, count: number, fromEnd: boolean): number => {
   let used = 0
   let n = 0
   while (n < lines.length && n < count) {
