@@ -1,9 +1,10 @@
 /** The flags the commands share, with their help text. */
 import { Flag } from "effect/cli"
 import { providers } from "../registry/provider.ts"
+import { SURFACE_NAMES, type SurfaceName } from "../surface/surface.ts"
 
-export const SURFACES = ["all", "deferred", "shell"] as const
-export type Surface = (typeof SURFACES)[number]
+export const SURFACES = SURFACE_NAMES
+export type Surface = SurfaceName
 
 export const root = Flag.String("root").pipe(
   Flag.withMetavar("DIR"),
@@ -22,7 +23,9 @@ export const config = Flag.String("config").pipe(
 )
 
 export const surface = Flag.Literals("surface", SURFACES).pipe(
-  Flag.withDescription("Which tool surface a session gets. Only 'all' is available yet."),
+  Flag.withDescription(
+    "Which tools are declared: all; deferred (a small core plus tool_search and tool_call, the rest found on demand); shell (bash and output only)."
+  ),
   Flag.withDefault("all" as Surface)
 )
 
@@ -62,8 +65,29 @@ export const provider = Flag.Literals("provider", providers).pipe(
   Flag.optional
 )
 
+export const strategy = Flag.Literals("strategy", ["bridge", "expand"] as const).pipe(
+  Flag.withDescription(
+    "--surface deferred: bridge (tool_call runs found tools; the declared list never changes) or expand (found tools join the declared list)."
+  ),
+  Flag.withDefault("bridge" as const)
+)
+
+export const core = Flag.String("core").pipe(
+  Flag.withMetavar("TOOLS"),
+  Flag.withDescription("--surface deferred: the tools always declared, comma-separated (default: read,bash)."),
+  Flag.optional
+)
+
+export const model = Flag.String("model").pipe(
+  Flag.withMetavar("ID"),
+  Flag.withDescription(
+    "The model the tools are for: picks its edit tool (apply_patch for GPT-5/o-series/Codex, edit otherwise) and, for `tools`, its provider dialect."
+  ),
+  Flag.optional
+)
+
 /** The flags of every command that builds a tool system. */
-export const systemFlags = { root, config, surface } as const
+export const systemFlags = { root, config, surface, strategy, core, model } as const
 
 /** The flags of every command that makes calls. */
 export const sessionFlags = { ...systemFlags, session, profile, yes, images } as const

@@ -95,8 +95,9 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
         "Tools of a coding agent working in one project folder. Results are budgeted; a cut result names the `output` call that returns the rest."
     })
 
+    // The dispatcher's tools: under a surface (or a profile), what it declares.
     server.setRequestHandler(ListToolsRequestSchema, () =>
-      run(Effect.map(registry.tools, (tools) => ({ tools: tools.map(toMcpTool) })))
+      run(Effect.map(dispatcher.tools, (tools) => ({ tools: tools.map(toMcpTool) })))
     )
 
     // A streaming tool's live output reaches the client as log messages (and progress, when the

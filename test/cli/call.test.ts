@@ -55,8 +55,6 @@ describe.concurrent("call", () => {
     ["an unknown flag", ["call", "read", "--bogus"], /Unrecognized flag: --bogus/],
     ["a missing TOOL", ["call"], /Missing required argument: tool/],
     ["a bad --surface", ["call", "read", "--surface", "most"], /Invalid value for flag --surface: "most"/],
-    ["--surface deferred", ["call", "read", "--surface", "deferred"], /--surface deferred is not available yet/],
-    ["--surface shell", ["tools", "--surface", "shell"], /--surface shell is not available yet/],
     [
       "a --root that does not exist",
       ["call", "read", "--root", "/no/such/dir"],

@@ -1,11 +1,22 @@
 import { describe, expect, it } from "@effect/vitest"
-import { estimateTokens, summarize } from "../../src/cli/estimate.ts"
+import { Effect } from "effect"
+import { encode } from "gpt-tokenizer/encoding/o200k_base"
+import { countTokens, declarationSize, o200kLayer, summarize } from "../../src/cli/estimate.ts"
 
-describe("estimateTokens", () => {
-  it("is ceil(compact JSON characters / 4)", () => {
-    expect(estimateTokens({ a: 1 })).toBe(2) // {"a":1} = 7 chars
-    expect(estimateTokens({ name: "x".repeat(30) })).toBe(Math.ceil(`{"name":"${"x".repeat(30)}"}`.length / 4))
-  })
+describe("declarationSize", () => {
+  it.effect("counts o200k_base tokens of the compact JSON through effect's Tokenizer, and its characters", () =>
+    Effect.gen(function* () {
+      const declaration = { name: "read", description: "Read a text file as numbered lines.", inputSchema: {} }
+      const text = JSON.stringify(declaration)
+      const size = yield* declarationSize(declaration)
+      expect(size.chars).toBe(text.length)
+      expect(size.tokens).toBe(encode(text).length)
+      expect(size.tokens).toBe(countTokens(declaration))
+      // Real tokens, not chars/4: this JSON is far denser than one token per 4 characters.
+      expect(size.tokens).toBeLessThan(text.length / 3)
+      expect(size.tokens).toBeGreaterThan(10)
+    }).pipe(Effect.provide(o200kLayer))
+  )
 })
 
 describe("summarize", () => {
