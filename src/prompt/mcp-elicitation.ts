@@ -1,0 +1,63 @@
+/**
+ * A Prompter for the MCP server: the questions become one MCP elicitation form (a pick, or
+ * several, per question, and a text field for an answer of the person's own), sent to the
+ * client when it declared the elicitation capability. A client without it: nobody to ask.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { Effect } from "effect"
+import type { Answer, Prompter, PromptOutcome, Question } from "./prompter.ts"
+
+const pick = (i: number) => `q${i + 1}`
+const own = (i: number) => `q${i + 1}_own`
+
+/** The elicitation form for a question set. */
+export const elicitationForm = (questions: ReadonlyArray<Question>) => ({
+  type: "object" as const,
+  properties: Object.fromEntries(
+    questions.flatMap((q, i) => {
+      const title = q.header ?? `Question ${i + 1}`
+      const options = q.options.map((o) => ({
+        const: o.label,
+        title: o.description === undefined ? o.label : `${o.label} — ${o.description}`
+      }))
+      const choice =
+        q.multiple === true
+          ? { type: "array" as const, title, description: q.question, items: { anyOf: options } }
+          : { type: "string" as const, title, description: q.question, oneOf: options }
+      return [
+        [pick(i), choice],
+        [own(i), { type: "string" as const, title: `${title}: or type your own answer` }]
+      ]
+    })
+  )
+})
+
+/** Asks through `server()` (the connected MCP server, once there is one). */
+export const mcpPrompter = (server: () => Server | undefined): Prompter["Service"] => ({
+  ask: (questions) =>
+    Effect.gen(function* (): Effect.fn.Return<PromptOutcome> {
+      const connected = server()
+      if (connected?.getClientCapabilities()?.elicitation === undefined) {
+        return { _tag: "Unavailable", reason: "the MCP client does not support elicitation" }
+      }
+      const message = questions.length === 1 ? questions[0]!.question : `${questions.length} questions from the agent`
+      const result = yield* Effect.tryPromise(() =>
+        connected.elicitInput({ mode: "form", message, requestedSchema: elicitationForm(questions) })
+      ).pipe(Effect.option)
+      if (result._tag === "None")
+        return { _tag: "Unavailable", reason: "the MCP client did not answer the elicitation" }
+      if (result.value.action !== "accept") return { _tag: "Dismissed" }
+      const content = result.value.content ?? {}
+      const answers = questions.map((q, i): Answer => {
+        const picked = content[pick(i)]
+        const typed = content[own(i)]
+        const selected = Array.isArray(picked) ? picked.map(String) : typeof picked === "string" ? [picked] : []
+        return {
+          question: q.question,
+          selected,
+          ...(typeof typed === "string" && typed.trim() !== "" ? { custom: typed.trim() } : {})
+        }
+      })
+      return { _tag: "Answered", answers }
+    })
+})

@@ -1,0 +1,97 @@
+/**
+ * Asking the person: the `question` tool's questions go to a `Prompter`. The terminal one uses
+ * effect/cli prompts (pick one, pick several, or type an answer of your own); the
+ * non-interactive one says no person is there, so the model decides for itself.
+ */
+import { Context, Effect, Layer, Semaphore, type Terminal } from "effect"
+import { Prompt } from "effect/cli"
+
+export interface QuestionOption {
+  readonly label: string
+  readonly description?: string
+}
+
+export interface Question {
+  readonly question: string
+  /** A short label for the question (a tab or a chip in a UI). */
+  readonly header?: string
+  readonly options: ReadonlyArray<QuestionOption>
+  /** Whether several options may be picked. */
+  readonly multiple?: boolean
+}
+
+export interface Answer {
+  readonly question: string
+  /** The labels picked. */
+  readonly selected: ReadonlyArray<string>
+  /** An answer the person typed instead of (or beside) the options. */
+  readonly custom?: string
+}
+
+export type PromptOutcome =
+  | { readonly _tag: "Answered"; readonly answers: ReadonlyArray<Answer> }
+  /** The person saw the questions and declined to answer. */
+  | { readonly _tag: "Dismissed" }
+  /** No person can be asked (non-interactive run, a client without elicitation). */
+  | { readonly _tag: "Unavailable"; readonly reason: string }
+
+export class Prompter extends Context.Service<
+  Prompter,
+  { readonly ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome> }
+>()("freecode/Prompter") {
+  /** Nobody to ask: every question comes back Unavailable, saying so. */
+  static readonly layerNonInteractive = Layer.succeed(
+    Prompter,
+    Prompter.of({
+      ask: () => Effect.succeed({ _tag: "Unavailable", reason: "this session is not interactive" })
+    })
+  )
+
+  /** Answers from a function (embedders with their own UI, tests). */
+  static readonly layerWith = (ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome>) =>
+    Layer.succeed(Prompter, Prompter.of({ ask }))
+
+  /** Asks on the terminal with effect/cli prompts; Ctrl-C or Escape dismisses. */
+  static readonly layerTerminal = Layer.effect(
+    Prompter,
+    Effect.gen(function* () {
+      const context = yield* Effect.context<Prompt.Environment>()
+      return Prompter.of({
+        ask: (questions) =>
+          Effect.forEach(questions, askOne).pipe(
+            Effect.map((answers): PromptOutcome => ({ _tag: "Answered", answers })),
+            Effect.catchTag("QuitError", () => Effect.succeed<PromptOutcome>({ _tag: "Dismissed" })),
+            Effect.provideContext(context),
+            // Only one question on the terminal at a time.
+            lock
+          )
+      })
+    })
+  )
+}
+
+const lock = Semaphore.makeUnsafe(1).withPermits(1)
+
+/** The choice that lets the person type an answer of their own. */
+const OTHER = "\u0000other"
+
+const askOne = (q: Question): Effect.Effect<Answer, Terminal.QuitError, Prompt.Environment> =>
+  Effect.gen(function* () {
+    const message = q.header === undefined ? q.question : `[${q.header}] ${q.question}`
+    const choices = [
+      ...q.options.map((o) => ({
+        title: o.label,
+        value: o.label,
+        ...(o.description === undefined ? {} : { description: o.description })
+      })),
+      { title: "Type my own answer", value: OTHER }
+    ]
+    const picked =
+      q.multiple === true
+        ? yield* Prompt.run(Prompt.MultiSelect({ message, choices }))
+        : [yield* Prompt.run(Prompt.Select({ message, choices }))]
+    const selected = picked.filter((p) => p !== OTHER)
+    if (!picked.includes(OTHER)) return { question: q.question, selected }
+    const custom = yield* Prompt.run(Prompt.String({ message: "Your answer:" }))
+    return { question: q.question, selected, custom }
+  })

@@ -1,0 +1,224 @@
+/**
+ * The agent tool and its runner, driven by a scripted LanguageModel layer (the model is the one
+ * thing that cannot run here): real files, the real Dispatcher, the real permission engine.
+ */
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Stream } from "effect"
+import { LanguageModel } from "effect/ai"
+import { toolSystem } from "../../layers/system.ts"
+import { CurrentDispatcher } from "../../src/agent/runner.ts"
+import type { FreecodeConfigData } from "../../src/config/schema.ts"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { type ToolEvent, ToolEvents } from "../../src/events/events.ts"
+import { OutputConfig } from "../../src/output/config.ts"
+import { ToolRegistry } from "../../src/registry/registry.ts"
+
+const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-agent-")))
+NodeFs.writeFileSync(NodePath.join(root, "README.md"), "# Demo\nThe answer is 42.\n")
+afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
+
+type Part = Record<string, unknown>
+interface Turn {
+  readonly tools: ReadonlyArray<string>
+  /** The tool results the model was given on this turn (the last message), as text. */
+  readonly results: ReadonlyArray<{ readonly name: string; readonly isFailure: boolean; readonly result: unknown }>
+}
+
+/** A LanguageModel that answers with the given turns in order, recording what it was sent. */
+const scripted = (turns: ReadonlyArray<ReadonlyArray<Part>>, seen: Array<Turn>) => {
+  let next = 0
+  return Layer.effect(
+    LanguageModel.LanguageModel,
+    LanguageModel.make({
+      generateText: (options) =>
+        Effect.sync(() => {
+          const last = options.prompt.content.at(-1)
+          seen.push({
+            tools: options.tools.map((t) => t.name),
+            results:
+              last?.role === "tool"
+                ? last.content.flatMap((p) =>
+                    p.type === "tool-result" ? [{ name: p.name, isFailure: p.isFailure, result: p.result }] : []
+                  )
+                : []
+          })
+          const parts = turns[next++] ?? [{ type: "text", text: "(script ran out)" }]
+          return [
+            ...parts,
+            { type: "finish", reason: "stop", usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } } }
+          ] as never
+        }),
+      streamText: () => Stream.empty
+    })
+  )
+}
+
+const call = (id: string, name: string, params: unknown): Part => ({ type: "tool-call", id, name, params })
+const text = (t: string): Part => ({ type: "text", text: t })
+
+const build = (
+  turns: ReadonlyArray<ReadonlyArray<Part>> | undefined,
+  seen: Array<Turn>,
+  config: FreecodeConfigData = {}
+) =>
+  Layer.build(
+    toolSystem({
+      root,
+      config,
+      outputConfig: OutputConfig.layerWith({}),
+      sessions: "memory",
+      ...(turns === undefined ? {} : { agent: { model: scripted(turns, seen), maxTurns: 5 } })
+    }).pipe(Layer.provideMerge(NodeServices.layer))
+  )
+
+describe("agent", () => {
+  it.live("is not registered without a model to run it", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const context = yield* build(undefined, [])
+        const tools = yield* Context.get(context, ToolRegistry).tools
+        expect(tools.map((t) => t.id)).not.toContain("agent")
+        expect(tools.map((t) => t.id)).toContain("read")
+      })
+    )
+  )
+
+  it.live("an explore child reads through the same Dispatcher under its own session; its reply comes back", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const seen: Array<Turn> = []
+        const context = yield* build(
+          [[call("r1", "read", { filePath: "README.md" })], [text("The README says the answer is 42.")]],
+          seen
+        )
+        const agent = (yield* Context.get(context, ToolRegistry).tools).find((t) => t.id === "agent")!
+        expect({ mutates: agent.mutates, retrySafe: agent.retrySafe }).toEqual({ mutates: true, retrySafe: false })
+
+        const events: Array<ToolEvent> = []
+        const stream = yield* Context.get(context, ToolEvents).subscribe
+        const collector = yield* Effect.forkScoped(Stream.runForEach(stream, (e) => Effect.sync(() => events.push(e))))
+        const result = yield* Context.get(context, Dispatcher).dispatch(
+          {
+            id: "a1",
+            name: "agent",
+            args: { description: "find the answer", prompt: "What does README.md say?", subagent_type: "explore" }
+          },
+          { sessionId: "parent", approve: () => Effect.succeed(true) }
+        )
+        yield* Effect.sleep("50 millis")
+        yield* Fiber.interrupt(collector)
+
+        expect(result.status).toBe("ok")
+        expect(result.modelOutput).toBe("The README says the answer is 42.")
+        expect(result.metadata).toMatchObject({ sessionId: "parent/agent-a1", turns: 2, toolCalls: 1 })
+        // explore is read-only: the child is never even told about edit, write or bash.
+        expect(seen[0]!.tools).toContain("read")
+        for (const hidden of ["edit", "write", "bash", "agent"]) expect(seen[0]!.tools).not.toContain(hidden)
+        expect(seen[1]!.results).toEqual([
+          { name: "read", isFailure: false, result: expect.stringContaining("The answer is 42.") }
+        ])
+        // The child's call is in ToolEvents under the child's session; the agent call under the parent's.
+        const starts = events.filter((e) => e.type === "tool_start").map((e) => [e.tool, e.sessionId])
+        expect(starts).toEqual([
+          ["agent", "parent"],
+          ["read", "parent/agent-a1"]
+        ])
+      })
+    )
+  )
+
+  it.live("a child that tries to edit under an explore profile is refused, and the file is unchanged", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const seen: Array<Turn> = []
+        const context = yield* build(
+          [
+            [call("e1", "edit", { filePath: "README.md", oldString: "42", newString: "43" })],
+            [text("I could not edit it.")]
+          ],
+          seen
+        )
+        const result = yield* Context.get(context, Dispatcher).dispatch(
+          {
+            id: "a2",
+            name: "agent",
+            args: { description: "edit", prompt: "Change 42 to 43.", subagent_type: "explore" }
+          },
+          { sessionId: "p", approve: () => Effect.succeed(true) }
+        )
+        expect(result.modelOutput).toBe("I could not edit it.")
+        expect(seen[1]!.results[0]).toMatchObject({ name: "edit", isFailure: true })
+        expect(NodeFs.readFileSync(NodePath.join(root, "README.md"), "utf8")).toContain("The answer is 42.")
+      })
+    )
+  )
+
+  it.live(
+    "the child's rules are the intersection with the parent's: a general child cannot edit what its parent may not",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const seen: Array<Turn> = []
+          const context = yield* build(
+            [[call("e1", "edit", { filePath: "README.md", oldString: "42", newString: "43" })], [text("Refused.")]],
+            seen,
+            { profiles: { "no-edits": { deny: ["Edit", "Write"] } } }
+          )
+          const base = Context.get(context, Dispatcher)
+          const parent = yield* base.withProfile("no-edits")
+          const result = yield* parent
+            .dispatch(
+              {
+                id: "a3",
+                name: "agent",
+                args: { description: "edit", prompt: "Change 42 to 43.", subagent_type: "general" }
+              },
+              { sessionId: "p", approve: () => Effect.succeed(true) }
+            )
+            .pipe(Effect.provideService(CurrentDispatcher, parent))
+          expect(result.status).toBe("ok")
+          // general keeps the edit tool declared, but the parent's deny rule refuses the call.
+          expect(seen[0]!.tools).toContain("edit")
+          expect(seen[1]!.results[0]).toMatchObject({ name: "edit", isFailure: true })
+          expect(String(seen[1]!.results[0]!.result)).toContain("denies")
+          expect(NodeFs.readFileSync(NodePath.join(root, "README.md"), "utf8")).toContain("The answer is 42.")
+
+          // A plan-mode parent cannot start a child at all: agent mutates.
+          const plan = yield* base.withProfile("plan")
+          const planned = yield* plan.dispatch(
+            { id: "a4", name: "agent", args: { description: "x", prompt: "Edit things.", subagent_type: "general" } },
+            { sessionId: "p", approve: () => Effect.succeed(true) }
+          )
+          expect(planned.status).toBe("denied")
+          expect(planned.modelOutput).toContain("Plan mode")
+        })
+      )
+  )
+
+  it.live("an unknown subagent_type and a child that never finishes are errors saying what to do", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const loop = Array.from({ length: 6 }, (_, i) => [call(`g${i}`, "glob", { pattern: "*.md" })])
+        const context = yield* build(loop, [])
+        const dispatcher = Context.get(context, Dispatcher)
+        const unknown = yield* dispatcher.dispatch(
+          { id: "a5", name: "agent", args: { description: "x", prompt: "y", subagent_type: "wizard" } },
+          { sessionId: "p", approve: () => Effect.succeed(true) }
+        )
+        expect(unknown.status).toBe("error")
+        expect(unknown.modelOutput).toContain('unknown subagent_type "wizard"')
+        expect(unknown.modelOutput).toContain("Use explore or general")
+        const endless = yield* dispatcher.dispatch(
+          { id: "a6", name: "agent", args: { description: "x", prompt: "list", subagent_type: "explore" } },
+          { sessionId: "p", approve: () => Effect.succeed(true) }
+        )
+        expect(endless.status).toBe("error")
+        expect(endless.modelOutput).toContain("used all 5 turns without finishing")
+      })
+    )
+  )
+})
