@@ -3,6 +3,8 @@
  * test swaps one (a persistent OutputStore, fixed OutputConfig) without rebuilding the rest.
  */
 import { type Config, Effect, Layer } from "effect"
+import type { LanguageModel } from "effect/ai"
+import { type RunnerOptions, SubagentRunner } from "../src/agent/runner.ts"
 import { ConfigSource, FreecodeConfig } from "../src/config/load.ts"
 import type { FreecodeConfigData } from "../src/config/schema.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
@@ -14,13 +16,20 @@ import { Orchestrator } from "../src/orchestrator/orchestrator.ts"
 import { type InvalidSetting, OutputConfig } from "../src/output/config.ts"
 import { HistoryBudget } from "../src/output/history-budget.ts"
 import { OutputStore } from "../src/output/store.ts"
+import { layerSqliteOutputStore } from "../src/output/store-sqlite.ts"
 import { Approval } from "../src/permission/approval.ts"
 import { PermissionEngine } from "../src/permission/engine.ts"
+import { Prompter } from "../src/prompt/prompter.ts"
 import { ReadState } from "../src/read-state/read-state.ts"
 import { ToolRegistry } from "../src/registry/registry.ts"
+import { MemoryFolder } from "../src/session/memory-folder.ts"
+import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../src/session/store.ts"
+import { TodoStore } from "../src/session/todos.ts"
 import type { Tool } from "../src/tool/tool.ts"
 import { Workspace } from "../src/tool/workspace.ts"
+import { agentLayer } from "../src/tools/agent.ts"
 import { type BuiltinRequirements, builtinTools } from "../src/tools/index.ts"
+import { skillLayer } from "../src/tools/skill.ts"
 import { webSearchLayer } from "../src/tools/websearch.ts"
 
 export interface ToolSystemOptions<E = never, R = never> {
@@ -39,6 +48,47 @@ export interface ToolSystemOptions<E = never, R = never> {
   readonly approval?: Layer.Layer<Approval>
   /** Hooks written as Effect functions, run after the configured command hooks. */
   readonly hooks?: ReadonlyArray<FunctionHook>
+  /**
+   * Where sessions (stored outputs, todos) are kept: `"memory"`, or the project's session
+   * database (docs/session.md) with these options. Default: memory, unless `SessionPersistence`
+   * is set (the CLI sets it for `--session ID`).
+   */
+  readonly sessions?: "memory" | Omit<SessionStoreOptions, "root">
+  /**
+   * Folders holding skills (`<dir>/<name>/SKILL.md`), first wins. Default: FREECODE_SKILL_DIRS,
+   * else `.freecode/skills` and `.claude/skills` at the root, then `~/.claude/skills`.
+   */
+  readonly skillDirs?: ReadonlyArray<string>
+  /** Who answers the `question` tool: default Prompter.layerNonInteractive (nobody; the model decides). */
+  readonly prompter?: Layer.Layer<Prompter>
+  /**
+   * Sub-agents: the `agent` tool is registered only with a model (any effect/ai provider's
+   * LanguageModel layer) to run the child's tool loop (docs/session.md).
+   */
+  readonly agent?: RunnerOptions & { readonly model: Layer.Layer<LanguageModel.LanguageModel> }
+}
+
+/** The stores a session keeps: in memory, or in the project's session database. */
+const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) => {
+  const persistent = (options: Omit<SessionStoreOptions, "root">) =>
+    Layer.merge(layerSqliteOutputStore, TodoStore.layerSqlite).pipe(
+      Layer.provideMerge(SessionStore.layer({ ...options, root }))
+    )
+  const memory = Layer.merge(OutputStore.layerSpilling, TodoStore.layerMemory)
+  const stores =
+    sessions === "memory"
+      ? memory
+      : sessions !== undefined
+        ? persistent(sessions)
+        : Layer.unwrap(
+            Effect.gen(function* () {
+              const { persist } = yield* SessionPersistence
+              return persist ? persistent({}) : memory
+            })
+          )
+  // The memory tool's folder persists either way: it is the project's, not one session's.
+  const stateDir = typeof sessions === "object" ? sessions.stateDir : undefined
+  return Layer.merge(stores, MemoryFolder.layer(stateDir === undefined ? { root } : { root, stateDir }))
 }
 
 /** Registers tools when the layer is built. */
@@ -62,12 +112,19 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     ToolEvents.layer,
     ToolRegistry.layer,
     LspClients.layer,
-    ReadState.layer
-  ).pipe(Layer.provideMerge(OutputStore.layerSpilling), Layer.provideMerge(config))
+    ReadState.layer,
+    options.prompter ?? Prompter.layerNonInteractive
+  ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =
     options.tools === undefined
-      ? Layer.merge(registerTools(builtinTools), webSearchLayer)
+      ? Layer.mergeAll(
+          registerTools(builtinTools),
+          webSearchLayer,
+          skillLayer(
+            options.skillDirs === undefined ? { root: options.root } : { root: options.root, dirs: options.skillDirs }
+          )
+        )
       : registerTools(options.tools)
   const withTools = tools.pipe(Layer.provideMerge(base))
   const projectConfig =
@@ -83,7 +140,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     Layer.provideMerge(projectConfig),
     Layer.merge(options.approval ?? Approval.layerNonInteractive)
   )
-  return Dispatcher.layer.pipe(
+  const system = Dispatcher.layer.pipe(
     Layer.provideMerge(Orchestrator.layer),
     Layer.provideMerge(HistoryBudget.layer),
     // MCP servers connect in the background: building the system never waits on one.
@@ -91,4 +148,12 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     Layer.provideMerge(permissions),
     Layer.provideMerge(withTools)
   )
+  // `agent` exists only with a model to run it; its runner needs the Dispatcher, so it goes on top.
+  const agent: Layer.Layer<never, never, Dispatcher | ToolRegistry> =
+    options.agent === undefined
+      ? Layer.empty
+      : agentLayer.pipe(
+          Layer.provide(SubagentRunner.layerLanguageModel(options.agent).pipe(Layer.provide(options.agent.model)))
+        )
+  return agent.pipe(Layer.provideMerge(system))
 }

@@ -1,6 +1,16 @@
 /** freecode-tools: the tool layer of a coding agent. */
 export { ToolSystem, type ToolSystemOptions } from "../layers/live.ts"
 export { registerTools, toolSystem } from "../layers/system.ts"
+export { AgentFailure, type LoopOptions, type LoopResult, runToolLoop } from "./agent/loop.ts"
+export {
+  CurrentDispatcher,
+  type RunnerOptions,
+  SUBAGENT_TYPES,
+  type SubagentRequest,
+  type SubagentResult,
+  SubagentRunner
+} from "./agent/runner.ts"
+export { dispatcherToolkit, toolkitFrom } from "./agent/toolkit.ts"
 export {
   ConfigError,
   ConfigSource,
@@ -70,10 +80,19 @@ export {
   SPILL_AFTER_BYTES,
   type StoredOutput
 } from "./output/store.ts"
+export { layerSqliteOutputStore, makeSqliteStore } from "./output/store-sqlite.ts"
 export { adaptiveTruncate, type Truncated, type TruncateOptions, tailCap } from "./output/truncate.ts"
 export { Approval, type ApprovalAnswer, type ApprovalQuestion } from "./permission/approval.ts"
 export { BUILTIN_PROFILES, type Decision, type Grant, PermissionEngine, type Policy } from "./permission/engine.ts"
 export { analyzeCommand, type ShellAnalysis, type SimpleCommand } from "./permission/shell.ts"
+export { elicitationForm, mcpPrompter } from "./prompt/mcp-elicitation.ts"
+export {
+  type Answer,
+  Prompter,
+  type PromptOutcome,
+  type Question,
+  type QuestionOption
+} from "./prompt/prompter.ts"
 export {
   DEDUP_POINTER,
   type FileSnapshot,
@@ -82,11 +101,65 @@ export {
   type ReadStateShape,
   type ReadWindow
 } from "./read-state/read-state.ts"
-export { type Provider, providers, type ToolDefinition, toolsParam } from "./registry/provider.ts"
+export {
+  compileFor,
+  dialectReport,
+  type Provider,
+  providers,
+  type ToolDefinition,
+  toolsParam
+} from "./registry/provider.ts"
 export { DuplicateTool, type RegistryChange, ToolRegistry } from "./registry/registry.ts"
 export { coerceArgs } from "./schema/coerce.ts"
+export {
+  type Compiled,
+  type CompiledStrict,
+  compileAnthropic,
+  compileGemini,
+  compileOpenAIStrict,
+  type DialectChange,
+  dropStrictNulls
+} from "./schema/dialects/index.ts"
 export type { JsonSchema, ObjectJsonSchema } from "./schema/json-schema.ts"
 export { resolveSchema } from "./schema/resolve.ts"
+export { projectStateDir, STATE_DIR_NAME, stateDirConfig } from "./session/location.ts"
+export { MemoryFolder } from "./session/memory-folder.ts"
+export {
+  SessionPersistence,
+  SessionStore,
+  SessionStoreError,
+  type SessionStoreOptions,
+  type SessionStoreShape
+} from "./session/store.ts"
+export { type Todo, type TodoPriority, type TodoStatus, TodoStore } from "./session/todos.ts"
+export {
+  DEFAULT_WIRING,
+  type EditTool as WiredEditTool,
+  type ModelWiring,
+  type WiringRule,
+  wiringFor
+} from "./surface/models.ts"
+export { rankTools, selectNames } from "./surface/search.ts"
+export {
+  AUTO_DEFER_NAME,
+  type AutoDeferral,
+  CALL_TOOL,
+  DEFAULT_AUTO_DEFER_TOKENS,
+  DEFAULT_CORE,
+  type DeferStrategy,
+  makeSurface,
+  SEARCH_TOOL,
+  SHELL_TOOLS,
+  SURFACE_NAMES,
+  type SurfacedDispatcher,
+  type SurfaceName,
+  type SurfaceOptions,
+  surfaced,
+  surfaceIn,
+  ToolSurface
+} from "./surface/surface.ts"
+export { countTokens } from "./surface/tokens.ts"
+export { hiddenBecause, type Visibility } from "./surface/visibility.ts"
 export * from "./tool/errors.ts"
 export type { ToolCall, ToolResult, ToolStatus } from "./tool/result.ts"
 export {
@@ -101,11 +174,24 @@ export {
   type TruncateDirection
 } from "./tool/tool.ts"
 export { Workspace } from "./tool/workspace.ts"
+export { AgentTool, agentLayer } from "./tools/agent.ts"
 export { ApplyPatchTool } from "./tools/apply-patch.ts"
 export { BashTool } from "./tools/bash.ts"
 export { EditTool } from "./tools/edit.ts"
 export { type BuiltinRequirements, builtinTools } from "./tools/index.ts"
 export { LspTool } from "./tools/lsp.ts"
+export { MemoryTool } from "./tools/memory.ts"
+export { QuestionTool } from "./tools/question.ts"
+export {
+  defaultSkillDirs,
+  discoverSkills,
+  makeSkillTool,
+  SKILL_DIRS_NAME,
+  type Skill,
+  skillDirsConfig,
+  skillLayer
+} from "./tools/skill.ts"
+export { renderTodos, TodoWriteTool } from "./tools/todowrite.ts"
 export { WebFetchTool, webfetchHost } from "./tools/webfetch.ts"
 export { WebSearchTool, webSearchLayer } from "./tools/websearch.ts"
 export { WriteTool } from "./tools/write.ts"

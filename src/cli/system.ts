@@ -3,12 +3,21 @@
  * one with tools of their own. Building it is where the root and the config are checked.
  */
 import { randomUUID } from "node:crypto"
-import { Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
+import { Config, Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
 import { ConfigSource, loadConfig } from "../config/load.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
+import { SessionPersistence } from "../session/store.ts"
+import { wiringFor } from "../surface/models.ts"
+import {
+  AUTO_DEFER_NAME,
+  DEFAULT_AUTO_DEFER_TOKENS,
+  type DeferStrategy,
+  surfaceIn,
+  ToolSurface
+} from "../surface/surface.ts"
 import { describeError, Misuse } from "./errors.ts"
 import type { Surface } from "./flags.ts"
 import { type Cancellation, Interrupts } from "./interrupts.ts"
@@ -26,8 +35,15 @@ export interface SystemOptions {
   readonly root: Option.Option<string>
   readonly config: Option.Option<string>
   readonly surface: Surface
+  /** The model the tools are for (per-model wiring: src/surface/models.ts). */
+  readonly model?: Option.Option<string>
+  /** --surface deferred: how found tools are reached, and what is always declared. */
+  readonly strategy?: DeferStrategy
+  readonly core?: Option.Option<string>
   /** `call`/`run`: the profile the calls run under (a sub-agent's narrower rules). */
   readonly profile?: Option.Option<string>
+  /** `call`/`run`: a session to resume; its state is kept in the project's session database. */
+  readonly session?: Option.Option<string>
 }
 
 export interface Setup {
@@ -37,18 +53,22 @@ export interface Setup {
   readonly configFile: string | undefined
   /** The profile to narrow the dispatcher with, if any. */
   readonly profile: string | undefined
+  /** The --session id, if any: the session's outputs and todos then persist (docs/session.md). */
+  readonly session?: string | undefined
+  /** Which tools are declared and reachable (src/surface/). */
+  readonly surface: Surface
+  /** --model, if given. */
+  readonly model?: string | undefined
+  readonly strategy?: DeferStrategy
+  /** --core, split; undefined: the default core. */
+  readonly core?: ReadonlyArray<string> | undefined
 }
 
-/** Checks --root, --config and --surface; every problem is a Misuse naming the flag. */
+/** Checks --root and --config; every problem is a Misuse naming the flag. */
 export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misuse, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    if (options.surface !== "all") {
-      return yield* new Misuse({
-        message: `--surface ${options.surface} is not available yet; only --surface all is implemented.`
-      })
-    }
     const root = path.resolve(Option.getOrElse(options.root, () => "."))
     const info = yield* fs
       .stat(root)
@@ -60,7 +80,22 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
       Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
     )
     const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
-    return { root, configFile, profile }
+    const session = options.session === undefined ? undefined : Option.getOrUndefined(options.session)
+    const model = options.model === undefined ? undefined : Option.getOrUndefined(options.model)
+    const core = options.core === undefined ? undefined : Option.getOrUndefined(options.core)
+    return {
+      root,
+      configFile,
+      profile,
+      session,
+      surface: options.surface,
+      model,
+      strategy: options.strategy ?? "bridge",
+      core: core
+        ?.split(",")
+        .map((n) => n.trim())
+        .filter((n) => n !== "")
+    }
   })
 
 /**
@@ -71,13 +106,16 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
 export const buildToolSystem = (
   setup: Setup | string,
   options: { readonly awaitMcpServers?: boolean } = {}
-): Effect.Effect<Context.Context<Dispatcher | ToolRegistry>, Misuse, ToolSystemFactory | Scope.Scope> =>
+): Effect.Effect<Context.Context<Dispatcher | ToolRegistry | ToolSurface>, Misuse, ToolSystemFactory | Scope.Scope> =>
   Effect.gen(function* () {
     const factory = yield* ToolSystemFactory
-    const { root, configFile, profile } =
-      typeof setup === "string" ? { root: setup, configFile: undefined, profile: undefined } : setup
+    const { root, configFile, profile, session, surface, model, strategy, core } =
+      typeof setup === "string"
+        ? { root: setup, configFile: undefined, profile: undefined, session: undefined, surface: "all" as const }
+        : setup
     const context = yield* Layer.build(factory.make(root)).pipe(
       Effect.provideService(ConfigSource, configFile === undefined ? {} : { file: configFile }),
+      Effect.provideService(SessionPersistence, { persist: session !== undefined }),
       Effect.mapError((e) => new Misuse({ message: `cannot start the tool system: ${describeError(e)}` }))
     )
     // A one-shot command acts at once: let configured MCP servers connect first, so their tools
@@ -85,11 +123,25 @@ export const buildToolSystem = (
     // clients hear about late tools through list_changed.
     const mcp = Context.getOption(context, McpClients)
     if (options.awaitMcpServers !== false && Option.isSome(mcp)) yield* mcp.value.ready
-    if (profile === undefined) return context
-    const narrowed = yield* Context.get(context, Dispatcher)
-      .withProfile(profile)
-      .pipe(Effect.mapError((e) => new Misuse({ message: `--profile: ${e.message}` })))
-    return Context.add(context, Dispatcher, narrowed)
+    // The commands get the Dispatcher under the surface (and the profile): what they list and reach.
+    const autoDeferTokens = yield* Config.Int(AUTO_DEFER_NAME).pipe(
+      Config.withDefault(DEFAULT_AUTO_DEFER_TOKENS),
+      Effect.mapError(() => new Misuse({ message: `${AUTO_DEFER_NAME} must be a whole number of tokens (0: never).` }))
+    )
+    const surfaced = surfaceIn(context, {
+      surface,
+      ...(strategy === undefined ? {} : { strategy }),
+      ...(core === undefined ? {} : { core }),
+      ...(model === undefined ? {} : { exclude: wiringFor(model).hide }),
+      ...(surface === "all" && autoDeferTokens > 0 ? { autoDeferTokens } : {})
+    })
+    const narrowed =
+      profile === undefined
+        ? surfaced
+        : yield* surfaced
+            .withProfile(profile)
+            .pipe(Effect.mapError((e) => new Misuse({ message: `--profile: ${e.message}` })))
+    return Context.add(context, Dispatcher, narrowed).pipe(Context.add(ToolSurface, narrowed))
   })
 
 export interface CallOptions {

@@ -7,8 +7,11 @@ import { Command } from "effect/cli"
 import { McpClients } from "../mcp/clients.ts"
 import type { Provider } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
+import { wiringFor } from "../surface/models.ts"
+import { AUTO_DEFER_NAME, definitionOf, ToolSurface } from "../surface/surface.ts"
+import { defaultSkillDirs, SKILL_DIRS_NAME, skillDirsConfig } from "../tools/skill.ts"
 import { searchSetup } from "../web/search/config.ts"
-import { ESTIMATE_RULE, estimateTokens, summarize } from "./estimate.ts"
+import { declarationSize, o200kLayer, summarize, TOKEN_RULE } from "./estimate.ts"
 import { json, provider, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
 import { buildToolSystem, checkOptions } from "./system.ts"
@@ -29,9 +32,20 @@ interface Unavailable {
  * What a person would expect in the list but will not find, and why: websearch without a
  * configured search API, MCP servers that failed to start, MCP tools whose schema was broken.
  */
-const unavailableTools = (context: Context.Context<ToolRegistry>, registered: ReadonlySet<string>) =>
+const unavailableTools = (context: Context.Context<ToolRegistry>, registered: ReadonlySet<string>, root: string) =>
   Effect.gen(function* () {
     const out: Array<Unavailable> = []
+    if (!registered.has("agent")) {
+      out.push({
+        id: "agent",
+        reason:
+          "no language model to run sub-agents: an embedder provides one (ToolSystem.layer({ agent: { model } })); the CLI has none"
+      })
+    }
+    if (!registered.has("skill")) {
+      const dirs = yield* skillDirsConfig(root).pipe(Effect.orElseSucceed(() => defaultSkillDirs(root)))
+      out.push({ id: "skill", reason: `no SKILL.md found in ${dirs.join(", ")} (or set ${SKILL_DIRS_NAME})` })
+    }
     const search = yield* searchSetup
     if (!registered.has("websearch") && search._tag === "NotConfigured")
       out.push({ id: "websearch", reason: search.reason })
@@ -47,73 +61,107 @@ const unavailableTools = (context: Context.Context<ToolRegistry>, registered: Re
     return out
   })
 
-const table = (rows: ReadonlyArray<readonly [string, string, string]>): string => {
-  const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
+const table = (rows: ReadonlyArray<readonly [string, string, string, string]>): string => {
+  const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
   return rows
-    .map(([name, tokens, summary]) =>
-      `${name.padEnd(widths[0]!)}  ${tokens.padStart(widths[1]!)}  ${summary}`.trimEnd()
+    .map(([name, chars, tokens, summary]) =>
+      `${name.padEnd(widths[0]!)}  ${chars.padStart(widths[1]!)}  ${tokens.padStart(widths[2]!)}  ${summary}`.trimEnd()
     )
     .join("\n")
 }
 
+const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
+
 export const toolsCommand = Command.make(
   "tools",
   { ...systemFlags, provider, json },
-  Effect.fn("cli.tools")(function* (input) {
-    const io = yield* Io
-    const setup = yield* checkOptions(input)
-    const system = yield* buildToolSystem(setup)
-    const registry = Context.get(system, ToolRegistry)
-    const tools = yield* registry.tools
-    const unavailable = yield* unavailableTools(system, new Set(tools.map((t) => t.id)))
+  Effect.fn("cli.tools")(
+    function* (input) {
+      const io = yield* Io
+      const setup = yield* checkOptions(input)
+      const system = yield* buildToolSystem(setup)
+      const surface = Context.get(system, ToolSurface)
+      const registered = yield* Context.get(system, ToolRegistry).tools
+      const unavailable = yield* unavailableTools(system, new Set(registered.map((t) => t.id)), setup.root)
+      const tools = yield* surface.declared()
+      const searchable = yield* surface.searchable
+      const auto = yield* surface.autoDeferred
 
-    if (Option.isSome(input.provider) && input.json) {
-      return yield* io.out(`${JSON.stringify(yield* registry.toolsParam(input.provider.value), null, 2)}\n`)
-    }
-
-    const declarations = Option.isSome(input.provider)
-      ? entriesOf(input.provider.value, yield* registry.toolsParam(input.provider.value))
-      : yield* registry.definitions
-    const estimates = tools.map((_, i) => estimateTokens(declarations[i]))
-    const total = estimates.reduce((a, b) => a + b, 0)
-
-    if (input.json) {
-      const out = {
-        tools: tools.map((t, i) => ({
-          name: t.id,
-          description: t.description,
-          inputSchema: t.inputSchema,
-          estimatedTokens: estimates[i]!,
-          concurrencySafe: t.concurrencySafe,
-          mutates: t.mutates,
-          retrySafe: t.retrySafe,
-          operations: t.operations
-        })),
-        totalEstimatedTokens: total,
-        unavailable
+      // Sizes in --provider's dialect, else in the one --model is wired to.
+      const provider = Option.isSome(input.provider)
+        ? input.provider
+        : Option.map(input.model, (m) => wiringFor(m).provider)
+      if (Option.isSome(input.provider) && input.json) {
+        return yield* io.out(`${JSON.stringify(yield* surface.toolsParam(input.provider.value), null, 2)}\n`)
       }
-      return yield* io.out(`${JSON.stringify(out, null, 2)}\n`)
-    }
 
-    const shape = Option.isSome(input.provider)
-      ? `${input.provider.value}'s tools parameter entry`
-      : "{name, description, inputSchema}"
-    const header = [
-      `${tools.length} tools at ${setup.root} (surface ${input.surface})`,
-      `${ESTIMATE_RULE}, declaration shape: ${shape}`,
-      ""
-    ]
-    const rows: Array<readonly [string, string, string]> = [
-      ["TOOL", "TOKENS", "SUMMARY"],
-      ...tools.map((t, i) => [t.id, String(estimates[i]!), summarize(t.description)] as const),
-      ["total", String(total), ""]
-    ]
-    const missing = unavailable.map((u) => `not available: ${u.id}: ${u.reason}`)
-    yield* io.out(`${header.join("\n")}\n${table(rows)}\n${missing.length > 0 ? `\n${missing.join("\n")}\n` : ""}`)
-  }, Effect.scoped)
+      const declarations = Option.isSome(provider)
+        ? entriesOf(provider.value, yield* surface.toolsParam(provider.value))
+        : tools.map(definitionOf)
+      const sizes = yield* Effect.forEach(declarations, declarationSize)
+      const total = { chars: sum(sizes.map((s) => s.chars)), tokens: sum(sizes.map((s) => s.tokens)) }
+
+      if (input.json) {
+        const out = {
+          surface: surface.surface,
+          ...(surface.surface === "deferred" ? { strategy: surface.strategy } : {}),
+          tools: tools.map((t, i) => ({
+            name: t.id,
+            description: t.description,
+            inputSchema: t.inputSchema,
+            chars: sizes[i]!.chars,
+            tokens: sizes[i]!.tokens,
+            concurrencySafe: t.concurrencySafe,
+            mutates: t.mutates,
+            retrySafe: t.retrySafe,
+            operations: t.operations
+          })),
+          totalChars: total.chars,
+          totalTokens: total.tokens,
+          searchable: searchable.map((t) => t.id),
+          ...(auto === undefined ? {} : { autoDeferred: auto }),
+          unavailable
+        }
+        return yield* io.out(`${JSON.stringify(out, null, 2)}\n`)
+      }
+
+      const shape = Option.isSome(provider)
+        ? `${provider.value}'s tools parameter entry`
+        : "{name, description, inputSchema}"
+      const strategy = surface.surface === "deferred" ? `, strategy ${surface.strategy}` : ""
+      const header = [
+        `${tools.length} tools declared at ${setup.root} (surface ${surface.surface}${strategy})`,
+        `${TOKEN_RULE}, declaration shape: ${shape}`,
+        ""
+      ]
+      const rows: Array<readonly [string, string, string, string]> = [
+        ["TOOL", "CHARS", "TOKENS", "SUMMARY"],
+        ...tools.map(
+          (t, i) => [t.id, String(sizes[i]!.chars), String(sizes[i]!.tokens), summarize(t.description)] as const
+        ),
+        ["total", String(total.chars), String(total.tokens), ""]
+      ]
+      const deferredNote =
+        auto === undefined
+          ? ""
+          : `\nMCP tools deferred automatically: declaring every tool would cost ${auto.tokens} tokens, over ${AUTO_DEFER_NAME}=${auto.threshold}; the ${auto.deferred} MCP tools are found through tool_search.`
+      const found =
+        searchable.length > 0
+          ? [
+              `\nfound through tool_search (not declared): ${searchable.length} tools: ${searchable.map((t) => t.id).join(", ")}`
+            ]
+          : []
+      const missing = unavailable.map((u) => `not available: ${u.id}: ${u.reason}`)
+      yield* io.out(
+        `${header.join("\n")}\n${table(rows)}\n${deferredNote}${found.join("")}${found.length > 0 ? "\n" : ""}${missing.length > 0 ? `\n${missing.join("\n")}\n` : ""}`
+      )
+    },
+    Effect.scoped,
+    Effect.provide(o200kLayer)
+  )
 ).pipe(
   Command.withDescription(
-    "List the tools a session at --root would have, with a one-line summary and the estimated token cost of each declaration (ceil(JSON chars / 4)), plus the total. With --provider --json, print exactly that provider's `tools` request parameter."
+    "List the tools a session at --root would have declared under --surface, with a one-line summary and the size of each declaration in characters and tokens (o200k_base), plus the totals and the tools found through tool_search. With --provider, sizes are of that provider's entries; with --provider --json, print exactly that provider's `tools` request parameter."
   ),
-  Command.withShortDescription("List tools and what their declarations cost")
+  Command.withShortDescription("List declared tools and what their declarations cost")
 )

@@ -6,7 +6,10 @@ import type { FileSystem, Path } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import type { LspClients } from "../lsp/service.ts"
 import type { OutputStore } from "../output/store.ts"
+import type { Prompter } from "../prompt/prompter.ts"
 import type { ReadState } from "../read-state/read-state.ts"
+import type { MemoryFolder } from "../session/memory-folder.ts"
+import type { TodoStore } from "../session/todos.ts"
 import type { Tool } from "../tool/tool.ts"
 import { ApplyPatchTool } from "./apply-patch.ts"
 import { BashTool } from "./bash.ts"
@@ -15,8 +18,11 @@ import { GlobTool } from "./glob.ts"
 import { GrepTool } from "./grep.ts"
 import { LsTool } from "./ls.ts"
 import { LspTool } from "./lsp.ts"
+import { MemoryTool } from "./memory.ts"
 import { OutputTool } from "./output.ts"
+import { QuestionTool } from "./question.ts"
 import { ReadTool } from "./read.ts"
+import { TodoWriteTool } from "./todowrite.ts"
 import { WebFetchTool } from "./webfetch.ts"
 import { WriteTool } from "./write.ts"
 
@@ -28,6 +34,9 @@ export type BuiltinRequirements =
   | OutputStore
   | LspClients
   | ReadState
+  | TodoStore
+  | MemoryFolder
+  | Prompter
 
 export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [
   ReadTool,
@@ -40,5 +49,8 @@ export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [
   BashTool,
   EditTool,
   WriteTool,
-  ApplyPatchTool
+  ApplyPatchTool,
+  TodoWriteTool,
+  MemoryTool,
+  QuestionTool
 ]
