@@ -14,13 +14,8 @@ import { Clock, Context, Effect, Layer, Result, Semaphore } from "effect"
 import type { ConfigError } from "../config/load.ts"
 import { ToolEvents } from "../events/events.ts"
 import { type HookOutcome, Hooks } from "../hooks/hooks.ts"
-import { planToolBatches } from "../orchestrator/batching.ts"
-import {
-  type ApprovalRequest,
-  BATCH_CONCURRENCY,
-  type CallContext,
-  Orchestrator
-} from "../orchestrator/orchestrator.ts"
+import { declaredConcurrencySafe, runInBatches } from "../orchestrator/batching.ts"
+import { type ApprovalRequest, type CallContext, Orchestrator } from "../orchestrator/orchestrator.ts"
 import { Approval, type ApprovalAnswer } from "../permission/approval.ts"
 import { type Decision, PermissionEngine, type Policy } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
@@ -303,19 +298,9 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
           })
 
         const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-          Effect.gen(function* () {
-            const known = yield* registry.tools
-            const safe = new Map(known.map((t) => [t.id.toLowerCase(), t.concurrencySafe]))
-            const batches = planToolBatches(calls, (call) => safe.get(call.name.toLowerCase()) ?? false)
-            const results: Array<ToolResult> = []
-            for (const batch of batches) {
-              const out = yield* Effect.forEach(batch.calls, (call) => dispatch(call, context), {
-                concurrency: batch.concurrent ? BATCH_CONCURRENCY : 1
-              })
-              results.push(...out)
-            }
-            return results
-          })
+          Effect.flatMap(registry.tools, (tools) =>
+            runInBatches(calls, declaredConcurrencySafe(tools), (call) => dispatch(call, context))
+          )
 
         return {
           dispatch,

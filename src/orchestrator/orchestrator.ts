@@ -27,7 +27,10 @@ import {
 import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
 import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
-import { planToolBatches } from "./batching.ts"
+import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
+
+export { BATCH_CONCURRENCY } from "./batching.ts"
+
 import { omittedMarker, type Shaped, shape } from "./shape.ts"
 
 /** A person (or policy) deciding on a call that asks for approval. */
@@ -51,8 +54,6 @@ export interface CallContext {
 /** Retry rule: a retrySafe tool gets one more attempt after a transient failure, 200 ms × attempt later. */
 export const MAX_ATTEMPTS = 2
 export const RETRY_BACKOFF_MS = 200
-/** Concurrency-safe calls in one batch run at most this many at a time. */
-export const BATCH_CONCURRENCY = 10
 
 const STATUS: Record<ToolError["_tag"], ToolStatus> = {
   UnknownTool: "error",
@@ -443,19 +444,9 @@ export class Orchestrator extends Context.Service<
       }
 
       const executeBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-        Effect.gen(function* () {
-          const known = yield* registry.tools
-          const safe = new Map(known.map((t) => [t.id.toLowerCase(), t.concurrencySafe]))
-          const batches = planToolBatches(calls, (call) => safe.get(call.name.toLowerCase()) ?? false)
-          const results: Array<ToolResult> = []
-          for (const batch of batches) {
-            const out = yield* Effect.forEach(batch.calls, (call) => execute(call, context), {
-              concurrency: batch.concurrent ? BATCH_CONCURRENCY : 1
-            })
-            results.push(...out)
-          }
-          return results
-        })
+        Effect.flatMap(registry.tools, (tools) =>
+          runInBatches(calls, declaredConcurrencySafe(tools), (call) => execute(call, context))
+        )
 
       return Orchestrator.of({ execute, executeBatch })
     })

@@ -16,8 +16,8 @@
 import { Clock, Context, Effect, Option, Result, Schema } from "effect"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import { Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
-import { planToolBatches } from "../orchestrator/batching.ts"
-import { BATCH_CONCURRENCY, type CallContext } from "../orchestrator/orchestrator.ts"
+import { runInBatches } from "../orchestrator/batching.ts"
+import type { CallContext } from "../orchestrator/orchestrator.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { type Provider, type ToolDefinition, toolsParam } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
@@ -444,15 +444,8 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
   const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
     Effect.gen(function* () {
       const v = yield* view
-      const batches = planToolBatches(calls, concurrencySafe(yield* registry.tools, v.deferred !== undefined))
-      const results: Array<ToolResult> = []
-      for (const batch of batches) {
-        const out = yield* Effect.forEach(batch.calls, (call) => dispatch(call, context), {
-          concurrency: batch.concurrent ? BATCH_CONCURRENCY : 1
-        })
-        results.push(...out)
-      }
-      return results
+      const safe = concurrencySafe(yield* registry.tools, v.deferred !== undefined)
+      return yield* runInBatches(calls, safe, (call) => dispatch(call, context))
     })
 
   return {
