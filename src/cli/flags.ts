@@ -24,9 +24,9 @@ export const config = Flag.String("config").pipe(
 
 export const surface = Flag.Literals("surface", SURFACES).pipe(
   Flag.withDescription(
-    "Which tools are declared: all; deferred (a small core plus tool_search and tool_call, the rest found on demand); shell (bash and output only)."
+    "Which tools are declared: all; deferred (a small core plus tool_search and tool_call, the rest found on demand); shell (bash and output only). Default: `surface.mode` in freecode.json, else all."
   ),
-  Flag.withDefault("all" as Surface)
+  Flag.optional
 )
 
 export const session = Flag.String("session").pipe(
@@ -67,14 +67,16 @@ export const provider = Flag.Literals("provider", providers).pipe(
 
 export const strategy = Flag.Literals("strategy", ["bridge", "expand"] as const).pipe(
   Flag.withDescription(
-    "--surface deferred: bridge (tool_call runs found tools; the declared list never changes) or expand (found tools join the declared list)."
+    "--surface deferred: bridge (tool_call runs found tools; the declared list never changes) or expand (found tools join the declared list). Default: `surface.strategy` in freecode.json, else bridge."
   ),
-  Flag.withDefault("bridge" as const)
+  Flag.optional
 )
 
 export const core = Flag.String("core").pipe(
   Flag.withMetavar("TOOLS"),
-  Flag.withDescription("--surface deferred: the tools always declared, comma-separated (default: read,bash)."),
+  Flag.withDescription(
+    "--surface deferred: the tools always declared, comma-separated (default: `surface.core` in freecode.json, else read,bash)."
+  ),
   Flag.optional
 )
 

@@ -10,7 +10,7 @@ import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
 import { SessionPersistence } from "../session/store.ts"
-import { wiringFor } from "../surface/models.ts"
+import { type WiringRule, wiringFor, wiringTable } from "../surface/models.ts"
 import {
   AUTO_DEFER_NAME,
   DEFAULT_AUTO_DEFER_TOKENS,
@@ -34,11 +34,11 @@ export class ToolSystemFactory extends Context.Service<
 export interface SystemOptions {
   readonly root: Option.Option<string>
   readonly config: Option.Option<string>
-  readonly surface: Surface
+  readonly surface: Option.Option<Surface>
   /** The model the tools are for (per-model wiring: src/surface/models.ts). */
   readonly model?: Option.Option<string>
   /** --surface deferred: how found tools are reached, and what is always declared. */
-  readonly strategy?: DeferStrategy
+  readonly strategy?: Option.Option<DeferStrategy>
   readonly core?: Option.Option<string>
   /** `call`/`run`: the profile the calls run under (a sub-agent's narrower rules). */
   readonly profile?: Option.Option<string>
@@ -62,6 +62,10 @@ export interface Setup {
   readonly strategy?: DeferStrategy
   /** --core, split; undefined: the default core. */
   readonly core?: ReadonlyArray<string> | undefined
+  /** `surface.autoDeferTokens` from freecode.json; FREECODE_AUTO_DEFER_TOKENS wins when set. */
+  readonly autoDeferTokens?: number | undefined
+  /** `models` from freecode.json: tried before the built-in wiring table. */
+  readonly models?: ReadonlyArray<WiringRule> | undefined
 }
 
 /** Checks --root and --config; every problem is a Misuse naming the flag. */
@@ -76,25 +80,30 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
     if (info.type !== "Directory") return yield* new Misuse({ message: `--root ${root} is not a directory.` })
     const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
     // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
-    yield* loadConfig(root, configFile).pipe(
+    const config = yield* loadConfig(root, configFile).pipe(
       Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
     )
     const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
     const session = options.session === undefined ? undefined : Option.getOrUndefined(options.session)
     const model = options.model === undefined ? undefined : Option.getOrUndefined(options.model)
     const core = options.core === undefined ? undefined : Option.getOrUndefined(options.core)
+    // A flag wins over freecode.json, which wins over the defaults.
+    const fromFile = config.surface
     return {
       root,
       configFile,
       profile,
       session,
-      surface: options.surface,
+      surface: Option.getOrElse(options.surface, () => fromFile?.mode ?? "all"),
       model,
-      strategy: options.strategy ?? "bridge",
-      core: core
-        ?.split(",")
-        .map((n) => n.trim())
-        .filter((n) => n !== "")
+      strategy: Option.getOrElse(options.strategy ?? Option.none(), () => fromFile?.strategy ?? "bridge"),
+      core:
+        core
+          ?.split(",")
+          .map((n) => n.trim())
+          .filter((n) => n !== "") ?? fromFile?.core,
+      autoDeferTokens: fromFile?.autoDeferTokens,
+      models: config.models
     }
   })
 
@@ -109,10 +118,20 @@ export const buildToolSystem = (
 ): Effect.Effect<Context.Context<Dispatcher | ToolRegistry | ToolSurface>, Misuse, ToolSystemFactory | Scope.Scope> =>
   Effect.gen(function* () {
     const factory = yield* ToolSystemFactory
-    const { root, configFile, profile, session, surface, model, strategy, core } =
-      typeof setup === "string"
-        ? { root: setup, configFile: undefined, profile: undefined, session: undefined, surface: "all" as const }
-        : setup
+    const {
+      root,
+      configFile,
+      profile,
+      session,
+      surface,
+      model,
+      strategy,
+      core,
+      autoDeferTokens: fromFile,
+      models
+    } = typeof setup === "string"
+      ? { root: setup, configFile: undefined, profile: undefined, session: undefined, surface: "all" as const }
+      : setup
     const context = yield* Layer.build(factory.make(root)).pipe(
       Effect.provideService(ConfigSource, configFile === undefined ? {} : { file: configFile }),
       Effect.provideService(SessionPersistence, { persist: session !== undefined }),
@@ -125,14 +144,14 @@ export const buildToolSystem = (
     if (options.awaitMcpServers !== false && Option.isSome(mcp)) yield* mcp.value.ready
     // The commands get the Dispatcher under the surface (and the profile): what they list and reach.
     const autoDeferTokens = yield* Config.Int(AUTO_DEFER_NAME).pipe(
-      Config.withDefault(DEFAULT_AUTO_DEFER_TOKENS),
+      Config.withDefault(fromFile ?? DEFAULT_AUTO_DEFER_TOKENS),
       Effect.mapError(() => new Misuse({ message: `${AUTO_DEFER_NAME} must be a whole number of tokens (0: never).` }))
     )
     const surfaced = surfaceIn(context, {
       surface,
       ...(strategy === undefined ? {} : { strategy }),
       ...(core === undefined ? {} : { core }),
-      ...(model === undefined ? {} : { exclude: wiringFor(model).hide }),
+      ...(model === undefined ? {} : { exclude: wiringFor(model, wiringTable(models)).hide }),
       ...(surface === "all" && autoDeferTokens > 0 ? { autoDeferTokens } : {})
     })
     const narrowed =

@@ -7,7 +7,7 @@ import { Command } from "effect/cli"
 import { McpClients } from "../mcp/clients.ts"
 import type { Provider } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
-import { wiringFor } from "../surface/models.ts"
+import { wiringFor, wiringTable } from "../surface/models.ts"
 import { AUTO_DEFER_NAME, definitionOf, ToolSurface } from "../surface/surface.ts"
 import { defaultSkillDirs, SKILL_DIRS_NAME, skillDirsConfig } from "../tools/skill.ts"
 import { searchSetup } from "../web/search/config.ts"
@@ -90,7 +90,7 @@ export const toolsCommand = Command.make(
       // Sizes in --provider's dialect, else in the one --model is wired to.
       const provider = Option.isSome(input.provider)
         ? input.provider
-        : Option.map(input.model, (m) => wiringFor(m).provider)
+        : Option.map(input.model, (m) => wiringFor(m, wiringTable(setup.models)).provider)
       if (Option.isSome(input.provider) && input.json) {
         return yield* io.out(`${JSON.stringify(yield* surface.toolsParam(input.provider.value), null, 2)}\n`)
       }

@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { McpServers } from "../mcp/config.ts"
 import { parseRule } from "../permission/rules.ts"
+import { providers } from "../registry/provider.ts"
 
 export const MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const
 export type PermissionMode = (typeof MODES)[number]
@@ -61,18 +62,39 @@ export const ProfileConfig = Schema.Struct({
 })
 export type ProfileConfig = typeof ProfileConfig.Type
 
+/** Which tools are declared (docs/surfaces.md); a flag given on the command line wins. */
+export const SurfaceConfig = Schema.Struct({
+  mode: Schema.optionalKey(Schema.Literals(["all", "deferred", "shell"])),
+  strategy: Schema.optionalKey(Schema.Literals(["bridge", "expand"])),
+  core: Schema.optionalKey(Schema.Array(Schema.String)),
+  autoDeferTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+})
+export type SurfaceConfig = typeof SurfaceConfig.Type
+
+/** One row of the per-model wiring table; rows here are tried before the built-in ones. */
+export const ModelWiringConfig = Schema.Struct({
+  pattern: Schema.String,
+  edit: Schema.Literals(["edit", "apply_patch"]),
+  provider: Schema.Literals(providers)
+})
+export type ModelWiringConfig = typeof ModelWiringConfig.Type
+
 export const FreecodeConfigSchema = Schema.Struct({
   $schema: Schema.optionalKey(Schema.String),
   permissions: Schema.optionalKey(PermissionsConfig),
   hooks: Schema.optionalKey(HooksConfig),
   mcpServers: Schema.optionalKey(McpServers),
-  profiles: Schema.optionalKey(Schema.Record(Schema.String, ProfileConfig))
+  profiles: Schema.optionalKey(Schema.Record(Schema.String, ProfileConfig)),
+  surface: Schema.optionalKey(SurfaceConfig),
+  models: Schema.optionalKey(Schema.Array(ModelWiringConfig))
 })
 export type FreecodeConfigData = typeof FreecodeConfigSchema.Type
 
 /** The keys each object may hold, for the "unknown key" message (`[]` stands for any index). */
 export const KNOWN_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "": ["$schema", "permissions", "hooks", "mcpServers", "profiles"],
+  "": ["$schema", "permissions", "hooks", "mcpServers", "profiles", "surface", "models"],
+  surface: ["mode", "strategy", "core", "autoDeferTokens"],
+  "models[]": ["pattern", "edit", "provider"],
   permissions: ["allow", "ask", "deny", "defaultMode", "additionalDirectories"],
   hooks: ["PreToolUse", "PostToolUse"],
   "hooks.PreToolUse[]": ["matcher", "hooks"],

@@ -39,6 +39,12 @@ const globToRegExp = (glob: string): RegExp =>
   new RegExp(`^${glob.replace(/[.+?^${}()|\\]/g, "\\$&").replace(/\*/g, ".*")}$`, "i")
 
 /** The wiring for a model id; a table without a match for it falls back to DEFAULT_WIRING's last rule. */
+/** The rows a project configures (freecode.json `models`), tried before the built-in ones. */
+export const wiringTable = (configured: ReadonlyArray<WiringRule> = []): ReadonlyArray<WiringRule> => [
+  ...configured,
+  ...DEFAULT_WIRING
+]
+
 export const wiringFor = (model: string, rules: ReadonlyArray<WiringRule> = DEFAULT_WIRING): ModelWiring => {
   // A provider prefix (`openai/gpt-5`, `anthropic/claude-…`) is part of the id: patterns use `*`.
   const rule = rules.find((r) => globToRegExp(r.pattern).test(model)) ?? DEFAULT_WIRING[DEFAULT_WIRING.length - 1]!

@@ -1,0 +1,61 @@
+/** The surface and the model wiring table from freecode.json, through the real CLI; flags win. */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { makeProject, runProcess } from "./helpers.ts"
+
+const cli = (...args: Array<string>) => Effect.promise(() => runProcess(args))
+
+const declared = (stdout: string): Array<string> =>
+  (JSON.parse(stdout) as { readonly tools: ReadonlyArray<{ readonly name: string }> }).tools.map((t) => t.name)
+
+describe.concurrent("freecode.json surface and models", () => {
+  it.live(
+    "surface.mode and surface.core apply; an explicit --surface all wins over the file",
+    () =>
+      Effect.gen(function* () {
+        const project = makeProject({
+          "freecode.json": JSON.stringify({ surface: { mode: "deferred", core: ["read", "grep"] } })
+        })
+        try {
+          const fromFile = yield* cli("tools", "--json", "--root", project.root)
+          expect(fromFile.code).toBe(0)
+          expect(declared(fromFile.stdout).sort()).toEqual(["grep", "read", "tool_call", "tool_search"])
+          const flag = yield* cli("tools", "--json", "--root", project.root, "--surface", "all")
+          expect(declared(flag.stdout)).toContain("write")
+          expect(declared(flag.stdout)).not.toContain("tool_search")
+        } finally {
+          project.cleanup()
+        }
+      }),
+    120_000
+  )
+
+  it.live(
+    "a models row is tried before the built-in table; a bad value is misuse naming the key",
+    () =>
+      Effect.gen(function* () {
+        const project = makeProject({
+          "freecode.json": JSON.stringify({
+            models: [{ pattern: "house-model-*", edit: "apply_patch", provider: "openai" }]
+          })
+        })
+        const bad = makeProject({ "freecode.json": JSON.stringify({ surface: { mode: "everything" } }) })
+        try {
+          const wired = yield* cli("tools", "--json", "--root", project.root, "--model", "house-model-2")
+          expect(wired.code).toBe(0)
+          expect(declared(wired.stdout)).toContain("apply_patch")
+          expect(declared(wired.stdout)).not.toContain("edit")
+          const builtIn = yield* cli("tools", "--json", "--root", project.root, "--model", "claude-sonnet-4")
+          expect(declared(builtIn.stdout)).toContain("edit")
+          expect(declared(builtIn.stdout)).not.toContain("apply_patch")
+          const refused = yield* cli("tools", "--root", bad.root)
+          expect(refused.code).toBe(2)
+          expect(refused.stderr).toContain("surface.mode")
+        } finally {
+          project.cleanup()
+          bad.cleanup()
+        }
+      }),
+    120_000
+  )
+})
