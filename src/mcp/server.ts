@@ -18,6 +18,7 @@ import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { ToolEvents } from "../events/events.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { isRecord } from "../schema/json-schema.ts"
+import { ToolSurface } from "../surface/surface.ts"
 import type { ToolResult } from "../tool/result.ts"
 import type { Tool } from "../tool/tool.ts"
 
@@ -95,9 +96,15 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
         "Tools of a coding agent working in one project folder. Results are budgeted; a cut result names the `output` call that returns the rest."
     })
 
-    // The dispatcher's tools: under a surface (or a profile), what it declares.
-    server.setRequestHandler(ListToolsRequestSchema, () =>
-      run(Effect.map(dispatcher.tools, (tools) => ({ tools: tools.map(toMcpTool) })))
+    // The dispatcher's tools: under a surface (or a profile), what it declares to this MCP
+    // session; with the expand strategy, tools a session has found join its list.
+    const surface = Context.getOption(system, ToolSurface)
+    const expands =
+      Option.isSome(surface) && surface.value.surface === "deferred" && surface.value.strategy === "expand"
+    const declaredTo = (session: string) =>
+      Option.isSome(surface) ? surface.value.declared(session) : dispatcher.tools
+    server.setRequestHandler(ListToolsRequestSchema, (_request, extra) =>
+      run(Effect.map(declaredTo(extra.sessionId ?? sessionId), (tools) => ({ tools: tools.map(toMcpTool) })))
     )
 
     // A streaming tool's live output reaches the client as log messages (and progress, when the
@@ -147,6 +154,12 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
             { sessionId: extra.sessionId ?? sessionId, cancelled }
           )
           .pipe(
+            // A search that found tools changed this session's list: say so, so the client re-lists.
+            Effect.tap((result) =>
+              expands && result.tool === "tool_search" && result.status === "ok"
+                ? Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
+                : Effect.void
+            ),
             Effect.map(toCallToolResult),
             // Normally tool_complete removes it; a call refused before the orchestrator has none.
             Effect.ensuring(Effect.sync(() => setTimeout(() => live.delete(callId), 2000).unref()))

@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { makeProject, REPO, runProcess } from "./helpers.ts"
 
@@ -129,6 +130,52 @@ describe.concurrent("--surface", () => {
         expect(result.isError).toBeUndefined()
         const text = (result.content as Array<{ type: string; text: string }>)[0]!.text
         expect(text).toContain("README.md")
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "mcp with expand: a search announces list_changed and the found tools join the session's tools/list",
+    () =>
+      Effect.gen(function* () {
+        const client = new Client({ name: "test", version: "1.0.0" })
+        let changed = 0
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          changed++
+        })
+        yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            client.connect(
+              new StdioClientTransport({
+                command: process.execPath,
+                args: [
+                  NodePath.join(REPO, "src/cli/main.ts"),
+                  "mcp",
+                  "--surface",
+                  "deferred",
+                  "--strategy",
+                  "expand",
+                  "--root",
+                  project.root
+                ],
+                stderr: "pipe"
+              })
+            )
+          ),
+          () => Effect.promise(() => client.close())
+        )
+        const before = (yield* Effect.promise(() => client.listTools())).tools.map((t) => t.name)
+        expect(before).not.toContain("write")
+        const found = yield* Effect.promise(() =>
+          client.callTool({ name: "tool_search", arguments: { query: "select:write" } })
+        )
+        expect(found.isError).toBeUndefined()
+        // The notification travels after the result; give it a moment.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+        expect(changed).toBeGreaterThan(0)
+        const after = (yield* Effect.promise(() => client.listTools())).tools.map((t) => t.name)
+        expect(after).toContain("write")
+        expect(after.slice(0, before.length)).toEqual(before)
       }).pipe(Effect.scoped),
     120_000
   )
