@@ -24,6 +24,7 @@ import { ReadState } from "../src/read-state/read-state.ts"
 import { ToolRegistry } from "../src/registry/registry.ts"
 import { MemoryFolder } from "../src/session/memory-folder.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../src/session/store.ts"
+import { GrantStore } from "../src/session/grants.ts"
 import { TodoStore } from "../src/session/todos.ts"
 import type { Tool } from "../src/tool/tool.ts"
 import { Workspace } from "../src/tool/workspace.ts"
@@ -71,7 +72,7 @@ export interface ToolSystemOptions<E = never, R = never> {
 /** The stores a session keeps: in memory, or in the project's session database. */
 const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) => {
   const persistent = (options: Omit<SessionStoreOptions, "root">) =>
-    Layer.merge(layerSqliteOutputStore, TodoStore.layerSqlite).pipe(
+    Layer.mergeAll(layerSqliteOutputStore, TodoStore.layerSqlite, GrantStore.layerSqlite).pipe(
       Layer.provideMerge(SessionStore.layer({ ...options, root }))
     )
   const memory = Layer.merge(OutputStore.layerSpilling, TodoStore.layerMemory)

@@ -10,10 +10,11 @@
  * A saved approval never overrides a configured ask or deny. Across policies the strictest
  * answer wins, so a profile can only narrow what its parent allows.
  */
-import { Context, Effect, FileSystem, Layer, Path } from "effect"
+import { Context, Effect, FileSystem, Layer, Option, Path } from "effect"
 import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
+import { GrantStore } from "../session/grants.ts"
 import type { Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { isSensitive, realPath, within } from "./containment.ts"
@@ -210,9 +211,23 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         profiles.set(name, yield* makeProfile(name, p))
       }
 
+      // Saved approvals: in memory, and in the session database when the system has one, so
+      // a resumed session does not ask again. Memory also caches what the database said yes to.
+      const persisted = yield* Effect.serviceOption(GrantStore)
       const grants = new Map<string, Set<string>>()
       const grantKey = (g: Grant) => `${g.tool}\u0000${g.key}`
-      const granted = (sessionId: string, g: Grant) => grants.get(sessionId)?.has(grantKey(g)) ?? false
+      const remember = (sessionId: string, g: Grant) => {
+        const set = grants.get(sessionId) ?? new Set<string>()
+        set.add(grantKey(g))
+        grants.set(sessionId, set)
+      }
+      const granted = (sessionId: string, g: Grant): Effect.Effect<boolean> => {
+        if (grants.get(sessionId)?.has(grantKey(g)) === true) return Effect.succeed(true)
+        if (Option.isNone(persisted)) return Effect.succeed(false)
+        return Effect.tap(persisted.value.has(sessionId, grantKey(g)), (yes) =>
+          Effect.sync(() => (yes ? remember(sessionId, g) : undefined))
+        )
+      }
 
       const subjectsOf = (req: PermissionRequest): Effect.Effect<Subjects> =>
         Effect.gen(function* () {
@@ -322,7 +337,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         return undefined
       }
 
-      const decideOne = (policy: Policy, req: PermissionRequest, s: Subjects): Decision => {
+      const decideOne = (policy: Policy, req: PermissionRequest, s: Subjects, saved: boolean): Decision => {
         const { tool } = req
         const base = { policy: policy.name }
         const ask = (reason: string, by: Decision["by"] = "declaration"): Decision =>
@@ -387,7 +402,6 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
               }
         }
         if (s.unknown !== undefined) return ask(`${s.unknown}; this call needs approval.`)
-        const saved = granted(req.ctx.sessionId, s.grant)
         const bare = policy.allow.find((c) => c.rule.specifier === undefined && namesTool(c.rule, tool))
 
         if (s.kind === "shell") {
@@ -472,10 +486,12 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }
 
       const decide = (req: PermissionRequest, chain: ReadonlyArray<Policy> = []) =>
-        Effect.map(subjectsOf(req), (s) => {
+        Effect.gen(function* () {
+          const s = yield* subjectsOf(req)
+          const saved = yield* granted(req.ctx.sessionId, s.grant)
           let worst: Decision | undefined
           for (const policy of [project, ...chain]) {
-            const d = decideOne(policy, req, s)
+            const d = decideOne(policy, req, s, saved)
             if (worst === undefined || RANK[d.behavior] > RANK[worst.behavior]) worst = d
             if (d.behavior === "deny") break
           }
@@ -485,11 +501,10 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       return PermissionEngine.of({
         decide,
         grant: (sessionId, g) =>
-          Effect.sync(() => {
-            const set = grants.get(sessionId) ?? new Set<string>()
-            set.add(grantKey(g))
-            grants.set(sessionId, set)
-          }),
+          Effect.andThen(
+            Effect.sync(() => remember(sessionId, g)),
+            Option.isSome(persisted) ? persisted.value.add(sessionId, grantKey(g), g.display) : Effect.void
+          ),
         profile: (name) => {
           const p = profiles.get(name)
           return p === undefined

@@ -28,5 +28,13 @@ export const migrations: ReadonlyArray<string> = [
    CREATE INDEX outputs_session_used ON outputs (session_id, used) WHERE file IS NULL;
    CREATE INDEX outputs_file_used ON outputs (used) WHERE file IS NOT NULL;`,
   // 2: todo lists, one per session, replaced whole by todowrite.
-  `CREATE TABLE todos (session_id TEXT PRIMARY KEY, todos TEXT NOT NULL, updated_at INTEGER NOT NULL);`
+  `CREATE TABLE todos (session_id TEXT PRIMARY KEY, todos TEXT NOT NULL, updated_at INTEGER NOT NULL);`,
+  // 3: "always" approvals, one row per normalized subject a person approved in a session.
+  `CREATE TABLE grants (
+     session_id TEXT NOT NULL,
+     grant_key TEXT NOT NULL,
+     display TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (session_id, grant_key)
+   );`
 ]

@@ -8,6 +8,8 @@ import { Effect, Layer, Schema } from "effect"
 import { FreecodeConfig } from "../../src/config/load.ts"
 import type { FreecodeConfigData } from "../../src/config/schema.ts"
 import { PermissionEngine, type Policy } from "../../src/permission/engine.ts"
+import { GrantStore } from "../../src/session/grants.ts"
+import { SessionStore } from "../../src/session/store.ts"
 import { defineTool, type Tool, type ToolContext } from "../../src/tool/tool.ts"
 import { Workspace } from "../../src/tool/workspace.ts"
 import { BashTool } from "../../src/tools/bash.ts"
@@ -290,6 +292,30 @@ describe("saved approvals", () => {
       expect(yield* again("npm test && rm x")).toBe("ask")
       expect(yield* again("npm test", "b")).toBe("ask")
     }).pipe(Effect.provide(engineWith({})))
+  )
+
+  it.live("with a session database, an always approval outlives the process that saved it", () =>
+    Effect.gen(function* () {
+      const stateDir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-grants-"))
+      const persistent = engineWith({}).pipe(
+        Layer.provide(GrantStore.layerSqlite.pipe(Layer.provide(SessionStore.layer({ root, stateDir }))))
+      )
+      const npmTest = (session: string) =>
+        PermissionEngine.use((engine) =>
+          engine.decide({ tool: t(BashTool), args: { command: "npm test" }, ctx: ctx(session) })
+        )
+      // First "process": the person answers "always".
+      yield* Effect.gen(function* () {
+        const first = yield* npmTest("resumed")
+        expect(first.behavior).toBe("ask")
+        yield* PermissionEngine.use((engine) => engine.grant("resumed", first.grant!))
+      }).pipe(Effect.provide(persistent))
+      // A second one, built afresh on the same database: the session does not ask again.
+      const again = yield* npmTest("resumed").pipe(Effect.provide(persistent))
+      expect(again).toMatchObject({ behavior: "allow", by: "session" })
+      const other = yield* npmTest("another").pipe(Effect.provide(persistent))
+      expect(other.behavior).toBe("ask")
+    })
   )
 
   it.live("a saved approval never overrides a configured ask or deny", () =>

@@ -1,0 +1,44 @@
+/**
+ * "Always" approvals a person gave in a session, kept in the session database so a resumed
+ * session does not ask again. A grant is one normalized subject of one tool (the permission
+ * engine builds the key), never a whole tool.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SessionStore } from "./store.ts"
+
+export class GrantStore extends Context.Service<
+  GrantStore,
+  {
+    readonly has: (sessionId: string, key: string) => Effect.Effect<boolean>
+    readonly add: (sessionId: string, key: string, display: string) => Effect.Effect<void>
+  }
+>()("freecode/GrantStore") {
+  /**
+   * In the session database. A database that fails mid-session is a defect here, as for
+   * TodoStore: the orchestrator turns it into an error result naming the file.
+   */
+  static readonly layerSqlite = Layer.effect(
+    GrantStore,
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      return GrantStore.of({
+        has: (sessionId, key) =>
+          store
+            .read(
+              (db) =>
+                db.prepare("SELECT 1 FROM grants WHERE session_id = ? AND grant_key = ?").get(sessionId, key) !==
+                undefined
+            )
+            .pipe(Effect.orDie),
+        add: (sessionId, key, display) =>
+          store
+            .write((db) => {
+              db.prepare(
+                "INSERT INTO grants (session_id, grant_key, display, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+              ).run(sessionId, key, display, Date.now())
+            })
+            .pipe(Effect.orDie)
+      })
+    })
+  )
+}
