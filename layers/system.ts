@@ -22,9 +22,9 @@ import { PermissionEngine } from "../src/permission/engine.ts"
 import { Prompter } from "../src/prompt/prompter.ts"
 import { ReadState } from "../src/read-state/read-state.ts"
 import { ToolRegistry } from "../src/registry/registry.ts"
+import { GrantStore } from "../src/session/grants.ts"
 import { MemoryFolder } from "../src/session/memory-folder.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../src/session/store.ts"
-import { GrantStore } from "../src/session/grants.ts"
 import { TodoStore } from "../src/session/todos.ts"
 import type { Tool } from "../src/tool/tool.ts"
 import { Workspace } from "../src/tool/workspace.ts"
@@ -114,7 +114,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     ToolRegistry.layer,
     LspClients.layer,
     ReadState.layer,
-    options.prompter ?? Prompter.layerNonInteractive
+    options.prompter ?? Prompter.layerFromSource
   ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =

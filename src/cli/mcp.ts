@@ -4,9 +4,13 @@
  * through the Dispatcher; nobody can answer an approval prompt, so a call that asks is refused
  * with the reason. Runs until the client closes stdin (stdio) or the process is stopped (HTTP).
  */
+
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { serveHttp, serveStdio } from "../mcp/serve.ts"
+import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
+import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
 import { systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
@@ -24,8 +28,20 @@ export const mcpCommand = Command.make(
   Effect.fn("cli.mcp")(function* (input) {
     const io = yield* Io
     const setup = yield* checkOptions(input)
+    if (Option.isNone(input.http)) {
+      // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
+      let served: Server | undefined
+      const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
+        Effect.provideService(
+          PrompterSource,
+          mcpPrompter(() => served)
+        )
+      )
+      return yield* serveStdio(system, (server) => {
+        served = server
+      })
+    }
     const system = yield* buildToolSystem(setup, { awaitMcpServers: false })
-    if (Option.isNone(input.http)) return yield* serveStdio(system)
     const port = input.http.value
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto"
 import * as NodeHttp from "node:http"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
@@ -13,9 +14,14 @@ import { Deferred, Effect, Exit, Scope } from "effect"
 import { makeToolServer, type ServedSystem } from "./server.ts"
 
 /** Serves over stdin/stdout until the client closes stdin (or the scope closes). */
-export const serveStdio = (system: ServedSystem): Effect.Effect<void, never, Scope.Scope> =>
+export const serveStdio = (
+  system: ServedSystem,
+  /** Told the server once it exists (the `question` tool's MCP elicitation asks through it). */
+  onServer: (server: Server) => void = () => undefined
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const server = yield* makeToolServer(system)
+    onServer(server)
     const closed = yield* Deferred.make<void>()
     const transport = new StdioServerTransport()
     server.onclose = () => Deferred.doneUnsafe(closed, Exit.void)

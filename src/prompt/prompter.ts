@@ -35,15 +35,34 @@ export type PromptOutcome =
   /** No person can be asked (non-interactive run, a client without elicitation). */
   | { readonly _tag: "Unavailable"; readonly reason: string }
 
+/**
+ * Who answers the `question` tool when the system is built without a `prompter` option; read
+ * once, when the layer is built (the way ConfigSource carries --config).
+ */
+export const PrompterSource = Context.Reference<
+  { readonly ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome> } | undefined
+>("freecode/PrompterSource", { defaultValue: () => undefined })
+
+const nonInteractive = {
+  ask: (): Effect.Effect<PromptOutcome> =>
+    Effect.succeed({ _tag: "Unavailable", reason: "this session is not interactive" })
+}
+
 export class Prompter extends Context.Service<
   Prompter,
   { readonly ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome> }
 >()("freecode/Prompter") {
   /** Nobody to ask: every question comes back Unavailable, saying so. */
-  static readonly layerNonInteractive = Layer.succeed(
+  static readonly layerNonInteractive = Layer.succeed(Prompter, Prompter.of(nonInteractive))
+
+  /**
+   * What a caller provided in PrompterSource while building the system (the CLI's `mcp` command
+   * provides MCP elicitation), else nobody: the default of a system built without `prompter`.
+   */
+  static readonly layerFromSource = Layer.effect(
     Prompter,
-    Prompter.of({
-      ask: () => Effect.succeed({ _tag: "Unavailable", reason: "this session is not interactive" })
+    Effect.gen(function* () {
+      return Prompter.of((yield* PrompterSource) ?? nonInteractive)
     })
   )
 
