@@ -6,17 +6,11 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
-import { Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
-import { AgentFailure, type LoopResult, runToolLoop } from "./loop.ts"
+import { CurrentDispatcher, Dispatcher } from "../dispatch/dispatcher.ts"
 
-/**
- * The dispatcher the current call runs under. A loop that runs a narrowed dispatcher provides
- * it around its calls (the runner does for its children), so an `agent` call made there starts
- * from that dispatcher's rules; unset, the tool system's own Dispatcher is the parent.
- */
-export const CurrentDispatcher = Context.Reference<DispatcherShape | undefined>("freecode/CurrentDispatcher", {
-  defaultValue: () => undefined
-})
+export { CurrentDispatcher }
+
+import { AgentFailure, type LoopResult, runToolLoop } from "./loop.ts"
 
 /** Sub-agent types and the profile each runs under; any other name is a profile from freecode.json. */
 export const SUBAGENT_TYPES: Readonly<Record<string, string | undefined>> = {

@@ -25,6 +25,15 @@ import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
 import type { Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 
+/**
+ * The dispatcher the current call runs under. A narrowed dispatcher (withProfile) provides itself
+ * around its calls, and the sub-agent runner provides each child's, so an `agent` call starts
+ * its child from the rules it was made under; unset, the tool system's own Dispatcher is it.
+ */
+export const CurrentDispatcher = Context.Reference<DispatcherShape | undefined>("freecode/CurrentDispatcher", {
+  defaultValue: () => undefined
+})
+
 export interface DispatcherShape {
   readonly dispatch: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
   /** One model turn: the calls run in planned batches, results in call order. */
@@ -302,15 +311,20 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             runInBatches(calls, declaredConcurrencySafe(tools), (call) => dispatch(call, context))
           )
 
-        return {
-          dispatch,
-          dispatchBatch,
+        // A narrowed dispatcher runs its calls as the CurrentDispatcher, so an `agent` call made
+        // through it starts its child from these rules, never from the wider system's.
+        const asCurrent = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
+          chain.length === 0 ? effect : Effect.provideService(effect, CurrentDispatcher, shape)
+        const shape: DispatcherShape = {
+          dispatch: (call, context) => asCurrent(dispatch(call, context)),
+          dispatchBatch: (calls, context) => asCurrent(dispatchBatch(calls, context)),
           withProfile: (profile) =>
             Effect.map(typeof profile === "string" ? engine.profile(profile) : Effect.succeed(profile), (p) =>
               make([...chain, p])
             ),
           tools: Effect.map(registry.tools, (all) => all.filter((t) => chain.every((p) => p.tools(t))))
         }
+        return shape
       }
 
       return Dispatcher.of(make([]))

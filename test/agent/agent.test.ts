@@ -10,7 +10,6 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Stream } from "effect"
 import { LanguageModel } from "effect/ai"
 import { toolSystem } from "../../layers/system.ts"
-import { CurrentDispatcher } from "../../src/agent/runner.ts"
 import type { FreecodeConfigData } from "../../src/config/schema.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { type ToolEvent, ToolEvents } from "../../src/events/events.ts"
@@ -170,16 +169,15 @@ describe("agent", () => {
           )
           const base = Context.get(context, Dispatcher)
           const parent = yield* base.withProfile("no-edits")
-          const result = yield* parent
-            .dispatch(
-              {
-                id: "a3",
-                name: "agent",
-                args: { description: "edit", prompt: "Change 42 to 43.", subagent_type: "general" }
-              },
-              { sessionId: "p", approve: () => Effect.succeed(true) }
-            )
-            .pipe(Effect.provideService(CurrentDispatcher, parent))
+          const result = yield* parent.dispatch(
+            {
+              id: "a3",
+              name: "agent",
+              args: { description: "edit", prompt: "Change 42 to 43.", subagent_type: "general" }
+            },
+            { sessionId: "p", approve: () => Effect.succeed(true) }
+          )
+          // No CurrentDispatcher provided by hand: the narrowed dispatcher runs its calls as itself.
           expect(result.status).toBe("ok")
           // general keeps the edit tool declared, but the parent's deny rule refuses the call.
           expect(seen[0]!.tools).toContain("edit")
