@@ -3,15 +3,13 @@
  * window or by regex, instead of re-running the command that produced it.
  */
 import { Effect, FileSystem, Option, Schema } from "effect"
-import { readSpilled } from "../output/spilled-read.ts"
 import { OutputStore } from "../output/store.ts"
-import { splitLines } from "../output/truncate.ts"
+import { linesInFile, linesInMemory, readStored } from "../output/stored-read.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 
 const DEFAULT_LIMIT = 200
 const MAX_MATCHES = 100
-const CONTEXT = 1
 
 const Parameters = Schema.Struct({
   id: Schema.String.annotate({
@@ -29,9 +27,6 @@ const Parameters = Schema.Struct({
     })
   )
 })
-
-const numbered = (lines: ReadonlyArray<string>, first: number, width: number) =>
-  lines.map((line, i) => `${String(first + i).padStart(width)}\t${line}`)
 
 export const OutputTool = defineTool({
   id: "output",
@@ -54,72 +49,8 @@ export const OutputTool = defineTool({
       }
       const entry = found.value
       // Too large for memory: read from the store's file, line by line.
-      if (entry.file !== undefined) {
-        const fs = yield* FileSystem.FileSystem
-        return yield* readSpilled(fs, { ...entry, file: entry.file }, args, {
-          limit: DEFAULT_LIMIT,
-          maxMatches: MAX_MATCHES
-        })
-      }
-      // Without terminators, so a pattern's `$` anchors at the end of the line's text.
-      const lines = splitLines(entry.text).map((line) => line.replace(/\r?\n$/, ""))
-      const width = String(lines.length).length
-      const header = `output of ${entry.tool} call ${entry.id}: ${lines.length} lines, ${entry.chars} chars`
-
-      if (args.pattern !== undefined) {
-        let regex: RegExp
-        try {
-          regex = new RegExp(args.pattern)
-        } catch (e) {
-          return yield* fail(
-            `Invalid regex ${JSON.stringify(args.pattern)}: ${(e as Error).message}. Escape special characters or simplify it.`
-          )
-        }
-        const from = (args.offset ?? 1) - 1
-        const hits: Array<number> = []
-        for (let i = from; i < lines.length; i++) if (regex.test(lines[i]!)) hits.push(i)
-        if (hits.length === 0) {
-          return {
-            title: `output ${args.id}: no match`,
-            output: `${header}\nNo line matches /${args.pattern}/.`,
-            metadata: { matches: 0 }
-          }
-        }
-        const shown = hits.slice(0, args.limit ?? MAX_MATCHES)
-        const out: Array<string> = []
-        let last = -1
-        for (const hit of shown) {
-          const start = Math.max(hit - CONTEXT, last + 1)
-          const end = Math.min(hit + CONTEXT, lines.length - 1)
-          if (last !== -1 && start > last + 1) out.push("--")
-          out.push(...numbered(lines.slice(start, end + 1), start + 1, width))
-          last = end
-        }
-        const more =
-          hits.length > shown.length
-            ? [
-                `(${hits.length - shown.length} more matching lines; continue with offset=${shown[shown.length - 1]! + 2} or a narrower pattern)`
-              ]
-            : []
-        return {
-          title: `output ${args.id}: ${hits.length} matching lines`,
-          output: [header, ...out, ...more].join("\n"),
-          metadata: { matches: hits.length, shown: shown.length }
-        }
-      }
-
-      const offset = args.offset ?? 1
-      if (offset > lines.length) {
-        return yield* fail(`offset ${offset} is past the end: the stored output has ${lines.length} lines.`)
-      }
-      const end = Math.min(lines.length, offset - 1 + (args.limit ?? DEFAULT_LIMIT))
-      const body = numbered(lines.slice(offset - 1, end), offset, width)
-      const rest =
-        end < lines.length ? [`(lines ${offset}–${end} of ${lines.length}; continue with offset=${end + 1})`] : []
-      return {
-        title: `output ${args.id}: lines ${offset}–${end}`,
-        output: [header, ...body, ...rest].join("\n"),
-        metadata: { startLine: offset, endLine: end, totalLines: lines.length }
-      }
+      const lines =
+        entry.file === undefined ? linesInMemory(entry.text) : linesInFile(yield* FileSystem.FileSystem, entry.file)
+      return yield* readStored(entry, lines, args, { limit: DEFAULT_LIMIT, maxMatches: MAX_MATCHES })
     })
 })

@@ -1,20 +1,41 @@
 /**
- * The `output` tool's line window and regex search over a spilled output, read from its file
- * line by line (a 200 MB output is never one string). Same format as for an output in memory.
+ * The `output` tool's line window and regex search over a stored output, one line at a time,
+ * whether the output is in memory or spilled to a file (a 200 MB output is never one string).
  */
 import { Effect, type FileSystem } from "effect"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
 import { forEachSpilledLine } from "./spill.ts"
 import type { StoredOutput } from "./store.ts"
+import { splitLines } from "./truncate.ts"
+
+/** Calls `f` with each line (no terminator) and its 0-based index, until `f` returns false. */
+export type LineSource = (
+  f: (line: string, index: number) => boolean
+) => Effect.Effect<void, { readonly message: string }>
+
+/** An output held in memory. Lines lose their terminators, so a pattern's `$` anchors at the end. */
+export const linesInMemory =
+  (text: string): LineSource =>
+  (f) =>
+    Effect.sync(() => {
+      const lines = splitLines(text)
+      for (let i = 0; i < lines.length; i++) if (!f(lines[i]!.replace(/\r?\n$/, ""), i)) return
+    })
+
+/** An output spilled to a file the store owns. */
+export const linesInFile =
+  (fs: FileSystem.FileSystem, path: string): LineSource =>
+  (f) =>
+    forEachSpilledLine(fs, path, f)
 
 const CONTEXT = 1
 
 const numbered = (line: string, n: number, width: number) => `${String(n).padStart(width)}\t${line}`
 
-export const readSpilled = (
-  fs: FileSystem.FileSystem,
-  entry: StoredOutput & { readonly file: string },
+export const readStored = (
+  entry: StoredOutput,
+  lines: LineSource,
   args: { readonly offset?: number; readonly limit?: number; readonly pattern?: string },
   defaults: { readonly limit: number; readonly maxMatches: number }
 ): Effect.Effect<ToolOutput, ToolFailure> =>
@@ -46,7 +67,7 @@ export const readSpilled = (
       let last = -1 // last line index written
       let previous: string | undefined
       let afterUntil = -1 // write lines up to this index as context after a hit
-      yield* forEachSpilledLine(fs, entry.file, (line, i) => {
+      yield* lines((line, i) => {
         const hit = i >= from && regex.test(line)
         if (hit) hits++
         const show = hit && hits <= maxShown
@@ -92,7 +113,7 @@ export const readSpilled = (
     }
     const end = Math.min(total, offset - 1 + (args.limit ?? defaults.limit))
     const body: Array<string> = []
-    yield* forEachSpilledLine(fs, entry.file, (line, i) => {
+    yield* lines((line, i) => {
       if (i >= offset - 1) body.push(numbered(line, i + 1, width))
       return i + 1 < end
     }).pipe(Effect.mapError(unreadable))
