@@ -9,7 +9,9 @@ import { pathToFileURL } from "node:url"
 import type { Diagnostic, InitializeResult, ServerCapabilities } from "vscode-languageserver-protocol"
 import {
   createMessageConnection,
+  ErrorCodes,
   type MessageConnection,
+  ResponseError,
   StreamMessageReader,
   StreamMessageWriter
 } from "vscode-languageserver-protocol/node"
@@ -157,14 +159,14 @@ export class LspClient {
     const open = this.documents.get(uri)
     if (open === undefined) {
       this.documents.set(uri, { version: 1, text })
-      await this.connection.sendNotification("textDocument/didOpen", {
+      await this.notify("textDocument/didOpen", {
         textDocument: { uri, languageId, version: 1, text }
       })
     } else if (open.text !== text) {
       open.version++
       open.text = text
       this.state.pushed.delete(uri)
-      await this.connection.sendNotification("textDocument/didChange", {
+      await this.notify("textDocument/didChange", {
         textDocument: { uri, version: open.version },
         contentChanges: [{ text }]
       })
@@ -178,7 +180,30 @@ export class LspClient {
   }
 
   request<T>(method: string, params: unknown, timeoutMs: number): Promise<T> {
-    return withTimeout(this.connection.sendRequest<T>(method, params), timeoutMs, method)
+    return this.noticingWriteFailure(
+      withTimeout(this.connection.sendRequest<T>(method, params), timeoutMs, method),
+      (e) => e instanceof ResponseError && e.code === ErrorCodes.MessageWriteError
+    )
+  }
+
+  private notify(method: string, params: unknown): Promise<void> {
+    // A notification's promise only ever fails when its write failed.
+    return this.noticingWriteFailure(this.connection.sendNotification(method, params), () => true)
+  }
+
+  /**
+   * A message that cannot be written means the server's stdin is gone, usually because it died
+   * and its exit has not been reported yet. Treat the server as lost at once (so the caller sees
+   * a crash and the next call restarts it) and make sure the process is really gone.
+   */
+  private noticingWriteFailure<T>(sent: Promise<T>, isWriteFailure: (e: unknown) => boolean): Promise<T> {
+    return sent.catch((e: unknown) => {
+      if (isWriteFailure(e)) {
+        this.state.closed = true
+        killGroup(this.child)
+      }
+      throw e
+    })
   }
 
   /**

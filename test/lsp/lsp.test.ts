@@ -226,8 +226,8 @@ describe("lsp on the real TypeScript 7 server", () => {
             // The call may race the crash (then it is retried once as a transient failure); either way
             // it waits out the 1 s backoff and answers from a new server.
             const after = yield* lsp(hover)
-            expect(after).toMatchObject({ status: "ok" })
             expect(after.modelOutput).toContain("function getUserById")
+            expect(after).toMatchObject({ status: "ok" })
             expect(Date.now() - started).toBeGreaterThanOrEqual(900)
             const now = processesIn(root)
             expect(now).not.toContain(pid)
@@ -267,6 +267,53 @@ describe("lsp on the real TypeScript 7 server", () => {
           expect(second).toBe(first)
           expect(readFileSync(starts, "utf8")).toBe("start\n")
         }).pipe(Effect.provide([LspClients.layerWith({ servers: [broken, ...SERVERS] }), NodeServices.layer]))
+      }),
+    120_000
+  )
+
+  it.live(
+    "a server whose stdin breaks while it still runs is treated as crashed: killed, and the call is transient",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* project
+        const pids = join(root, "pids.log")
+        writeFileSync(join(root, "a.half"), "x\n")
+        // Answers initialize, then closes its stdin and lingers: our next write fails with EPIPE
+        // while the process is alive, as after a SIGKILL whose exit Node has not reported yet.
+        const script = `
+          process.on("uncaughtException", () => {})
+          require("fs").appendFileSync(${JSON.stringify(pids)}, process.pid + "\\n")
+          let buf = ""
+          process.stdin.on("data", (d) => {
+            buf += d
+            const m = /Content-Length: (\\d+)\\r\\n\\r\\n/.exec(buf)
+            if (m === null || buf.length < m.index + m[0].length + Number(m[1])) return
+            const msg = JSON.parse(buf.slice(m.index + m[0].length, m.index + m[0].length + Number(m[1])))
+            const body = JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { capabilities: { hoverProvider: true } } })
+            process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body)
+            setTimeout(() => {
+              process.stdin.destroy()
+              require("fs").closeSync(0)
+            }, 100)
+          })
+          setInterval(() => {}, 1000)`
+        const half = {
+          id: "half",
+          extensions: { half: "half" },
+          rootMarkers: [],
+          resolve: () => ({ command: process.execPath, args: ["-e", script] })
+        }
+        yield* Effect.gen(function* () {
+          const clients = yield* LspClients
+          const doc = yield* clients.open(join(root, "a.half"), root)
+          yield* Effect.sleep("300 millis")
+          const error = yield* clients.request(doc, "textDocument/hover", {}).pipe(Effect.flip)
+          expect(error._tag).toBe("TransientFailure")
+          expect(error.message).toBe("The half server exited during textDocument/hover.")
+          const [pid] = readFileSync(pids, "utf8").trim().split("\n")
+          yield* Effect.sleep("300 millis")
+          expect(() => process.kill(Number(pid), 0)).toThrow()
+        }).pipe(Effect.provide([LspClients.layerWith({ servers: [half, ...SERVERS] }), NodeServices.layer]))
       }),
     120_000
   )
