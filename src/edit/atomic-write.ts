@@ -6,6 +6,7 @@
  */
 import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError } from "effect"
+import * as NativeFs from "../fs/native.ts"
 
 /** The file a write to `path` must replace: `path`, or where its symlink chain ends. */
 export const writeTarget = (
@@ -15,7 +16,7 @@ export const writeTarget = (
   Effect.gen(function* () {
     const info = yield* fs.lstat(path).pipe(Effect.option)
     if (info._tag === "None" || info.value.type !== "SymbolicLink") return path
-    const real = yield* fs.realPath(path).pipe(Effect.option)
+    const real = yield* NativeFs.realPath(path).pipe(Effect.option)
     if (real._tag === "Some") return real.value
     // A dangling link: create its target.
     const link = yield* fs.readLink(path)

@@ -4,16 +4,18 @@
  * appended), so `..`, absolute paths and symlinks that lead out of the project are all caught
  * by one check: is the real path inside the project root or an additional directory?
  */
-import { Effect, type FileSystem, Path } from "effect"
+import * as NodePath from "node:path"
+import { Effect } from "effect"
+import * as NativeFs from "../fs/native.ts"
 
 /** The real path of `abs`, following symlinks as far as the path exists. */
-export const realPath = (fs: FileSystem.FileSystem, abs: string): Effect.Effect<string, never, Path.Path> =>
+export const realPath = (abs: string): Effect.Effect<string> =>
   Effect.gen(function* () {
-    const path = yield* Path.Path
+    const path = NodePath
     const missing: Array<string> = []
     let at = path.resolve(abs)
     for (;;) {
-      const real = yield* fs.realPath(at).pipe(Effect.option)
+      const real = yield* NativeFs.realPath(at).pipe(Effect.option)
       if (real._tag === "Some") return missing.length === 0 ? real.value : path.join(real.value, ...missing.reverse())
       const parent = path.dirname(at)
       if (parent === at) return path.resolve(abs)

@@ -10,7 +10,7 @@
  * A saved approval never overrides a configured ask or deny. Across policies the strictest
  * answer wins, so a profile can only narrow what its parent allows.
  */
-import { Context, Effect, FileSystem, Layer, Option, Path } from "effect"
+import { Context, Effect, Layer, Option, Path } from "effect"
 import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
@@ -166,7 +166,6 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
     Effect.gen(function* () {
       const config = yield* FreecodeConfig
       const { root } = yield* Workspace
-      const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       // The bash grammar is loaded on the first shell call, not when the system starts.
       let loaded: Parser | undefined
@@ -177,11 +176,9 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const perms = config.permissions ?? {}
       const where = config.file ?? "freecode.json"
 
-      const realRoot = yield* realPath(fs, root).pipe(Effect.provideService(Path.Path, path))
+      const realRoot = yield* realPath(root)
       const extraDirs = yield* Effect.forEach(perms.additionalDirectories ?? [], (d) =>
-        realPath(fs, path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d)).pipe(
-          Effect.provideService(Path.Path, path)
-        )
+        realPath(path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d))
       )
       const inside = (real: string) => within(realRoot, real) || extraDirs.some((d) => within(d, real))
 
@@ -265,7 +262,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           if (kind === "file") {
             const paths = yield* Effect.forEach(declared, (p) => {
               const abs = path.resolve(ctx.root, p)
-              return Effect.map(realPath(fs, abs).pipe(Effect.provideService(Path.Path, path)), (real) => ({
+              return Effect.map(realPath(abs), (real) => ({
                 abs,
                 real
               }))

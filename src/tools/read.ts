@@ -11,11 +11,12 @@
  * the same file twice"), and edit/write use the record to notice a file that changed.
  */
 import { Effect, FileSystem, Option, type PlatformError, Schema, type Scope } from "effect"
+import { type OpenFile, openForReading } from "../fs/native.ts"
 import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { DEDUP_POINTER, ReadState } from "../read-state/read-state.ts"
 import { fail, type ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import { defineTool, type ToolOutput } from "../tool/tool.ts"
-import { displayPath, extensionOf, fsFailure, resolvePath, statOrFail } from "./paths.ts"
+import { displayPath, extensionOf, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 
 export const DEFAULT_READ_LINES = 2000
 export const MAX_LINE_CHARS = 2000
@@ -179,21 +180,38 @@ class LineWindow {
 
 type ReadError = ToolFailure | TransientFailure
 
-const readImage = (
-  fs: FileSystem.FileSystem,
+/** Opens the file, failing with the did-you-mean message when it does not exist. */
+const openOrFail = (
   root: string,
-  abs: string,
-  size: number,
-  ext: string
-): Effect.Effect<ToolOutput, ReadError> =>
+  abs: string
+): Effect.Effect<OpenFile, ReadError, Scope.Scope | FileSystem.FileSystem> =>
+  openForReading(abs).pipe(
+    Effect.catchTag("PlatformError", (e) =>
+      e.reason._tag === "NotFound"
+        ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
+            Effect.flatMap(notFoundMessage(fs, root, abs), (message) => Effect.fail(fail(message)))
+          )
+        : Effect.fail(fsFailure(e, root, abs))
+    )
+  )
+
+const readImage = (file: OpenFile, root: string, abs: string, ext: string): Effect.Effect<ToolOutput, ReadError> =>
   Effect.gen(function* () {
     const shown = displayPath(root, abs)
+    const size = file.stats.size
     if (size > MAX_IMAGE_BYTES) {
       return yield* fail(
         `${shown} is an image of ${formatSize(size)}; images over ${formatSize(MAX_IMAGE_BYTES)} are not read. Make a smaller copy first (e.g. with bash and ImageMagick) and read that.`
       )
     }
-    const bytes = yield* fs.readFile(abs).pipe(Effect.mapError((e) => fsFailure(e, root, abs)))
+    const buffer = new Uint8Array(size)
+    let filled = 0
+    while (filled < size) {
+      const n = yield* file.read(buffer.subarray(filled), filled).pipe(Effect.mapError((e) => fsFailure(e, root, abs)))
+      if (n === 0) break
+      filled += n
+    }
+    const bytes = buffer.subarray(0, filled)
     const mimeType = sniffImage(bytes) ?? (IMAGE_TYPES[ext] as string)
     const kind = mimeType.slice("image/".length)
     return {
@@ -209,25 +227,27 @@ const readImage = (
 type ChunkReader = (size: number) => Effect.Effect<Option.Option<Uint8Array>, ReadError>
 
 /**
- * Reads a file as a series of chunks through one handle. The size from stat lets one read of
- * size + 1 bytes take a file up to WHOLE_FILE_BYTES whole — a short read proves the end, so
- * no read comes back empty — which makes a small file stat, open, read, close: as few
- * file-system round trips as a plain readFile (each costs ~100 µs on a busy machine). A file
- * that is larger, or grew since stat, streams in chunks, so memory stays bounded.
+ * Reads an open file as a series of chunks. The size from fstat lets one read of size + 1
+ * bytes take a file up to WHOLE_FILE_BYTES whole — a short read proves the end, so no read
+ * comes back empty — which makes a small file two file-system round trips (open, read) where
+ * a plain readFile takes four (each costs ~100 µs on a busy machine). A file that is larger,
+ * or grew since, streams in chunks, so memory stays bounded.
  */
 const chunkReader = (
-  fs: FileSystem.FileSystem,
-  abs: string,
-  size: number,
+  file: OpenFile,
   toFailure: <A, R>(effect: Effect.Effect<A, PlatformError.PlatformError, R>) => Effect.Effect<A, ReadError, R>
-): Effect.Effect<ChunkReader, ReadError, Scope.Scope> =>
+): Effect.Effect<ChunkReader, ReadError> =>
   Effect.gen(function* () {
-    const file = yield* toFailure(fs.open(abs))
+    const size = file.stats.size
+    let position = 0
     let buffered: Uint8Array = new Uint8Array(0)
     let ended = false
     if (size < WHOLE_FILE_BYTES) {
-      buffered = Option.getOrElse(yield* toFailure(file.readAlloc(size + 1)), () => new Uint8Array(0))
-      ended = buffered.length <= size
+      const whole = new Uint8Array(size + 1)
+      const read = yield* toFailure(file.read(whole, 0))
+      position = read
+      buffered = whole.subarray(0, read)
+      ended = read <= size
     }
     let at = 0
     return (n: number) => {
@@ -236,23 +256,29 @@ const chunkReader = (
         at += chunk.length
         return Effect.succeed(Option.some(chunk))
       }
-      return ended ? Effect.succeed(Option.none()) : toFailure(file.readAlloc(n))
+      if (ended) return Effect.succeed(Option.none())
+      const into = new Uint8Array(n)
+      return toFailure(file.read(into, position)).pipe(
+        Effect.map((read) => {
+          position += read
+          return read === 0 ? Option.none() : Option.some(into.subarray(0, read))
+        })
+      )
     }
   })
 
 const readText = (
-  fs: FileSystem.FileSystem,
+  file: OpenFile,
   root: string,
   abs: string,
-  size: number,
   offset: number,
   limit: number,
   fingerprint: Fingerprinter
-): Effect.Effect<ToolOutput, ReadError, Scope.Scope> =>
+): Effect.Effect<ToolOutput, ReadError> =>
   Effect.gen(function* () {
     const shown = displayPath(root, abs)
     const toFailure = Effect.mapError((e: PlatformError.PlatformError) => fsFailure(e, root, abs))
-    const readChunk = yield* chunkReader(fs, abs, size, toFailure)
+    const readChunk = yield* chunkReader(file, toFailure)
 
     // The first 8 KB decide whether this is text.
     let head = new Uint8Array(0)
@@ -356,27 +382,24 @@ export const ReadTool = defineTool({
           `${shown} is an image (${ext}) and this model cannot see images, so it was not read. Get what you need another way, e.g. bash with \`file ${shown}\` for its type and size.`
         )
       }
-      const fs = yield* FileSystem.FileSystem
-      const info = yield* statOrFail(fs, ctx.root, abs)
-      if (info.type === "Directory") {
+      const file = yield* openOrFail(ctx.root, abs)
+      if (file.type === "Directory") {
         return yield* fail(`${shown} is a directory; use ls or glob to see what it contains.`)
       }
-      if (info.type !== "File") {
-        return yield* fail(`${shown} is not a regular file (${info.type}); read only reads files.`)
+      if (file.type !== "File") {
+        return yield* fail(`${shown} is not a regular file (${file.type}); read only reads files.`)
       }
-      if (isImage) return yield* readImage(fs, ctx.root, abs, Number(info.size), ext)
+      if (isImage) return yield* readImage(file, ctx.root, abs, ext)
       if (BINARY_EXTENSIONS.has(ext)) {
         return yield* fail(`${shown} is a binary file (.${ext}); ${binaryAdvice(shown)}`)
       }
       const window = { offset: offset ?? 1, limit: limit ?? DEFAULT_READ_LINES }
       const fingerprint = new Fingerprinter()
-      const out = yield* readText(fs, ctx.root, abs, Number(info.size), window.offset, window.limit, fingerprint).pipe(
-        Effect.scoped
-      )
+      const out = yield* readText(file, ctx.root, abs, window.offset, window.limit, fingerprint)
       const readState = yield* ReadState
       const view = {
         fingerprint: fingerprint.digest(),
-        mtimeMs: Option.match(info.mtime, { onNone: () => undefined, onSome: (d) => d.getTime() })
+        mtimeMs: file.stats.mtimeMs
       }
       const earlier = yield* readState.findDuplicate(ctx.sessionId, abs, window, view)
       if (earlier !== undefined) {
@@ -388,5 +411,5 @@ export const ReadTool = defineTool({
       }
       yield* readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view)
       return out
-    })
+    }).pipe(Effect.scoped)
 })

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Result } from "effect"
@@ -149,6 +150,20 @@ describe("read", () => {
       const root = yield* project({ "src/a.ts": "" })
       const message = yield* runFailure(ReadTool, { filePath: "src" }, makeCtx(root))
       expect(message).toBe("src is a directory; use ls or glob to see what it contains.")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("refuses a FIFO at once (no writer needed) and a device, without reading them", () =>
+    Effect.gen(function* () {
+      const root = yield* project({ "src/a.ts": "" })
+      execFileSync("mkfifo", [joinPath(root, "pipe")])
+      // A blocking open would wait for a writer forever: the timeout turns that into a failure.
+      const fifo = yield* runFailure(ReadTool, { filePath: "pipe" }, makeCtx(root)).pipe(Effect.timeout("5 seconds"))
+      expect(fifo).toBe("pipe is not a regular file (FIFO); read only reads files.")
+      const device = yield* runFailure(ReadTool, { filePath: "/dev/zero" }, makeCtx(root)).pipe(
+        Effect.timeout("5 seconds")
+      )
+      expect(device).toBe("/dev/zero is not a regular file (CharacterDevice); read only reads files.")
     }).pipe(Effect.provide(layer))
   )
 

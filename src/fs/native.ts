@@ -1,0 +1,140 @@
+/**
+ * File-system calls on the hot path of every call, made directly on node:fs because Effect's
+ * FileSystem offers them only in a costlier form. Each libuv thread-pool round trip costs
+ * ~100 µs on a busy machine, more than the whole synchronous work of a small read, so the
+ * number of round trips is what a call's latency is made of (docs/benchmarks.md):
+ *
+ * - `realPath` is one `realpath(3)` round trip; FileSystem.realPath walks the path with one
+ *   `lstat` per component (7 round trips for /home/me/code/app/src/x.ts).
+ * - `openRegularFile` hands back a plain descriptor that is closed synchronously: `close` on a
+ *   read-only descriptor never blocks, so paying a round trip for it buys nothing.
+ *
+ * Everything that can block (open, read, stat, realpath) stays on the thread pool: a hung
+ * network mount then holds one pool thread and the call can still time out, instead of
+ * freezing the process.
+ */
+import * as NFS from "node:fs"
+import { Effect, PlatformError, type Scope } from "effect"
+
+const reasonOf = (code: string | undefined): PlatformError.SystemErrorTag => {
+  switch (code) {
+    case "ENOENT":
+      return "NotFound"
+    case "EACCES":
+    case "EPERM":
+      return "PermissionDenied"
+    case "EEXIST":
+      return "AlreadyExists"
+    case "EISDIR":
+    case "ENOTDIR":
+    case "ELOOP":
+      return "BadResource"
+    case "EBUSY":
+      return "Busy"
+    case "EAGAIN":
+      return "WouldBlock"
+    case "ETIMEDOUT":
+      return "TimedOut"
+    default:
+      return "Unknown"
+  }
+}
+
+/** A node:fs error as the PlatformError the rest of the code already handles. */
+const toPlatformError = (method: string, path: string | number, e: unknown): PlatformError.PlatformError => {
+  const err = e as NodeJS.ErrnoException
+  return PlatformError.systemError({
+    _tag: reasonOf(err.code),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: path,
+    ...(err.syscall === undefined ? {} : { syscall: err.syscall }),
+    description: err.message,
+    cause: e
+  })
+}
+
+/** Runs a callback-style node:fs call as an Effect. */
+const call = <A>(
+  method: string,
+  path: string | number,
+  run: (done: (e: NodeJS.ErrnoException | null, a: A) => void) => void
+): Effect.Effect<A, PlatformError.PlatformError> =>
+  Effect.callback<A, PlatformError.PlatformError>((resume) => {
+    run((e, a) => resume(e === null ? Effect.succeed(a) : Effect.fail(toPlatformError(method, path, e))))
+  })
+
+/** Where `path` really is, symlinks followed: one realpath(3) round trip. */
+export const realPath = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
+  call<string>("realPath", path, (done) => NFS.realpath.native(path, "utf8", done))
+
+/** A file's metadata, following symlinks. */
+export const stat = (path: string): Effect.Effect<NFS.Stats, PlatformError.PlatformError> =>
+  call<NFS.Stats>("stat", path, (done) => NFS.stat(path, done))
+
+/** What kind of file a path is, in the words Effect's FileSystem uses. */
+export type FileType = "File" | "Directory" | "SymbolicLink" | "BlockDevice" | "CharacterDevice" | "FIFO" | "Socket"
+
+export const typeOf = (stats: NFS.Stats): FileType =>
+  stats.isFile()
+    ? "File"
+    : stats.isDirectory()
+      ? "Directory"
+      : stats.isSymbolicLink()
+        ? "SymbolicLink"
+        : stats.isBlockDevice()
+          ? "BlockDevice"
+          : stats.isCharacterDevice()
+            ? "CharacterDevice"
+            : stats.isFIFO()
+              ? "FIFO"
+              : "Socket"
+
+/** A file opened read-only; closed when the scope closes. */
+export interface OpenFile {
+  /** What it is, its size and mtime, from fstat on the open descriptor. */
+  readonly stats: NFS.Stats
+  readonly type: FileType
+  /** Reads into `buffer` from `position`; resolves with the number of bytes read (0 at the end). */
+  readonly read: (buffer: Uint8Array, position: number) => Effect.Effect<number, PlatformError.PlatformError>
+}
+
+/**
+ * Opens `path` for reading and fstats it: two calls where stat-then-open took two round trips,
+ * for one. O_NONBLOCK makes the open itself safe on anything the path may turn out to be: a
+ * FIFO does not wait for a writer, and O_NOCTTY keeps a terminal from becoming ours. The caller
+ * checks `type` and reads only a regular file. (Opening a device node can still have effects
+ * of its own; a path outside the project, which every device is, needs the person's approval
+ * in the permission layer, which shows where a symlink really leads.)
+ */
+export const openForReading = (path: string): Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope> =>
+  Effect.acquireRelease(
+    call<number>("open", path, (done) =>
+      NFS.open(path, NFS.constants.O_RDONLY | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY, done)
+    ),
+    (fd) =>
+      Effect.sync(() => {
+        try {
+          NFS.closeSync(fd)
+        } catch {
+          // nothing was written through it: a failed close loses no data
+        }
+      })
+  ).pipe(
+    Effect.flatMap((fd) =>
+      Effect.try({
+        // fstat on a descriptor in hand never waits on the disk: no round trip needed.
+        try: () => NFS.fstatSync(fd),
+        catch: (e) => toPlatformError("fstat", path, e)
+      }).pipe(
+        Effect.map(
+          (stats): OpenFile => ({
+            stats,
+            type: typeOf(stats),
+            read: (buffer, position) =>
+              call<number>("read", path, (done) => NFS.read(fd, buffer, 0, buffer.length, position, done))
+          })
+        )
+      )
+    )
+  )
