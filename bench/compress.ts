@@ -2,14 +2,21 @@
  * Content-aware compression against the default head+tail truncation, on the real logs in
  * test/fixtures/logs (made by make-fixtures.sh): characters the model gets, and how many of each
  * log's must-survive lines it keeps. Targets: 100% kept; on logs over 200 lines, ≥ 60% fewer chars.
+ * Then a log too large to hold (SPILLED_MB, default 200), compressed from its file line by line:
+ * wall time against only reading the lines, and the peak RSS it adds (bounded by the budget).
  *   node bench/compress.ts
  */
-import { readFileSync } from "node:fs"
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { Effect, FileSystem } from "effect"
 import { omittedMarker } from "../src/orchestrator/shape.ts"
-import { classifyCommand, compressForModel, stripAnsi } from "../src/output/compress/index.ts"
+import { classifyCommand, compressForModel, compressSpilled, stripAnsi } from "../src/output/compress/index.ts"
 import { defaultOutputSettings } from "../src/output/config.ts"
+import { linesInFile } from "../src/output/stored-read.ts"
 import { adaptiveTruncate, countLines } from "../src/output/truncate.ts"
+import { header, row, time } from "./lib.ts"
 
 export interface Fixture {
   readonly name: string
@@ -66,4 +73,76 @@ const main = () => {
   console.log(`\nmust-survive lines kept: head+tail ${keptTrunc}/${mustAll}, compressed ${keptComp}/${mustAll}`)
 }
 
-if (import.meta.main) main()
+/** Writes a noisy build log of about `mb` MB with two failures buried in it, 1 MiB at a time. */
+const writeBigLog = (path: string, mb: number): { readonly chars: number; readonly lines: number } => {
+  const fd = openSync(path, "w")
+  let chars = 0
+  let lines = 0
+  let batch = ""
+  const total = Math.round((mb * 1e6) / 48)
+  for (let i = 1; i <= total; i++) {
+    batch +=
+      i === Math.floor(total / 3)
+        ? "src/deep/parser.c:412:9: error: expected ';' before '}' token\n"
+        : i === Math.floor((2 * total) / 3)
+          ? "FATAL: checksum mismatch in chunk 17\n"
+          : `[${i}/${total}] CC obj/module_${i % 97}/file_${i}.o  ${(i * 2654435761) % 1e8}\n`
+    lines++
+    if (batch.length >= 1 << 20 || i === total) {
+      chars += batch.length
+      writeSync(fd, batch)
+      batch = ""
+    }
+  }
+  closeSync(fd)
+  return { chars, lines }
+}
+
+const spilled = async (mb: number) => {
+  const path = join(tmpdir(), `freecode-bench-compress-${process.pid}.log`)
+  const { chars, lines } = writeBigLog(path, mb)
+  const view = { kind: "spilled" as const, head: "", tail: "", chars, lines, bytes: chars }
+  const run = <A>(effect: (fs: FileSystem.FileSystem) => Effect.Effect<A>) =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        return yield* effect(yield* FileSystem.FileSystem)
+      }).pipe(Effect.provide(NodeServices.layer))
+    )
+  const peakMb = () => process.resourceUsage().maxRSS / 1024
+  const rssBefore = peakMb()
+  // One after the other, not interleaved: the peak RSS is the process's, and only grows.
+  const read = await time("read the lines only", 2, () => run((fs) => Effect.ignore(linesInFile(fs, path)(() => true))))
+  const rssRead = peakMb()
+  let copy = ""
+  const compress = await time("compress (log) from the file", 2, () =>
+    run((fs) =>
+      Effect.map(
+        compressSpilled("log", view, linesInFile(fs, path), {
+          callId: "c1",
+          stored,
+          maxChars,
+          maxLines,
+          direction: "both"
+        }),
+        (c) => {
+          copy = c!.modelOutput
+        }
+      )
+    )
+  )
+  const rssCompress = peakMb()
+  rmSync(path, { force: true })
+  console.log(`\nA ${(chars / 1e6).toFixed(0)} MB log (${lines.toLocaleString("en-US")} lines) spilled to a file:\n`)
+  console.log(header)
+  console.log(row(read))
+  console.log(row(compress, read))
+  const kept = ["src/deep/parser.c:412:9: error", "FATAL: checksum mismatch"].filter((l) => copy.includes(l)).length
+  console.log(
+    `\nmodel copy: ${copy.length} chars (budget ${maxChars}), buried failures kept ${kept}/2. Peak RSS: ${rssBefore.toFixed(0)} MB before, ${rssRead.toFixed(0)} MB after reading the lines, ${rssCompress.toFixed(0)} MB after compressing them`
+  )
+}
+
+if (import.meta.main) {
+  main()
+  await spilled(Number(process.env.SPILLED_MB ?? 200))
+}

@@ -4,11 +4,12 @@
  *   cancellation) → OutputStore.put(FULL output) → shape (model budget, UI cap) → events.
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
-import { Clock, Context, Duration, Effect, Layer, Result } from "effect"
+import { Clock, Context, Duration, Effect, FileSystem, Layer, Result } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
-import { compressEnabledConfig, compressForModel } from "../output/compress/index.ts"
+import { compressEnabledConfig, compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
 import type { OutputView, OutputWriter } from "../output/spill.ts"
+import type { CaptureWriter } from "../output/store.ts"
 import { OutputStore, type PutResult } from "../output/store.ts"
 import { countLines, tailCap } from "../output/truncate.ts"
 import { truncateSpilled } from "../output/truncate-spilled.ts"
@@ -104,9 +105,18 @@ const invalid = (tool: string, message: string) =>
  */
 class LiveOutput {
   private writer: OutputWriter | undefined
+  private captured = false
   private readonly open: () => Effect.Effect<OutputWriter>
-  constructor(open: () => Effect.Effect<OutputWriter>) {
+  private readonly openCapture: () => Effect.Effect<CaptureWriter>
+  private readonly show: (chunk: string, offset: number) => Effect.Effect<void>
+  constructor(
+    open: () => Effect.Effect<OutputWriter>,
+    openCapture: () => Effect.Effect<CaptureWriter>,
+    show: (chunk: string, offset: number) => Effect.Effect<void>
+  ) {
     this.open = open
+    this.openCapture = openCapture
+    this.show = show
   }
   get size(): number {
     return this.writer?.chars() ?? 0
@@ -119,7 +129,19 @@ class LiveOutput {
   get spilled(): boolean {
     return this.writer !== undefined && !this.writer.inMemory()
   }
-  add(chunk: string): Effect.Effect<number> {
+  /** A file the tool's child writes into; the capture shows what arrives itself. */
+  capture(): Effect.Effect<CaptureWriter> {
+    return Effect.suspend(() => {
+      if (this.writer !== undefined)
+        return Effect.die(new Error("ctx.capture must be opened before anything is emitted"))
+      this.captured = true
+      return Effect.map(this.openCapture(), (w) => {
+        this.writer = w
+        return w
+      })
+    })
+  }
+  add(chunk: string): Effect.Effect<void> {
     return Effect.suspend(() =>
       this.writer === undefined
         ? Effect.map(this.open(), (w) => {
@@ -129,11 +151,16 @@ class LiveOutput {
     ).pipe(
       Effect.andThen(
         Effect.suspend(() => {
+          if (this.captured) return this.writer!.write(chunk)
           const offset = this.writer!.chars()
-          return this.writer!.write(chunk).pipe(Effect.as(offset))
+          return this.writer!.write(chunk).pipe(Effect.andThen(this.show(chunk, offset)))
         })
       )
     )
+  }
+  /** Brings the output up to date (a capture reads its file to the end) before it is read. */
+  get settle(): Effect.Effect<void> {
+    return Effect.suspend(() => this.writer?.settle ?? Effect.void)
   }
   commit(): Effect.Effect<{ readonly result: PutResult; readonly view: OutputView }> {
     return this.writer!.commit
@@ -164,17 +191,38 @@ export class Orchestrator extends Context.Service<
       const { root } = yield* Workspace
       const windowSize = Math.min(EVENT_WINDOW_CHARS, settings.uiMaxChars)
       const compress = yield* compressEnabledConfig
+      const fs = yield* FileSystem.FileSystem
 
       const execute = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
         Effect.gen(function* () {
           const started = yield* Clock.currentTimeMillis
           const sessionId = context.sessionId
-          const live = new LiveOutput(() => store.open({ sessionId, id: call.id, tool: toolId }))
+          const showLive = (chunk: string, at: number) =>
+            Effect.forEach(
+              windows(chunk, windowSize),
+              (w) =>
+                events.publish({
+                  type: "tool_output",
+                  ...base,
+                  tool: toolId,
+                  phase: "live",
+                  offset: at + w.offset,
+                  chunk: w.chunk
+                }),
+              { discard: true }
+            )
+          const live = new LiveOutput(
+            () => store.open({ sessionId, id: call.id, tool: toolId }),
+            () => store.capture({ sessionId, id: call.id, tool: toolId }, showLive),
+            showLive
+          )
           const base = { sessionId, callId: call.id }
           let toolId = call.name
           let tool: Tool | undefined
           let attempts = 0
           let coerced: ReadonlyArray<string> = []
+          /** The kind of output the tool declares for these arguments (compression shapes by it). */
+          let outputKind: string | undefined
           let announced = false
 
           const announce = (paths: ReadonlyArray<string>) =>
@@ -196,27 +244,8 @@ export class Orchestrator extends Context.Service<
             callId: call.id,
             root,
             canSeeImages: context.canSeeImages ?? false,
-            emit: (chunk) =>
-              Effect.suspend(() => {
-                if (chunk.length === 0) return Effect.void
-                return live.add(chunk).pipe(
-                  Effect.flatMap((at) =>
-                    Effect.forEach(
-                      windows(chunk, windowSize),
-                      (w) =>
-                        events.publish({
-                          type: "tool_output",
-                          ...base,
-                          tool: toolId,
-                          phase: "live",
-                          offset: at + w.offset,
-                          chunk: w.chunk
-                        }),
-                      { discard: true }
-                    )
-                  )
-                )
-              })
+            emit: (chunk) => (chunk.length === 0 ? Effect.void : live.add(chunk)),
+            capture: Effect.suspend(() => live.capture())
           }
 
           const permit = (t: Tool, args: unknown): Effect.Effect<void, PermissionDenied> =>
@@ -307,6 +336,7 @@ export class Orchestrator extends Context.Service<
             const decoded = t.decode(repaired.value)
             if (Result.isFailure(decoded)) return yield* decoded.failure
             const args = decoded.success
+            outputKind = t.outputKind?.(args)
             yield* announce(t.paths(args, ctx))
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
             yield* permit(t, args)
@@ -325,13 +355,14 @@ export class Orchestrator extends Context.Service<
           // If this call is itself interrupted, the writer's file (if any) must not outlive it.
           const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))
           yield* announce([])
+          yield* live.settle
 
           const error = Result.isFailure(outcome) ? outcome.failure : undefined
           const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
           // A streamed output (and any partial one) is what the tool emitted; it may have spilled.
           const fromLive = Result.isSuccess(outcome)
             ? outcome.success.streamed === true
-            : error !== undefined && "partialOutput" in error && (partial !== "" || live.spilled)
+            : error !== undefined && "partialOutput" in error && (partial !== "" || live.size > 0)
           const full = fromLive ? live.text : Result.isSuccess(outcome) ? outcome.success.output : partial
 
           // The whole output goes into the store BEFORE any lossy cap.
@@ -355,7 +386,9 @@ export class Orchestrator extends Context.Service<
             : error?._tag === "ToolFailure"
               ? (error.metadata ?? {})
               : {}
-          const metadata = coerced.length > 0 ? { ...toolMetadata, coercedArgs: coerced } : toolMetadata
+          // The declared kind is on every result, failed or not, like the tool's own metadata.
+          const withKind = outputKind === undefined ? toolMetadata : { ...toolMetadata, outputKind }
+          const metadata = coerced.length > 0 ? { ...withKind, coercedArgs: coerced } : withKind
 
           const budget = Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars)
           const shapeOptions = {
@@ -366,13 +399,22 @@ export class Orchestrator extends Context.Service<
             uiMaxChars: settings.uiMaxChars,
             direction: tool?.truncate ?? "both"
           } as const
+          // Content-aware compression, by the declared kind; a timeout's partial output too. A
+          // spilled output is read line by line from the store's file, never whole.
           const compressed =
-            compress && view.kind === "text" && typeof metadata.outputKind === "string"
-              ? compressForModel(metadata.outputKind, view.text, shapeOptions)
-              : undefined
+            !compress || outputKind === undefined
+              ? undefined
+              : view.kind === "text"
+                ? compressForModel(outputKind, view.text, shapeOptions)
+                : yield* compressSpilled(
+                    outputKind,
+                    view,
+                    yield* spilledLines(store, fs, sessionId, call.id),
+                    shapeOptions
+                  )
           const shaped: Shaped =
             compressed !== undefined
-              ? { ...compressed, uiOutput: tailCap(view.kind === "text" ? view.text : "", settings.uiMaxChars) }
+              ? { ...compressed, uiOutput: tailCap(view.kind === "text" ? view.text : view.tail, settings.uiMaxChars) }
               : view.kind === "text"
                 ? shape({ text: view.text, ...shapeOptions })
                 : shapeSpilledView(view, shapeOptions)

@@ -38,6 +38,8 @@ export interface OutputWriter {
   readonly text: () => string | undefined
   /** False once the output outgrew memory (it spilled, or was dropped but for its ends). */
   readonly inMemory: () => boolean
+  /** Brings the writer up to date before its text is read (a capture reads its file to the end). */
+  readonly settle: Effect.Effect<void>
   /** Files the output under its id (a file entry when it spilled). The writer is spent after. */
   readonly commit: Effect.Effect<{ readonly result: PutResult; readonly view: OutputView }>
   /** Drops what was written, and its file. Safe to call after commit (then it does nothing). */
@@ -45,6 +47,9 @@ export interface OutputWriter {
 }
 
 let spillCount = 0
+/** A new file name in `dir` for output `id`. */
+export const spillPath = (dir: string, id: string): string =>
+  `${dir}/${++spillCount}-${id.replace(/[^\w.-]/g, "_")}.out`
 /** File writes are batched to this size: one thread-pool round trip per MiB, not per pipe read. */
 const FILE_BATCH = 1024 * 1024
 const MAX_LINE = 1024 * 1024
@@ -126,7 +131,7 @@ export const makeWriter = (options: {
         mode = "dropped"
         return
       }
-      const path = `${spill.dir}/${++spillCount}-${request.id.replace(/[^\w.-]/g, "_")}.out`
+      const path = spillPath(spill.dir, request.id)
       const scope = yield* Scope.make()
       const opened = yield* Effect.exit(Scope.provide(spill.fs.open(path, { flag: "w" }), scope))
       if (Exit.isFailure(opened)) {
@@ -171,6 +176,7 @@ export const makeWriter = (options: {
       chars: () => chars,
       text: () => (mode === "memory" ? chunks.join("") : undefined),
       inMemory: () => mode === "memory",
+      settle: Effect.void,
       commit: Effect.suspend(() => {
         done = true
         if (mode === "memory") {

@@ -11,8 +11,9 @@ import { join } from "node:path"
 import type { DatabaseSync, SQLInputValue } from "node:sqlite"
 import { Effect, FileSystem, Layer, Option } from "effect"
 import { SessionStore, type SessionStoreShape } from "../session/store.ts"
+import { makeCaptureWriter } from "./capture.ts"
 import { OutputConfig, spillSettingsConfig } from "./config.ts"
-import { makeWriter, type OutputWriter } from "./spill.ts"
+import { makeWriter, type OutputWriter, spillPath } from "./spill.ts"
 import { OutputStore, type PutRequest, type PutResult, SPILL_AFTER_BYTES, type StoredOutput } from "./store.ts"
 import { countLines } from "./truncate.ts"
 
@@ -182,6 +183,19 @@ export const makeSqliteStore = (
       tooLarge
     })
 
+  const capture = (request: Omit<PutRequest, "text">, show: (text: string, offset: number) => Effect.Effect<void>) =>
+    makeCaptureWriter({
+      request,
+      path: spillPath(spillDir, request.id),
+      memoryBytes: Math.min(limits.bytesPerSession, SPILL_AFTER_BYTES),
+      maxBytes: limits.spillBytes,
+      keepChars: limits.keepChars,
+      keepFile: true,
+      file: (entry) => Effect.asVoid(file(entry)),
+      tooLarge,
+      show
+    })
+
   return OutputStore.of({
     put: ({ sessionId, id, tool, text }) =>
       Effect.gen(function* (): Effect.fn.Return<PutResult> {
@@ -194,6 +208,7 @@ export const makeSqliteStore = (
         return yield* file({ sessionId, id, tool, text, chars: text.length, lines: countLines(text), bytes })
       }),
     open,
+    capture,
     get: (sessionId, id) =>
       sessions
         .write((db) => {

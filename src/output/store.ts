@@ -4,11 +4,15 @@
  * The in-memory layer is a byte-LRU inside a session-LRU; a persistent layer can replace it
  * behind the same service. A miss is never an error: it degrades to "re-run the tool".
  */
+
+import { tmpdir } from "node:os"
 import { Context, Effect, FileSystem, Layer, Option } from "effect"
-import { OutputConfig, spillSettingsConfig } from "./config.ts"
-import { makeWriter, type OutputWriter, type Spill } from "./spill.ts"
+import { type CaptureWriter, makeCaptureWriter } from "./capture.ts"
+import { defaultSpillBytes, OutputConfig, spillSettingsConfig } from "./config.ts"
+import { makeWriter, type OutputWriter, type Spill, spillPath } from "./spill.ts"
 import { countLines } from "./truncate.ts"
 
+export type { CaptureWriter } from "./capture.ts"
 export type { OutputView, OutputWriter } from "./spill.ts"
 
 export interface StoredOutput {
@@ -51,6 +55,15 @@ export class OutputStore extends Context.Service<
      * memory-only store keeps just its head and tail. Memory stays bounded either way.
      */
     readonly open: (request: Omit<PutRequest, "text">) => Effect.Effect<OutputWriter>
+    /**
+     * Opens an output a child process writes straight into a file (capture.ts); `show` gets the
+     * newest part of what arrives, for a UI. A store with a directory of its own keeps a large
+     * output in that file; one without uses a temporary file and keeps only the output's ends.
+     */
+    readonly capture: (
+      request: Omit<PutRequest, "text">,
+      show: (text: string, offset: number) => Effect.Effect<void>
+    ) => Effect.Effect<CaptureWriter>
     readonly get: (sessionId: string, id: string) => Effect.Effect<Option.Option<StoredOutput>>
     /** Ids held for a session, least recently used first. */
     readonly ids: (sessionId: string) => Effect.Effect<ReadonlyArray<string>>
@@ -188,6 +201,22 @@ export const makeMemoryStore = (
       tooLarge
     })
 
+  const capture = (request: Omit<PutRequest, "text">, show: (text: string, offset: number) => Effect.Effect<void>) =>
+    makeCaptureWriter({
+      request,
+      path: spillPath(
+        spill?.dir ?? tmpdir(),
+        spill === undefined ? `freecode-${process.pid}-${request.id}` : request.id
+      ),
+      memoryBytes: spill === undefined ? bytesPerSession : Math.min(bytesPerSession, SPILL_AFTER_BYTES),
+      maxBytes: spill?.maxBytes ?? defaultSpillBytes,
+      keepChars: options.keepChars ?? 500_000,
+      keepFile: spill !== undefined,
+      file,
+      tooLarge,
+      show
+    })
+
   return OutputStore.of({
     put: ({ sessionId, id, tool, text }) =>
       Effect.gen(function* (): Effect.fn.Return<PutResult> {
@@ -202,6 +231,7 @@ export const makeMemoryStore = (
         return { stored: true }
       }),
     open,
+    capture,
     get: (sessionId, id) =>
       Effect.sync(() => {
         const bucket = buckets.get(sessionId)

@@ -4,6 +4,7 @@
  * keys off a tool's name.
  */
 import { type Duration, type Effect, Result, Schema, SchemaIssue } from "effect"
+import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
 import type { ObjectJsonSchema } from "../schema/json-schema.ts"
 import {
@@ -24,6 +25,25 @@ export interface ToolContext {
   readonly canSeeImages: boolean
   /** Streams a piece of running output to the UI (tool_output events) and the partial output. */
   readonly emit: (chunk: string) => Effect.Effect<void>
+  /**
+   * A file for a child process's stdout and stderr, owned by the output store, for a tool that
+   * returns `streamed: true` (bash): the output is what the child writes there, then anything
+   * emitted after. Open it before emitting anything. Only the orchestrator provides it.
+   */
+  readonly capture?: Effect.Effect<Capture>
+}
+
+/** A file a child process writes its output into; see ToolContext.capture. */
+export interface Capture {
+  readonly path: string
+  /** Reads what the child wrote since the last call, so a UI sees it as it arrives. */
+  readonly follow: Effect.Effect<void>
+  /** True once the output is larger than the store keeps for one output: stop the child. */
+  readonly overLimit: () => boolean
+  /** Characters of output so far (as of the last follow). */
+  readonly chars: () => number
+  /** Whether the output so far ends with a newline. */
+  readonly endsWithNewline: () => boolean
 }
 
 /** What a successful execute returns. Data, never markup. */
@@ -89,6 +109,12 @@ export interface Tool<R = never> {
   /** The most characters of output the model may see from one call; undefined = the global budget. */
   readonly maxResultSizeChars: number | undefined
   readonly truncate: TruncateDirection
+  /**
+   * The kind of output a call prints, from its arguments (bash: classifyCommand); compression
+   * shapes the model's copy by it, on success and on a timeout's partial output alike.
+   * Absent or undefined: the usual head+tail cut.
+   */
+  readonly outputKind?: (args: unknown) => OutputKind | undefined
   readonly operations: ReadonlyArray<Operation>
   readonly requiresApproval: boolean
   /** The paths a call would touch, resolved against the project root. */
@@ -120,6 +146,8 @@ export interface ToolSpec<P, R> {
   readonly maxResultSizeChars?: number
   /** Default "both": keep head and tail, since errors and summaries live at the end. */
   readonly truncate?: TruncateDirection
+  /** Default none. What kind of output a call prints (diff, cat, search, log, other), for compression. */
+  readonly outputKind?: (args: P) => OutputKind | undefined
   readonly permissions?: {
     readonly operations?: ReadonlyArray<Operation>
     readonly requiresApproval?: boolean
@@ -200,6 +228,7 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     timeout: typeof timeout === "function" ? (args) => timeout(as(args)) : () => timeout,
     maxResultSizeChars: spec.maxResultSizeChars,
     truncate: spec.truncate ?? "both",
+    ...(spec.outputKind === undefined ? {} : { outputKind: (args: unknown) => spec.outputKind!(as(args)) }),
     operations: spec.permissions?.operations ?? [],
     requiresApproval: spec.permissions?.requiresApproval ?? false,
     paths: spec.paths === undefined ? () => [] : (args, ctx) => spec.paths!(as(args), ctx),

@@ -5,9 +5,10 @@
  * copy. The only shaping done here is classifying the command (metadata.outputKind) for the
  * compression experiment.
  */
-import { Config, Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
+import { Config, Duration, Effect, Option, Schema } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { classifyCommand } from "../output/compress/classify.ts"
+import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool, invalidArguments } from "../tool/tool.ts"
 
@@ -15,11 +16,8 @@ export const DEFAULT_TIMEOUT_MS = 60_000
 export const MAX_TIMEOUT_NAME = "FREECODE_BASH_MAX_TIMEOUT_MS"
 export const DEFAULT_MAX_TIMEOUT_MS = 600_000
 
-/**
- * After the shell exits, output still in the pipe is read to the end; but a background child
- * holding stdout open must not hold the call, so reading stops once nothing has arrived for this long.
- */
-const DRAIN_IDLE_MS = 250
+/** How often the output file is looked at while the command runs (for a UI, and the size limit). */
+const FOLLOW_MS = 100
 
 /** The largest timeout a call may ask for; a set but unusable value fails the call, naming the variable. */
 export const maxTimeoutConfig = Config.Int(MAX_TIMEOUT_NAME).pipe(Config.withDefault(DEFAULT_MAX_TIMEOUT_MS))
@@ -37,14 +35,15 @@ const Parameters = Schema.Struct({
 })
 
 /**
- * stderr joins stdout in the child itself (one pipe), so the two interleave exactly as the
- * command wrote them. The outer shell only sets up the redirect and execs the real one: the
- * command text reaches bash untouched, and the pid stays the process-group leader.
+ * The command's stdout and stderr both go to `file`, set up by an outer shell that then execs
+ * the real one: the command text reaches bash untouched, the two streams interleave exactly as
+ * the command wrote them, and the pid stays the process-group leader.
  */
-const shellCommand = (command: string, cwd: string) =>
-  ChildProcess.make("/bin/bash", ["-c", 'exec /bin/bash -c "$1" 2>&1', "bash", command], {
+const shellCommand = (command: string, file: string, cwd: string) =>
+  ChildProcess.make("/bin/bash", ["-c", 'exec /bin/bash -c "$1" > "$2" 2>&1', "bash", command, file], {
     cwd,
     stdin: "ignore", // a command waiting on input gets EOF, never hangs the agent
+    stdout: "ignore",
     stderr: "ignore",
     killSignal: "SIGTERM",
     forceKillAfter: "2 seconds"
@@ -67,6 +66,7 @@ export const BashTool = defineTool({
   interruptBehavior: "cancel",
   timeout: ({ timeout }) => Duration.millis(timeout ?? DEFAULT_TIMEOUT_MS),
   truncate: "both",
+  outputKind: ({ command }) => classifyCommand(command),
   permissions: { operations: ["shell.exec"] },
   validateInput: ({ command, timeout }) =>
     Effect.gen(function* () {
@@ -89,49 +89,50 @@ export const BashTool = defineTool({
     }),
   execute: ({ command, description }, ctx) =>
     Effect.gen(function* () {
+      if (ctx.capture === undefined) {
+        return yield* fail("bash runs only through the orchestrator, which gives it a file for the output.")
+      }
+      const capture = yield* ctx.capture
       const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
       const outputKind = classifyCommand(command)
-      let printed = false
-      let lastChar = ""
-      let lastDataAt = 0
-      const exitCode = yield* Effect.scoped(
+      // Some(code) when the shell exited; None when the command was stopped for its size.
+      const exit = yield* Effect.scoped(
         Effect.gen(function* () {
-          const handle = yield* spawner.spawn(shellCommand(command, ctx.root))
-          const reader = yield* handle.stdout.pipe(
-            Stream.decodeText(),
-            Stream.runForEach((chunk) => {
-              if (chunk.length === 0) return Effect.void
-              printed = true
-              lastDataAt = Date.now()
-              lastChar = chunk[chunk.length - 1]!
-              return ctx.emit(chunk)
-            }),
-            Effect.forkScoped
-          )
-          const code = yield* handle.exitCode
-          // A background child (`sleep 100 &`) may hold stdout open: drain while output flows,
-          // then stop. Closing the scope kills the whole process group, grandchildren included.
-          lastDataAt = Math.max(lastDataAt, Date.now())
-          for (;;) {
-            const joined = yield* Fiber.join(reader).pipe(Effect.timeoutOption(Duration.millis(50)), Effect.option)
-            if (Option.isNone(joined) || Option.isSome(joined.value)) break // read to the end (or failed)
-            if (Date.now() - lastDataAt >= DRAIN_IDLE_MS) break
-          }
-          return code
+          const handle = yield* spawner.spawn(shellCommand(command, capture.path, ctx.root))
+          // A UI sees the output as it arrives; an output past the store's limit stops the command.
+          const watch = Effect.gen(function* () {
+            while (!capture.overLimit()) {
+              yield* Effect.sleep(Duration.millis(FOLLOW_MS))
+              yield* capture.follow
+            }
+          })
+          // Closing the scope kills the whole process group: a background child (`sleep 100 &`)
+          // holding the file does not hold the call, and neither does a command stopped for its size.
+          return yield* Effect.raceFirst(Effect.map(handle.exitCode, Option.some), Effect.as(watch, Option.none()))
         })
       ).pipe(
         Effect.mapError((e) =>
           fail(`Could not run the command: ${e.message}. Check that /bin/bash exists and the project root is readable.`)
         )
       )
-      const code = Number(exitCode)
-      if (code !== 0) yield* ctx.emit(`${printed && lastChar !== "\n" ? "\n" : ""}[exit code ${code}]\n`)
-      else if (!printed) yield* ctx.emit("(no output)\n")
+      yield* capture.follow
+      const newline = capture.chars() > 0 && !capture.endsWithNewline() ? "\n" : ""
+      const code = Option.isSome(exit) ? Number(exit.value) : undefined
+      if (code === undefined) {
+        yield* ctx.emit(
+          `${newline}[stopped: the command printed more than one call's output may hold on disk (${SPILL_BYTES_NAME}); it was killed]\n`
+        )
+      } else if (code !== 0) yield* ctx.emit(`${newline}[exit code ${code}]\n`)
+      else if (capture.chars() === 0) yield* ctx.emit("(no output)\n")
       return {
         title: titleOf(command, description),
         output: "",
         streamed: true as const,
-        metadata: { exitCode: code, outputKind, ...(description === undefined ? {} : { description }) }
+        metadata: {
+          ...(code === undefined ? { stopped: true } : { exitCode: code }),
+          outputKind,
+          ...(description === undefined ? {} : { description })
+        }
       }
     })
 })

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, Effect, Fiber, FileSystem, Layer } from "effect"
+import { ConfigProvider, Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Scope, Stream } from "effect"
 import { testToolSystem } from "../../layers/test.ts"
+import { ToolEvents } from "../../src/events/events.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import type { OutputSettings } from "../../src/output/config.ts"
 import { BashTool } from "../../src/tools/bash.ts"
@@ -275,6 +276,64 @@ describe("bash", () => {
             expect(last.modelOutput).toContain("300001\tdone")
           }),
         { storeBytes: 1_000_000 }
+      ),
+    60_000
+  )
+
+  it.live(
+    "a UI sees the output while the command runs, as live tool_output windows",
+    () =>
+      Effect.gen(function* () {
+        const fs = yield* FileSystem.FileSystem
+        const root = yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "freecode-bash-" }))
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(system(root), scope)
+        const seen: Array<{ at: number; chunk: string }> = []
+        const stream = yield* Context.get(context, ToolEvents).subscribe.pipe(Scope.provide(scope))
+        yield* stream.pipe(
+          Stream.runForEach((e) =>
+            Effect.sync(() => {
+              if (e.type === "tool_output" && e.phase === "live") seen.push({ at: Date.now(), chunk: e.chunk })
+            })
+          ),
+          Effect.forkIn(scope)
+        )
+        const started = Date.now()
+        const result = yield* bash({ command: "echo first; sleep 1.5; echo second" }).pipe(Effect.provide(context))
+        const finished = Date.now()
+        yield* Scope.close(scope, Exit.void)
+        expect(result.modelOutput).toBe("first\nsecond\n")
+        const first = seen.find((s) => s.chunk.includes("first"))
+        expect(first).toBeDefined()
+        // It arrived while the command was still sleeping, not with the result.
+        expect(first!.at - started).toBeLessThan(finished - started - 700)
+        expect(seen.map((s) => s.chunk).join("")).toBe("first\nsecond\n")
+      }).pipe(Effect.provide(NodeServices.layer)),
+    60_000
+  )
+
+  it.live(
+    "a command printing more than one output may hold on disk is stopped, its first part kept",
+    () =>
+      withProject(
+        () =>
+          Effect.gen(function* () {
+            const result = yield* bash({ command: "echo $$ > pid; exec yes" }, "y")
+            expect(result.status).toBe("ok")
+            expect(result.metadata).toMatchObject({ stopped: true })
+            expect(result.modelOutput).toMatch(/^y\ny\ny\n/)
+            expect(result.modelOutput).toContain(
+              "[stopped: the command printed more than one call's output may hold on disk (FREECODE_OUTPUT_SPILL_BYTES); it was killed]"
+            )
+            expect(result.outputChars).toBeGreaterThan(3_000_000)
+            const back = yield* Orchestrator.use((o) =>
+              o.execute({ id: "o", name: "output", args: { id: "y", offset: 1, limit: 2 } }, { sessionId: "s" })
+            )
+            expect(back.modelOutput).toContain("were past the spill limit and were not kept")
+            expect(back.modelOutput).toMatch(/ 1\ty\n +2\ty/)
+          }),
+        { storeBytes: 1_000_000 },
+        { FREECODE_OUTPUT_SPILL_BYTES: "3000000" }
       ),
     60_000
   )

@@ -1,23 +1,31 @@
 /**
  * Content-aware compression of the model's copy (FREECODE_BASH_COMPRESS=1; off by default).
- * It runs in the orchestrator after the store put, like every other cap, keyed off
- * metadata.outputKind: diffs and file contents pass through, search results only collapse
- * identical lines, build/test logs keep their head, tail and failure lines. ANSI codes are
- * stripped from the model's copy in every class. The result is then held to the usual budget.
+ * It runs in the orchestrator after the store put, like every other cap, keyed off the kind of
+ * output the tool declares (`outputKind`, bash's classifyCommand): diffs and file contents pass
+ * through, search results only collapse identical lines, build/test logs keep their head, tail
+ * and failure lines. ANSI codes are stripped from the model's copy in every class. The same
+ * streaming pass shapes an output held in memory and one spilled to a file (read line by line,
+ * never whole), so memory stays bounded by the model's budget whatever the output's size.
  */
-import { Config } from "effect"
+import { Config, Effect, type FileSystem, Option } from "effect"
 import { omittedMarker } from "../../orchestrator/shape.ts"
 import type { TruncateDirection } from "../../tool/tool.ts"
-import type { PutResult } from "../store.ts"
-import { adaptiveTruncate, countLines, splitLines } from "../truncate.ts"
+import type { OutputView } from "../spill.ts"
+import type { OutputStore, PutResult } from "../store.ts"
+import { type LineSource, linesInFile } from "../stored-read.ts"
+import { adaptiveTruncate, countLines } from "../truncate.ts"
+import { truncateSpilled } from "../truncate-spilled.ts"
 import { stripAnsi } from "./ansi.ts"
-import { compressLog } from "./log.ts"
-import { collapseDuplicates } from "./search.ts"
+import type { OutputKind } from "./classify.ts"
+import { logPass } from "./log.ts"
+import type { Compressed, LineSink, PassOptions } from "./pass.ts"
+import { searchPass } from "./search.ts"
 
 export { stripAnsi } from "./ansi.ts"
 export { classifyCommand, type OutputKind } from "./classify.ts"
-export { compressLog, isFailureLine } from "./log.ts"
-export { collapseDuplicates } from "./search.ts"
+export { isFailureLine, logPass } from "./log.ts"
+export type { Compressed, LineSink } from "./pass.ts"
+export { searchPass } from "./search.ts"
 
 export const COMPRESS_NAME = "FREECODE_BASH_COMPRESS"
 
@@ -32,40 +40,129 @@ export interface CompressOptions {
   readonly direction: TruncateDirection
 }
 
+export interface ModelCopy {
+  readonly modelOutput: string
+  readonly truncated: boolean
+}
+
+const KINDS: ReadonlySet<string> = new Set<OutputKind>(["diff", "cat", "search", "log", "other"])
+
 const n = (x: number) => x.toLocaleString("en-US")
 
-/** The model's copy of `text` for an output of `kind`; undefined for a kind it does not know. */
-export const compressForModel = (
-  kind: string,
-  text: string,
-  options: CompressOptions
-): { readonly modelOutput: string; readonly truncated: boolean } | undefined => {
-  if (!["diff", "cat", "search", "log", "other"].includes(kind)) return undefined
-  const clean = stripAnsi(text)
-  const marker = omittedMarker(options.callId, options.stored)
-  const budget = { maxChars: options.maxChars, maxLines: options.maxLines, direction: options.direction }
+const passFor = (kind: "search" | "log", options: PassOptions): LineSink =>
+  kind === "search" ? searchPass(options) : logPass(options)
 
-  // Diffs, file contents and unknown output: only the colour goes; line numbers stay the stored ones.
-  if (kind === "diff" || kind === "cat" || kind === "other") {
-    const cut = adaptiveTruncate(clean, { ...budget, marker })
-    return { modelOutput: cut.text, truncated: cut.truncated || clean !== text }
+/** Visits the lines of `text`, terminators kept, without building an array of them. */
+const forEachLine = (text: string, f: (line: string) => void): void => {
+  let start = 0
+  for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+    f(text.slice(start, nl + 1))
+    start = nl + 1
   }
+  if (start < text.length) f(text.slice(start))
+}
 
-  const lines = splitLines(clean)
-  const shaped = kind === "search" ? collapseDuplicates(lines) : compressLog(lines, marker)
+/**
+ * A pass's result, held to the budget once more if a line count, long lines or collapsed
+ * counts still leave it over. Its line numbers are not the stored output's, so this marker
+ * points at a search instead of a line window.
+ */
+const withinBudget = (shaped: Compressed, totalLines: number, options: CompressOptions): ModelCopy => {
   if (shaped.text.length <= options.maxChars && countLines(shaped.text) <= options.maxLines) {
-    return { modelOutput: shaped.text, truncated: shaped.collapsed || clean !== text }
+    return { modelOutput: shaped.text, truncated: shaped.collapsed }
   }
-  // Still over budget: cut the compressed copy. Its line numbers are not the stored output's,
-  // so this marker points at a search instead of a line window.
-  const total = countLines(clean)
   const id = JSON.stringify(options.callId)
   const cut = adaptiveTruncate(shaped.text, {
-    ...budget,
+    maxChars: options.maxChars,
+    maxLines: options.maxLines,
+    direction: options.direction,
     marker: (r) =>
       options.stored.stored
-        ? `[… ${n(r.toLine - r.fromLine + 1)} more lines of this shortened copy omitted. The full output has ${n(total)} lines: search it with output {"id": ${id}, "pattern": "<regex>"} …]`
+        ? `[… ${n(r.toLine - r.fromLine + 1)} more lines of this shortened copy omitted. The full output has ${n(totalLines)} lines: search it with output {"id": ${id}, "pattern": "<regex>"} …]`
         : `[… ${n(r.toLine - r.fromLine + 1)} more lines omitted. The full output was not kept (${options.stored.reason}); re-run with a narrower command …]`
   })
   return { modelOutput: cut.text, truncated: true }
 }
+
+const passOptions = (totalLines: number, totalChars: number, options: CompressOptions): PassOptions => ({
+  totalLines,
+  totalChars,
+  maxChars: options.maxChars,
+  maxLines: options.maxLines,
+  marker: omittedMarker(options.callId, options.stored)
+})
+
+/** The model's copy of `text` (held in memory) for an output of `kind`; undefined for a kind it does not know. */
+export const compressForModel = (kind: string, text: string, options: CompressOptions): ModelCopy | undefined => {
+  if (!KINDS.has(kind)) return undefined
+  // Diffs, file contents and unknown output: only the colour goes; line numbers stay the stored ones.
+  if (kind !== "search" && kind !== "log") {
+    const clean = stripAnsi(text)
+    const cut = adaptiveTruncate(clean, {
+      maxChars: options.maxChars,
+      maxLines: options.maxLines,
+      direction: options.direction,
+      marker: omittedMarker(options.callId, options.stored)
+    })
+    return { modelOutput: cut.text, truncated: cut.truncated || clean !== text }
+  }
+  const totalLines = countLines(text)
+  const sink = passFor(kind, passOptions(totalLines, text.length, options))
+  let stripped = false
+  forEachLine(text, (line) => {
+    const clean = stripAnsi(line)
+    if (clean !== line) stripped = true
+    sink.push(clean)
+  })
+  const copy = withinBudget(sink.finish(), totalLines, options)
+  return stripped ? { ...copy, truncated: true } : copy
+}
+
+type Spilled = Extract<OutputView, { kind: "spilled" }>
+
+/**
+ * The model's copy of an output too large to hold, for an output of `kind`; undefined for a kind
+ * it does not know. Logs and search results are read line by line from the store's file
+ * (`lines`); diffs, file contents and the rest (or a spilled output with no file to read) are cut
+ * from the two ends the writer kept, with only the colour stripped from what is shown.
+ */
+export const compressSpilled = (
+  kind: string,
+  view: Spilled,
+  lines: LineSource | undefined,
+  options: CompressOptions
+): Effect.Effect<ModelCopy | undefined> =>
+  Effect.gen(function* () {
+    if (!KINDS.has(kind)) return undefined
+    const ends = (): ModelCopy => {
+      const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
+      return { modelOutput: stripAnsi(cut.text), truncated: true }
+    }
+    if ((kind !== "search" && kind !== "log") || lines === undefined) return ends()
+    const sink = passFor(kind, passOptions(view.lines, view.chars, options))
+    const read = yield* Effect.result(
+      lines((line) => {
+        sink.push(`${stripAnsi(line)}\n`)
+        return true
+      })
+    )
+    // The file went away under us (evicted, removed): the two ends are still in memory.
+    if (read._tag === "Failure") return ends()
+    return { ...withinBudget(sink.finish(), view.lines, options), truncated: true }
+  })
+
+/**
+ * The lines of an output the store keeps in a file, read from that file (never whole);
+ * undefined when it has none, or when part of it was past the spill limit (its line numbers
+ * would not match the output's).
+ */
+export const spilledLines = (
+  store: OutputStore["Service"],
+  fs: FileSystem.FileSystem,
+  sessionId: string,
+  id: string
+): Effect.Effect<LineSource | undefined> =>
+  Effect.map(store.get(sessionId, id), (found) => {
+    const entry = Option.getOrUndefined(found)
+    return entry?.file === undefined || entry.droppedBytes !== undefined ? undefined : linesInFile(fs, entry.file)
+  })

@@ -1,30 +1,38 @@
 /**
  * Search results: only identical lines collapse (into the first, with a count). A match is
- * never dropped; blank lines and `--` context separators are left alone (they carry structure).
+ * never dropped while the budget lasts; past it the rest is one marker naming the stored line
+ * range. Blank lines and `--` context separators are left alone (they carry structure). It is a
+ * streaming pass (pass.ts): it remembers only the lines it shows.
  */
-export const collapseDuplicates = (
-  lines: ReadonlyArray<string>
-): { readonly text: string; readonly collapsed: boolean } => {
-  const counts = new Map<string, number>()
-  for (const line of lines) {
-    const key = line.replace(/\r?\n$/, "")
-    if (key.trim() === "" || key === "--") continue
-    counts.set(key, (counts.get(key) ?? 0) + 1)
-  }
-  const seen = new Set<string>()
-  const out: Array<string> = []
-  let collapsed = false
-  for (const line of lines) {
-    const key = line.replace(/\r?\n$/, "")
-    const count = counts.get(key)
-    if (count === undefined || count === 1) {
-      out.push(line)
-      continue
-    }
-    collapsed = true
-    if (seen.has(key)) continue
-    seen.add(key)
-    out.push(`${key} [×${count}]${line.endsWith("\n") ? "\n" : ""}`)
-  }
-  return { text: out.join(""), collapsed }
+import { type Line, type LineSink, makePass, type PassOptions } from "./pass.ts"
+
+const keyOf = (line: Line) => line.text.replace(/\r?\n$/, "")
+
+export const searchPass = (options: PassOptions): LineSink => {
+  /** Lines shown so far, by text: a later identical one folds into its count. */
+  const seen = new Map<string, Line>()
+  return makePass(
+    {
+      // No tail: search results have no summary at the end, and a ring would hold lines the
+      // count of a later duplicate could not reach once they are left out.
+      tailLines: 0,
+      admit: (line) => {
+        line.keep = true
+        const key = keyOf(line)
+        if (key.trim() === "" || key === "--") return true
+        const first = seen.get(key)
+        if (first !== undefined) {
+          first.repeats++
+          return false
+        }
+        seen.set(key, line)
+        return true
+      },
+      omitted: (line) => {
+        const key = keyOf(line)
+        if (seen.get(key) === line) seen.delete(key)
+      }
+    },
+    options
+  )
 }
