@@ -14,11 +14,13 @@ export interface Fingerprint {
 
 /** Files with more lines than this get no per-line hashes (4 bytes a line would add up). */
 const MAX_LINES = 200_000
+/** FNV-1a's offset basis, as a signed 32-bit int: kept in int32 range, the loop never boxes a number. */
+const FNV_BASIS = 0x811c9dc5 | 0
 
 export class Fingerprinter {
   private readonly sha: Hash = createHash("sha1")
   private size = 0
-  private line = 0x811c9dc5
+  private line = FNV_BASIS
   private lineHashes: Array<number> | undefined = []
 
   update(bytes: Uint8Array): this {
@@ -27,14 +29,13 @@ export class Fingerprinter {
     const hashes = this.lineHashes
     if (hashes === undefined) return this
     let h = this.line
-    for (let i = 0; i < bytes.length; i++) {
+    const n = bytes.length
+    for (let i = 0; i < n; i++) {
       const b = bytes[i]!
       if (b === 10) {
-        hashes.push(h >>> 0)
-        h = 0x811c9dc5
-        continue
-      }
-      h = Math.imul(h ^ b, 0x01000193)
+        hashes.push(h)
+        h = FNV_BASIS
+      } else h = Math.imul(h ^ b, 0x01000193)
     }
     this.line = h
     if (hashes.length > MAX_LINES) this.lineHashes = undefined
@@ -43,10 +44,11 @@ export class Fingerprinter {
 
   digest(): Fingerprint {
     const hashes = this.lineHashes
-    if (hashes !== undefined && this.line !== 0x811c9dc5) hashes.push(this.line >>> 0)
+    if (hashes !== undefined && this.line !== FNV_BASIS) hashes.push(this.line)
     return {
       size: this.size,
       hash: this.sha.digest("hex"),
+      // Uint32Array stores each signed hash as its unsigned 32-bit value.
       lines: hashes === undefined ? undefined : Uint32Array.from(hashes)
     }
   }
