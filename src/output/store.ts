@@ -178,9 +178,10 @@ export const makeMemoryStore = (
           gone.push(...forget(oldest))
         }
       }
-      while (bucket.bytes > bytesPerSession) {
-        const oldest = [...bucket.entries.values()].find((e) => e.file === undefined)
-        if (oldest === undefined) break
+      // Oldest first; a spilled entry's bytes are on disk, so it is skipped (no copy of the map).
+      for (const oldest of bucket.entries.values()) {
+        if (bucket.bytes <= bytesPerSession) break
+        if (oldest.file !== undefined) continue
         bucket.entries.delete(oldest.id)
         bucket.bytes -= oldest.bytes
       }
