@@ -32,6 +32,7 @@ import { agentLayer } from "../src/tools/agent.ts"
 import { type BuiltinRequirements, builtinTools } from "../src/tools/index.ts"
 import { skillLayer } from "../src/tools/skill.ts"
 import { webSearchLayer } from "../src/tools/websearch.ts"
+import { WebNetwork } from "../src/web/network.ts"
 
 export interface ToolSystemOptions<E = never, R = never> {
   /** The project root. */
@@ -114,6 +115,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     ToolRegistry.layer,
     LspClients.layer,
     ReadState.layer,
+    WebNetwork.layer,
     options.prompter ?? Prompter.layerFromSource
   ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).

@@ -11,6 +11,7 @@ import type { ReadState } from "../read-state/read-state.ts"
 import type { MemoryFolder } from "../session/memory-folder.ts"
 import type { TodoStore } from "../session/todos.ts"
 import type { Tool } from "../tool/tool.ts"
+import type { WebNetwork } from "../web/network.ts"
 import { ApplyPatchTool } from "./apply-patch.ts"
 import { BashTool } from "./bash.ts"
 import { EditTool } from "./edit.ts"
@@ -37,6 +38,7 @@ export type BuiltinRequirements =
   | TodoStore
   | MemoryFolder
   | Prompter
+  | WebNetwork
 
 export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [
   ReadTool,

@@ -1,19 +1,27 @@
 /**
  * `webfetch`: one http(s) URL as markdown, text or raw HTML. Limits: 5 MB, 5 redirects, a
  * timeout (30 s default, 120 s max). A host that resolves to a loopback, private or link-local
- * address asks for approval (SSRF); `paths` carries the URL's host so `WebFetch(domain:…)`
- * permission rules can match it.
+ * address asks for approval (SSRF), and only that host may then reach one when connecting
+ * (src/web/guard.ts); `paths` carries the URL's host so `WebFetch(domain:…)` permission rules can
+ * match it.
  */
 import { Duration, Effect, Schema } from "effect"
 import { fail } from "../tool/errors.ts"
-import { defineTool } from "../tool/tool.ts"
+import { defineTool, type ToolContext } from "../tool/tool.ts"
 import { hostOf, internalAddresses } from "../web/address.ts"
 import { decodeBody, htmlToMarkdownWithImages, htmlToText, isHtml, isJson, isTextual } from "../web/convert.ts"
 import { fetchPage } from "../web/fetch.ts"
+import { WebNetwork } from "../web/network.ts"
 
 export const DEFAULT_TIMEOUT_SECONDS = 30
 export const MAX_TIMEOUT_SECONDS = 120
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
+
+/**
+ * The internal host each call asked approval for. The orchestrator runs execute only once the
+ * call is approved, with the same context object, so a host found here was approved.
+ */
+const askedFor = new WeakMap<ToolContext, string>()
 
 const Parameters = Schema.Struct({
   url: Schema.String.annotate({ description: "The http(s) URL to fetch." }),
@@ -79,11 +87,13 @@ export const WebFetchTool = defineTool({
       if (args.timeout !== undefined && (args.timeout < 1 || args.timeout > MAX_TIMEOUT_SECONDS))
         return yield* fail(`timeout must be between 1 and ${MAX_TIMEOUT_SECONDS} seconds, got ${args.timeout}.`)
     }),
-  checkPermissions: (args) =>
+  checkPermissions: (args, ctx) =>
     Effect.gen(function* () {
       const url = parseUrl(args.url)
       if (url === undefined) return { behavior: "allow" as const }
-      const internal = yield* Effect.promise(() => internalAddresses(hostOf(url)))
+      const network = yield* WebNetwork
+      const internal = yield* Effect.promise(() => internalAddresses(hostOf(url), network.resolve))
+      if (internal.length > 0) askedFor.set(ctx, hostOf(url))
       return internal.length === 0
         ? { behavior: "allow" as const }
         : {
@@ -95,7 +105,11 @@ export const WebFetchTool = defineTool({
     Effect.gen(function* () {
       const url = parseUrl(args.url)!
       const format = args.format ?? "markdown"
+      // Only if the URL is still the one asked about (a hook may have changed the arguments since).
+      const approvedHost = askedFor.get(ctx) === hostOf(url) ? hostOf(url) : undefined
       const page = yield* fetchPage(url, {
+        network: yield* WebNetwork,
+        ...(approvedHost === undefined ? {} : { approvedHost }),
         timeoutMs: timeoutSeconds(args) * 1000,
         ...(format === "html" ? { accept: "text/html, */*;q=0.5" } : {})
       })

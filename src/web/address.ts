@@ -1,8 +1,11 @@
 /**
  * SSRF guard: which addresses a fetch may reach without a person's approval. Loopback, private,
  * link-local, carrier-grade NAT, unique-local and unspecified addresses all reach machines the
- * person did not put on the public internet, so a call to them must be approved.
+ * person did not put on the public internet, so a call to them must be approved. The same test
+ * runs twice: on the name before the call (checkPermissions asks) and on the addresses actually
+ * connected to (guard.ts), so a DNS answer that changes in between cannot slip through.
  */
+import type { LookupAddress } from "node:dns"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 
@@ -38,16 +41,34 @@ export const isInternalAddress = (ip: string): boolean => {
 /** The host of a URL as DNS sees it: lower case, IPv6 without brackets. */
 export const hostOf = (url: URL): string => url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
 
+/** Resolves a name to all its addresses. Injected so tests can answer like a rebinding DNS server. */
+export type Resolve = (host: string) => Promise<ReadonlyArray<LookupAddress>>
+
+export const systemResolve: Resolve = (host) => lookup(host, { all: true })
+
+/** `localhost` and `*.localhost` are loopback whatever a resolver says (RFC 6761). */
+const isLocalhostName = (host: string) => host === "localhost" || host.endsWith(".localhost")
+
+/** Which of `addresses`, the answer for `host`, are internal. */
+export const internalOf = (host: string, addresses: ReadonlyArray<LookupAddress>): ReadonlyArray<string> =>
+  isLocalhostName(host.toLowerCase())
+    ? addresses.length === 0
+      ? ["127.0.0.1"]
+      : addresses.map((a) => a.address)
+    : addresses.map((a) => a.address).filter(isInternalAddress)
+
 /**
  * The internal addresses `host` resolves to (empty when all are public). A name that does not
  * resolve yields nothing here: the fetch itself then fails with a clear message.
  */
-export const internalAddresses = async (host: string): Promise<ReadonlyArray<string>> => {
+export const internalAddresses = async (
+  host: string,
+  resolve: Resolve = systemResolve
+): Promise<ReadonlyArray<string>> => {
   if (isIP(host) !== 0) return isInternalAddress(host) ? [host] : []
-  if (host === "localhost" || host.endsWith(".localhost")) return ["127.0.0.1"]
+  if (isLocalhostName(host)) return ["127.0.0.1"]
   try {
-    const addresses = await lookup(host, { all: true })
-    return addresses.map((a) => a.address).filter(isInternalAddress)
+    return internalOf(host, await resolve(host))
   } catch {
     return []
   }

@@ -2,11 +2,15 @@
  * One HTTP(S) fetch with the limits a model's fetch needs: a deadline, a byte cap checked on
  * Content-Length and again while streaming, a bounded redirect chain followed by hand (so every
  * hop is checked against the SSRF guard), and failures that say what to do instead. A 5xx or a
- * reset connection is a TransientFailure, which the orchestrator retries once.
+ * reset connection is a TransientFailure, which the orchestrator retries once. Requests go
+ * through the network's dispatcher, whose sockets check the addresses they connect to (guard.ts).
  */
 import { Effect } from "effect"
+import type { Response } from "undici"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
 import { hostOf, internalAddresses } from "./address.ts"
+import { findRefusal } from "./guard.ts"
+import { loadUndici, type WebNetworkShape } from "./network.ts"
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024
 export const MAX_REDIRECTS = 5
@@ -17,6 +21,13 @@ export interface FetchOptions {
   readonly maxRedirects?: number
   /** Sent as Accept: what the caller would rather get. */
   readonly accept?: string
+  /** Resolves names and supplies the guarded dispatchers (WebNetwork). */
+  readonly network: WebNetworkShape
+  /**
+   * The host the person approved reaching an internal address for (the URL's own host, when
+   * checkPermissions asked); every other host's internal addresses are refused when connecting.
+   */
+  readonly approvedHost?: string
 }
 
 export interface FetchedPage {
@@ -55,6 +66,13 @@ const isTimeout = (e: unknown): boolean => (e as { name?: unknown })?.name === "
 /** Maps a thrown network error to what the model should hear. */
 const networkFailure = (e: unknown, url: string, timeoutMs: number): ToolFailure | TransientFailure => {
   if (e instanceof Stop) return e.error
+  const refused = findRefusal(e)
+  if (refused !== undefined)
+    return fail(
+      `${url} was not fetched: when connecting, ${refused.host} resolved to ${refused.addresses.join(", ")}, a local ` +
+        "or private address this call was not approved for (the DNS answer may have changed since the check). " +
+        `Reaching it needs the person's approval: fetch a URL on ${refused.host} again so they are asked, or use another source.`
+    )
   if (isTimeout(e))
     return fail(
       `Fetching ${url} timed out after ${timeoutMs / 1000} s. Retry with a larger timeout (at most 120) or try another URL.`
@@ -132,12 +150,15 @@ const fetchLoop = async (start: URL, options: FetchOptions, signal: AbortSignal)
   const maxBytes = options.maxBytes ?? MAX_BODY_BYTES
   const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS
   const startHost = hostOf(start)
+  const { fetch } = await loadUndici()
+  const dispatcher = await options.network.dispatcher(options.approvedHost)
   const redirects: Array<string> = []
   let url = start
   for (;;) {
     const response = await fetch(url, {
       redirect: "manual",
       signal,
+      dispatcher,
       headers: {
         accept: options.accept ?? "text/html, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.5",
         "user-agent": "freecode-tools webfetch"
@@ -159,7 +180,7 @@ const fetchLoop = async (start: URL, options: FetchOptions, signal: AbortSignal)
           )
         )
       const host = hostOf(next)
-      if (host !== startHost && (await internalAddresses(host)).length > 0)
+      if (host !== startHost && (await internalAddresses(host, options.network.resolve)).length > 0)
         throw new Stop(
           fail(
             `${url.href} redirected to ${next.href}, a local or private address; it was not followed. ` +
