@@ -5,7 +5,7 @@
 import { type Config, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { type RunnerOptions, SubagentRunner } from "../src/agent/runner.ts"
-import { ConfigSource, FreecodeConfig } from "../src/config/load.ts"
+import { FreecodeConfig } from "../src/config/load.ts"
 import type { FreecodeConfigData } from "../src/config/schema.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
 import { ToolEvents } from "../src/events/events.ts"
@@ -43,7 +43,7 @@ export interface ToolSystemOptions<E = never, R = never> {
   readonly tools?: ReadonlyArray<Tool<BuiltinRequirements>>
   /**
    * The project configuration (permissions, hooks, MCP servers, profiles). Default: read
-   * `freecode.json` and `.mcp.json` at the root when they exist (or the file in `ConfigSource`).
+   * `freecode.json` and `.mcp.json` at the root when they exist (or what `ConfigSource` gives).
    */
   readonly config?: FreecodeConfigData
   /** Who answers "ask": default Approval.layerNonInteractive (refuses, saying why). */
@@ -132,12 +132,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   const withTools = tools.pipe(Layer.provideMerge(base))
   const projectConfig =
     options.config === undefined
-      ? Layer.unwrap(
-          Effect.gen(function* () {
-            const source = yield* ConfigSource
-            return FreecodeConfig.layerFrom(options.root, source.file)
-          })
-        )
+      ? FreecodeConfig.layerFromSource(options.root)
       : FreecodeConfig.layerWith(options.config)
   const permissions = Layer.mergeAll(PermissionEngine.layer, Hooks.layer(options.hooks)).pipe(
     Layer.provideMerge(projectConfig),

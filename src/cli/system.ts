@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { Config, Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
-import { ConfigSource, loadConfig } from "../config/load.ts"
+import { ConfigSource, type FreecodeConfigShape, loadConfig } from "../config/load.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
@@ -51,6 +51,11 @@ export interface Setup {
   readonly root: string
   /** The config file given with --config (absolute), if any; else <root>/freecode.json is read when present. */
   readonly configFile: string | undefined
+  /**
+   * The configuration checkOptions loaded (freecode.json or --config, and .mcp.json): the tool
+   * system is built with it, not from the files again. Absent: the layer reads the files.
+   */
+  readonly config?: FreecodeConfigShape | undefined
   /** The profile to narrow the dispatcher with, if any. */
   readonly profile: string | undefined
   /** The --session id, if any: the session's outputs and todos then persist (docs/session.md). */
@@ -92,6 +97,7 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
     return {
       root,
       configFile,
+      config,
       profile,
       session,
       surface: Option.getOrElse(options.surface, () => fromFile?.mode ?? "all"),
@@ -109,7 +115,8 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
 
 /**
  * Builds the tool system for the scope; a failure to build (bad FREECODE_* settings) is a Misuse.
- * The config file reaches the factory's layer through `ConfigSource`; a `--profile` narrows the
+ * The configuration checkOptions loaded (or else the config file to read) reaches the factory's
+ * layer through `ConfigSource`; a `--profile` narrows the
  * Dispatcher the commands get (an unknown profile is a Misuse).
  */
 export const buildToolSystem = (
@@ -121,6 +128,7 @@ export const buildToolSystem = (
     const {
       root,
       configFile,
+      config,
       profile,
       session,
       surface,
@@ -130,10 +138,20 @@ export const buildToolSystem = (
       autoDeferTokens: fromFile,
       models
     } = typeof setup === "string"
-      ? { root: setup, configFile: undefined, profile: undefined, session: undefined, surface: "all" as const }
+      ? {
+          root: setup,
+          configFile: undefined,
+          config: undefined,
+          profile: undefined,
+          session: undefined,
+          surface: "all" as const
+        }
       : setup
     const context = yield* Layer.build(factory.make(root)).pipe(
-      Effect.provideService(ConfigSource, configFile === undefined ? {} : { file: configFile }),
+      Effect.provideService(ConfigSource, {
+        ...(configFile === undefined ? {} : { file: configFile }),
+        ...(config === undefined ? {} : { loaded: config })
+      }),
       Effect.provideService(SessionPersistence, { persist: session !== undefined }),
       Effect.mapError((e) => new Misuse({ message: `cannot start the tool system: ${describeError(e)}` }))
     )

@@ -25,13 +25,36 @@ export class FreecodeConfig extends Context.Service<FreecodeConfig, FreecodeConf
 
   /** `freecode.json` (or `file`) and `.mcp.json` at the root, validated. */
   static readonly layerFrom = (root: string, file?: string) => Layer.effect(FreecodeConfig, loadConfig(root, file))
+
+  /**
+   * What `ConfigSource` says: the configuration already loaded (not read again), else the
+   * files read as `layerFrom` does, `file` when given.
+   */
+  static readonly layerFromSource = (root: string) =>
+    Layer.effect(
+      FreecodeConfig,
+      Effect.gen(function* () {
+        const source = yield* ConfigSource
+        return source.loaded ?? (yield* loadConfig(root, source.file))
+      })
+    )
 }
 
 /**
- * Where the CLI's `--config` points, for the layer built under it. A reference so the CLI's
+ * Where the configuration of the layer built under it comes from. A reference so the CLI's
  * tool-system factory (which only knows the root) picks it up without a new parameter.
  */
-export const ConfigSource = Context.Reference<{ readonly file?: string }>("freecode/ConfigSource", {
+export interface ConfigSourceShape {
+  /** The file `--config` names; default: freecode.json at the root, when there is one. */
+  readonly file?: string
+  /**
+   * The configuration `loadConfig` already returned for this root (the CLI validates it before
+   * building anything, to report misuse early): used as it is, so the files are parsed once.
+   */
+  readonly loaded?: FreecodeConfigShape
+}
+
+export const ConfigSource = Context.Reference<ConfigSourceShape>("freecode/ConfigSource", {
   defaultValue: () => ({})
 })
 

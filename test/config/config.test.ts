@@ -4,8 +4,11 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Result } from "effect"
-import { loadConfig, parseConfig } from "../../src/config/load.ts"
+import { Context, Effect, Layer, Option, Result } from "effect"
+import { testToolSystem } from "../../layers/test.ts"
+import { buildToolSystem, checkOptions, ToolSystemFactory } from "../../src/cli/system.ts"
+import { ConfigSource, FreecodeConfig, loadConfig, parseConfig } from "../../src/config/load.ts"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess } from "../cli/helpers.ts"
 import { Touch } from "../dispatch/helpers.ts"
@@ -104,7 +107,59 @@ describe("loading", () => {
   )
 })
 
+describe("ConfigSource", () => {
+  const configUnder = (root: string, source: typeof ConfigSource.Service) =>
+    Layer.build(FreecodeConfig.layerFromSource(root)).pipe(
+      Effect.map((context) => Context.get(context, FreecodeConfig)),
+      Effect.provideService(ConfigSource, source),
+      Effect.scoped,
+      Effect.provide(NodeServices.layer)
+    )
+
+  it.live("a loaded configuration is used as it is; without one the files are read", () =>
+    Effect.gen(function* () {
+      const root = projectWith({
+        "freecode.json": { permissions: { deny: ["Bash"] } },
+        "other.json": { permissions: { ask: ["Read"] } }
+      })
+      const loaded = { permissions: { allow: ["Bash(ls:*)"] }, file: `${root}/freecode.json` }
+      expect(yield* configUnder(root, { loaded })).toEqual(loaded)
+      expect((yield* configUnder(root, {})).permissions).toEqual({ deny: ["Bash"] })
+      expect((yield* configUnder(root, { file: `${root}/other.json` })).permissions).toEqual({ ask: ["Read"] })
+      NodeFs.writeFileSync(`${root}/freecode.json`, "{ permissions: ")
+      // The files are not read at all when the configuration is given: a broken one is no error.
+      expect(yield* configUnder(root, { loaded })).toEqual(loaded)
+      expect((yield* Effect.flip(configUnder(root, {}))).message).toContain("is not valid JSON")
+    })
+  )
+})
+
 describe("the CLI reads it", () => {
+  it.live("once: the tool system is built with what checkOptions parsed, not from the file again", () =>
+    Effect.gen(function* () {
+      const root = projectWith({ "freecode.json": { permissions: { deny: ["Touch(no.txt)"] } } })
+      const setup = yield* checkOptions({ root: Option.some(root), config: Option.none(), surface: Option.none() })
+      expect(setup.config?.permissions).toEqual({ deny: ["Touch(no.txt)"] })
+      // Were the file parsed again while building, this would fail the build (exit 2).
+      NodeFs.writeFileSync(`${root}/freecode.json`, "{ permissions: ")
+      const system = yield* buildToolSystem(setup)
+      const result = yield* Context.get(system, Dispatcher).dispatch(
+        { id: "c1", name: "touch", args: { filePath: "no.txt" } },
+        { sessionId: "s1", approve: () => Effect.succeed(true) }
+      )
+      expect(result).toMatchObject({ status: "denied", metadata: { permission: { rule: "Touch(no.txt)" } } })
+      expect(NodeFs.existsSync(`${root}/no.txt`)).toBe(false)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(
+        Layer.merge(
+          NodeServices.layer,
+          ToolSystemFactory.layer((root) => testToolSystem({ root, tools: [Touch] }))
+        )
+      )
+    )
+  )
+
   it.live("a bad freecode.json at the root is misuse (exit 2) naming the key; nothing runs", () =>
     Effect.gen(function* () {
       const root = projectWith({ "freecode.json": { permissions: { allow: "Bash" } } })
