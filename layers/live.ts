@@ -1,5 +1,5 @@
 /** The tool system on Node: real files, real processes, settings from the environment. */
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Layer } from "effect"
 import { type ToolSystemOptions, toolSystem } from "./system.ts"
 

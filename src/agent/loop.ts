@@ -4,7 +4,9 @@
  * provides the model (any effect/ai provider's LanguageModel layer).
  */
 import { Effect, Schema } from "effect"
-import { LanguageModel, Prompt } from "effect/ai"
+// Per module, not the effect/ai index: that loads every ai module (MCP, chat, …), ~11 MB resident.
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
 import type { DispatcherShape } from "../dispatch/dispatcher.ts"
 import { toolkitFrom } from "./toolkit.ts"
 

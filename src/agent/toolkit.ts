@@ -6,7 +6,9 @@
  * store, because every call goes through the Dispatcher.
  */
 import { Effect, Schema } from "effect"
-import { Tool as AiTool, Toolkit } from "effect/ai"
+// Per module, not the effect/ai index: that loads every ai module (MCP, chat, …), ~11 MB resident.
+import * as AiTool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import { Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { Tool } from "../tool/tool.ts"

@@ -8,7 +8,7 @@
 import { Effect, Layer } from "effect"
 import type * as Prompt from "effect/ai/Prompt"
 import * as Tokenizer from "effect/ai/Tokenizer"
-import { encode } from "gpt-tokenizer/encoding/o200k_base"
+import { encodeO200k } from "../surface/tokens.ts"
 
 export const TOKEN_RULE =
   "tokens = o200k_base tokens (gpt-tokenizer) of the declaration's compact JSON; chars = its length"
@@ -25,7 +25,7 @@ const textOf = (prompt: Prompt.Prompt): string =>
 
 /** A Tokenizer counting o200k_base tokens of a prompt's text (no per-message framing). */
 export const o200kTokenizer: Tokenizer.Service = Tokenizer.make({
-  tokenize: (prompt) => Effect.sync(() => encode(textOf(prompt)))
+  tokenize: (prompt) => Effect.sync(() => encodeO200k(textOf(prompt)))
 })
 
 export const o200kLayer = Layer.succeed(Tokenizer.Tokenizer, o200kTokenizer)

@@ -3,7 +3,7 @@
  * The `freecode-tools` executable: the CLI on the live tool system (layers/live.ts).
  * Runs directly on Node 24 (`node src/cli/main.ts`) and built (`dist/src/cli/main.js`).
  */
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Layer } from "effect"
 import { ToolSystem } from "../../layers/live.ts"
 import { runCli } from "./app.ts"

@@ -6,16 +6,7 @@
  */
 
 import * as NodePath from "node:path"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import {
-  ErrorCode,
-  McpError,
-  ResultSchema,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
 import { Data, Deferred, Duration, Effect, Exit, Queue, Result, Scope } from "effect"
 import type { ToolRegistry } from "../registry/registry.ts"
 import { fail } from "../tool/errors.ts"
@@ -31,6 +22,36 @@ import { convertMcpTool, type McpCaller, type McpServerRef } from "./convert.ts"
 import { type McpToolInfo, parseToolsPage, type SkippedTool } from "./list.ts"
 import { assignToolNames, hashedToolName } from "./names.ts"
 import { flattenResult } from "./result.ts"
+
+/**
+ * The MCP SDK (and zod under it, ~20 MB resident): imported on the first connection, so a
+ * process with no MCP server configured never loads it.
+ */
+const loadSdk = async () => {
+  const [client, stdio, http, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/stdio.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js")
+  ])
+  return {
+    Client: client.Client,
+    getDefaultEnvironment: stdio.getDefaultEnvironment,
+    StdioClientTransport: stdio.StdioClientTransport,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    ErrorCode: types.ErrorCode,
+    McpError: types.McpError,
+    ResultSchema: types.ResultSchema,
+    ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema
+  }
+}
+type Sdk = Awaited<ReturnType<typeof loadSdk>>
+let sdkPromise: Promise<Sdk> | undefined
+/** The SDK, loaded once per process. */
+const mcpSdk: Effect.Effect<Sdk> = Effect.promise(() => {
+  sdkPromise ??= loadSdk()
+  return sdkPromise
+})
 
 export const CLIENT_INFO = { name: "freecode-tools", version: "0.1.0" }
 
@@ -75,16 +96,16 @@ const withStderr = (message: string, stderr: StderrTail): string =>
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const makeTransport = (options: SessionOptions): Transport => {
+const makeTransport = (sdk: Sdk, options: SessionOptions): Transport => {
   const env = process.env
   const config = options.config
   if (isStdio(config)) {
-    const transport = new StdioClientTransport({
+    const transport = new sdk.StdioClientTransport({
       command: expandEnv(config.command, env),
       args: (config.args ?? []).map((a) => expandEnv(a, env)),
       // The SDK passes on only HOME, PATH, USER and a few more; a server's own variables must be named.
       env: {
-        ...getDefaultEnvironment(),
+        ...sdk.getDefaultEnvironment(),
         ...Object.fromEntries(Object.entries(config.env ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
       },
       cwd: NodePath.resolve(options.root, expandEnv(config.cwd ?? ".", env)),
@@ -93,7 +114,7 @@ const makeTransport = (options: SessionOptions): Transport => {
     transport.stderr?.on("data", (chunk: Buffer) => options.stderr.add(chunk.toString()))
     return transport
   }
-  return new StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
+  return new sdk.StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
     requestInit: {
       headers: Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
     }
@@ -106,7 +127,9 @@ const makeTransport = (options: SessionOptions): Transport => {
  */
 export const runSession = (options: SessionOptions): Effect.Effect<void, McpConnectError, Scope.Scope> =>
   Effect.gen(function* () {
+    const sdk = yield* mcpSdk
     const { name, config, registry, report, stderr } = options
+    const { Client, ErrorCode, McpError, ResultSchema, ToolListChangedNotificationSchema } = sdk
     const sessionScope = yield* Effect.scope
     const callTimeout = config.timeout ?? DEFAULT_CALL_TIMEOUT_MS
     const startupTimeout = config.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT_MS
@@ -123,7 +146,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       isClosed = true
       Deferred.doneUnsafe(closed, Exit.void)
     }
-    const transport = makeTransport(options)
+    const transport = makeTransport(sdk, options)
     yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => undefined)))
 
     const startup = <A>(what: string, effect: Effect.Effect<A, McpConnectError>) =>

@@ -4,7 +4,7 @@
  * always (for this rule, in this session), or no with a message that reaches the model.
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
-import { Prompt } from "effect/cli"
+import * as Prompt from "effect/cli/Prompt"
 
 export interface ApprovalQuestion {
   readonly sessionId: string
