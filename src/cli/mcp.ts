@@ -8,13 +8,17 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { serveHttp, serveStdio } from "../mcp/serve.ts"
+import type { HttpServing } from "../mcp/serve.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
 import { systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
 import { buildToolSystem, checkOptions } from "./system.ts"
+
+// The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
+// every command of the CLI.
+const loadServe = Effect.promise(() => import("../mcp/serve.ts"))
 
 const http = Flag.Int("http").pipe(
   Flag.withMetavar("PORT"),
@@ -28,6 +32,7 @@ export const mcpCommand = Command.make(
   Effect.fn("cli.mcp")(function* (input) {
     const io = yield* Io
     const setup = yield* checkOptions(input)
+    const { serveHttp, serveStdio } = yield* loadServe
     if (Option.isNone(input.http)) {
       // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
       let served: Server | undefined
@@ -41,12 +46,19 @@ export const mcpCommand = Command.make(
         served = server
       })
     }
-    const system = yield* buildToolSystem(setup, { awaitMcpServers: false })
+    // Over HTTP each MCP session has its own server: `question` asks the asking session's client.
+    let serving: HttpServing | undefined
+    const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
+      Effect.provideService(
+        PrompterSource,
+        mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
+      )
+    )
     const port = input.http.value
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
     }
-    const serving = yield* serveHttp(system, port).pipe(
+    serving = yield* serveHttp(system, port).pipe(
       Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
     )
     yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)

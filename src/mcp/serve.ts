@@ -36,6 +36,8 @@ export const serveStdio = (
 export interface HttpServing {
   readonly url: string
   readonly port: number
+  /** The MCP server of an open session (the `question` tool's elicitation asks through it). */
+  readonly serverFor: (sessionId: string) => Server | undefined
 }
 
 const jsonRpcError = (res: NodeHttp.ServerResponse, status: number, code: number, message: string) => {
@@ -57,7 +59,7 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
   Effect.gen(function* () {
     const outer = yield* Effect.scope
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
-    const sessions = new Map<string, StreamableHTTPServerTransport>()
+    const sessions = new Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>()
     let allowedHosts = new Set<string>()
 
     const hostAllowed = (req: NodeHttp.IncomingMessage): boolean => {
@@ -73,15 +75,18 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
 
     const openSession = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse, body: unknown) => {
       const scope = await run(Scope.fork(outer))
+      let server: Server | undefined
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, transport)
+        onsessioninitialized: (id) => {
+          if (server !== undefined) sessions.set(id, { transport, server })
+        }
       })
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
         void run(Scope.close(scope, Exit.void))
       }
-      const server = await run(Scope.provide(makeToolServer(system), scope))
+      server = await run(Scope.provide(makeToolServer(system), scope))
       await server.connect(transport)
       await transport.handleRequest(req, res, body)
     }
@@ -102,9 +107,9 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
         }
       }
       if (typeof sessionId === "string") {
-        const transport = sessions.get(sessionId)
-        if (transport === undefined) return jsonRpcError(res, 404, -32001, "Session not found; initialize again")
-        return transport.handleRequest(req, res, body)
+        const session = sessions.get(sessionId)
+        if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found; initialize again")
+        return session.transport.handleRequest(req, res, body)
       }
       if (req.method === "POST" && isInitializeRequest(body)) return openSession(req, res, body)
       return jsonRpcError(res, 400, -32000, "Bad Request: no valid session id; send initialize first")
@@ -125,10 +130,14 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
     allowedHosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`])
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
-        await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)))
+        await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)))
         http.closeAllConnections()
         await new Promise<void>((resolve) => http.close(() => resolve()))
       })
     )
-    return { url: `http://127.0.0.1:${bound}/mcp`, port: bound }
+    return {
+      url: `http://127.0.0.1:${bound}/mcp`,
+      port: bound,
+      serverFor: (sessionId: string) => sessions.get(sessionId)?.server
+    }
   })

@@ -32,11 +32,14 @@ export const elicitationForm = (questions: ReadonlyArray<Question>) => ({
   )
 })
 
-/** Asks through `server()` (the connected MCP server, once there is one). */
-export const mcpPrompter = (server: () => Server | undefined): Prompter["Service"] => ({
-  ask: (questions) =>
+/**
+ * Asks through the connected MCP server of the asking session: `server(sessionId)` (over stdio
+ * there is one; over HTTP, one per MCP session).
+ */
+export const mcpPrompter = (server: (sessionId: string | undefined) => Server | undefined): Prompter["Service"] => ({
+  ask: (questions, sessionId) =>
     Effect.gen(function* (): Effect.fn.Return<PromptOutcome> {
-      const connected = server()
+      const connected = server(sessionId)
       if (connected?.getClientCapabilities()?.elicitation === undefined) {
         return { _tag: "Unavailable", reason: "the MCP client does not support elicitation" }
       }

@@ -4,7 +4,7 @@
  * non-interactive one says no person is there, so the model decides for itself.
  */
 import { Context, Effect, Layer, Semaphore, type Terminal } from "effect"
-import { Prompt } from "effect/cli"
+import * as Prompt from "effect/cli/Prompt"
 
 export interface QuestionOption {
   readonly label: string
@@ -39,19 +39,24 @@ export type PromptOutcome =
  * Who answers the `question` tool when the system is built without a `prompter` option; read
  * once, when the layer is built (the way ConfigSource carries --config).
  */
-export const PrompterSource = Context.Reference<
-  { readonly ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome> } | undefined
->("freecode/PrompterSource", { defaultValue: () => undefined })
+export const PrompterSource = Context.Reference<PrompterShape | undefined>("freecode/PrompterSource", {
+  defaultValue: () => undefined
+})
 
 const nonInteractive = {
   ask: (): Effect.Effect<PromptOutcome> =>
     Effect.succeed({ _tag: "Unavailable", reason: "this session is not interactive" })
 }
 
-export class Prompter extends Context.Service<
-  Prompter,
-  { readonly ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome> }
->()("freecode/Prompter") {
+/**
+ * Asks the person. `sessionId` is the session of the call asking: a server with a client per
+ * session (MCP over HTTP) asks that session's client.
+ */
+export interface PrompterShape {
+  readonly ask: (questions: ReadonlyArray<Question>, sessionId?: string) => Effect.Effect<PromptOutcome>
+}
+
+export class Prompter extends Context.Service<Prompter, PrompterShape>()("freecode/Prompter") {
   /** Nobody to ask: every question comes back Unavailable, saying so. */
   static readonly layerNonInteractive = Layer.succeed(Prompter, Prompter.of(nonInteractive))
 

@@ -36,7 +36,7 @@ export const QuestionTool = defineTool({
   interruptBehavior: "cancel",
   // A person may take a while to answer.
   timeout: Duration.hours(1),
-  execute: ({ questions }) =>
+  execute: ({ questions }, ctx) =>
     Effect.gen(function* () {
       if (questions.length === 0 || questions.length > MAX_QUESTIONS) {
         return yield* fail(`Ask 1 to ${MAX_QUESTIONS} questions at a time (got ${questions.length}).`)
@@ -55,7 +55,7 @@ export const QuestionTool = defineTool({
         }
       }
       const prompter = yield* Prompter
-      const outcome = yield* prompter.ask(questions)
+      const outcome = yield* prompter.ask(questions, ctx.sessionId)
       switch (outcome._tag) {
         case "Unavailable":
           return {

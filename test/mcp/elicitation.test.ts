@@ -1,8 +1,11 @@
-/** `question` over `freecode-tools mcp` (stdio): asked through MCP elicitation when the client can answer. */
+/** `question` over `freecode-tools mcp`: asked through MCP elicitation when the client can answer. */
+
+import { type ChildProcess, spawn } from "node:child_process"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { makeProject, REPO } from "../cli/helpers.ts"
@@ -63,6 +66,57 @@ describe("question over freecode-tools mcp", () => {
         const { text } = yield* ask(false)
         expect(text).toContain("No person is available to answer (the MCP client does not support elicitation)")
       }),
+    120_000
+  )
+
+  it.live(
+    "over HTTP each session's own client is asked: two sessions, two answers",
+    () =>
+      Effect.gen(function* () {
+        const project = makeProject()
+        yield* Effect.addFinalizer(() => Effect.sync(project.cleanup))
+        const child: ChildProcess = spawn(
+          process.execPath,
+          [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--http", "0", "--root", project.root],
+          { stdio: ["ignore", "ignore", "pipe"] }
+        )
+        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGTERM")))
+        const url = yield* Effect.promise(
+          () =>
+            new Promise<string>((resolve, reject) => {
+              let err = ""
+              child.stderr!.on("data", (b: Buffer) => {
+                err += b.toString()
+                const found = err.match(/at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)?.[1]
+                if (found !== undefined) resolve(found)
+              })
+              child.on("exit", (code) => reject(new Error(`exited ${code}: ${err}`)))
+            })
+        )
+        const connect = (answer: string) =>
+          Effect.acquireRelease(
+            Effect.promise(async () => {
+              const client = new Client(
+                { name: `client-${answer}`, version: "1.0.0" },
+                { capabilities: { elicitation: { form: {} } } }
+              )
+              client.setRequestHandler(ElicitRequestSchema, async () => ({
+                action: "accept",
+                content: { q1: answer }
+              }))
+              await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+              return client
+            }),
+            (client) => Effect.promise(() => client.close())
+          )
+        const first = yield* connect("Postgres")
+        const second = yield* connect("SQLite")
+        const textOf = (result: object) => (result as { content: Array<{ text: string }> }).content[0]!.text
+        const a = yield* Effect.promise(() => second.callTool({ name: "question", arguments: question }))
+        const b = yield* Effect.promise(() => first.callTool({ name: "question", arguments: question }))
+        expect(textOf(a)).toBe("The person answered:\n- Which database? → SQLite")
+        expect(textOf(b)).toBe("The person answered:\n- Which database? → Postgres")
+      }).pipe(Effect.scoped),
     120_000
   )
 })
