@@ -1,9 +1,9 @@
 /**
  * `bash`: runs a command through /bin/bash -c in the project root — deliberately plain. No
- * allowlist, no command parsing (safety is the permission layer's job) and no cap: the output
- * streams out through ctx.emit and goes whole into the store; the orchestrator cuts the model's
- * copy. The only shaping done here is classifying the command (metadata.outputKind) for the
- * compression experiment.
+ * allowlist, no command parsing (safety is the permission layer's job) and no cap: the command
+ * writes into a file the output store owns (ctx.capture) and the orchestrator cuts the model's
+ * copy. The only shaping is declared: the command's class (outputKind) for the compression
+ * experiment.
  */
 import { Config, Duration, Effect, Option, Schema } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
@@ -94,7 +94,6 @@ export const BashTool = defineTool({
       }
       const capture = yield* ctx.capture
       const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
-      const outputKind = classifyCommand(command)
       // Some(code) when the shell exited; None when the command was stopped for its size.
       const exit = yield* Effect.scoped(
         Effect.gen(function* () {
@@ -130,7 +129,6 @@ export const BashTool = defineTool({
         streamed: true as const,
         metadata: {
           ...(code === undefined ? { stopped: true } : { exitCode: code }),
-          outputKind,
           ...(description === undefined ? {} : { description })
         }
       }
