@@ -7,7 +7,7 @@
  * Each tool run is a fresh process (so its peak RSS is its own); times are of the call alone.
  */
 import { spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -94,6 +94,23 @@ const main = async () => {
     `\npeak RSS of the process running the tool: ${rss.toFixed(0)} MB; the same process running \`echo hi\`: ${idle.toFixed(0)} MB; growth for 200 MB of output: ${(rss - idle).toFixed(0)} MB (target: ≤ the ${budgetMB} MiB store budget + 100 MB)`
   )
   console.log(`output: ${tool[0]!.outputChars} chars stored, ${tool[0]!.modelChars} chars in the model's copy`)
+  // An installed freecode-tools runs the compiled build: no TypeScript loader in its memory.
+  const distChild = join(import.meta.dirname, "bash-dist-child.mjs")
+  if (!existsSync(join(import.meta.dirname, "..", "dist", "layers", "live.js"))) {
+    console.log("(no dist/: run `npm run build` for the compiled build's figures)")
+    return
+  }
+  const onDist = (command: string) =>
+    JSON.parse(spawnSync(process.execPath, [distChild, command], { encoding: "utf8" }).stdout) as {
+      ms: number
+      maxRssMB: number
+    }
+  const big = Array.from({ length: runs }, () => onDist(COMMAND))
+  const quiet = onDist("echo hi")
+  const peak = Math.max(...big.map((x) => x.maxRssMB))
+  console.log(
+    `compiled build (dist/): 200 MB captured in ${fmt(median(big.map((x) => x.ms)))} (${(median(big.map((x) => x.ms)) / b).toFixed(2)}×); peak RSS ${peak.toFixed(0)} MB, \`echo hi\` ${quiet.maxRssMB.toFixed(0)} MB (target: ≤ ${(budgetMB + 100).toFixed(0)} MB)`
+  )
 }
 
 if (process.argv[2] === "--child") await child(process.argv[3]!)
