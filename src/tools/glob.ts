@@ -129,12 +129,17 @@ export const GlobTool = defineTool({
         })
         .pipe(Effect.mapError((e) => fail(`glob failed: ${e.message}`)))
 
-      const matched: Array<string> = []
+      // `*.ts` or `**/*.ts`: the backend already listed exactly the files whose name matches.
+      const listedMatch =
+        glob.nameGlob !== undefined && (glob.pattern === glob.nameGlob || glob.pattern === `**/${glob.nameGlob}`)
+      const matched: Array<string> = listedMatch ? [...listed.files] : []
       // Listed files are clean absolute paths under dir: most need only the prefix cut off.
       const prefix = dir.endsWith("/") ? dir : `${dir}/`
-      for (const file of listed.files) {
-        const rel = file.startsWith(prefix) ? file.slice(prefix.length) : relativeInside(dir, file)
-        if (rel !== undefined && glob.matches(rel)) matched.push(file)
+      if (!listedMatch) {
+        for (const file of listed.files) {
+          const rel = file.startsWith(prefix) ? file.slice(prefix.length) : relativeInside(dir, file)
+          if (rel !== undefined && glob.matches(rel)) matched.push(file)
+        }
       }
       if (matched.length === 0) return none(listed.notes, listed.backend)
       matched.sort(comparePaths)

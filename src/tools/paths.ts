@@ -50,6 +50,9 @@ const relativeFast = (dir: string, abs: string): string | undefined => {
  * root itself), absolute otherwise.
  */
 export const displayPath = (root: string, abs: string): string => {
+  // Clean absolute paths inside the root (every listed file) need no resolving.
+  const fast = relativeFast(root, abs)
+  if (fast !== undefined) return fast === "" ? "." : fast
   const rel = relativeInside(NodePath.resolve(root), NodePath.resolve(abs))
   if (rel === undefined) return toSlashes(NodePath.resolve(abs))
   return rel === "" ? "." : rel
