@@ -4,7 +4,7 @@
  * files. Median round trip; target ≤ 1.0× server-filesystem.
  *   node bench/mcp.ts
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -19,15 +19,27 @@ const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 300)
 
 const connect = async (command: string, args: Array<string>, env: Record<string, string> = {}) => {
   const client = new Client({ name: "bench", version: "1.0.0" })
-  await client.connect(
-    new StdioClientTransport({
-      command,
-      args,
-      env: { ...getDefaultEnvironment(), PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`, ...env },
-      stderr: "ignore"
-    })
-  )
-  return client
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { ...getDefaultEnvironment(), PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`, ...env },
+    stderr: "ignore"
+  })
+  await client.connect(transport)
+  return Object.assign(client, { pid: transport.pid ?? 0 })
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in µs. */
+const cpuOf = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100 // clock ticks of 1/100 s
+}
+
+/** The server's CPU per call over `runs` calls: what a call costs the machine, whatever the latency. */
+const cpuPerCall = async (pid: number, runs: number, call: () => Promise<unknown>) => {
+  const before = cpuOf(pid)
+  for (let i = 0; i < runs; i++) await call()
+  return (cpuOf(pid) - before) / runs
 }
 
 const ok = (result: Awaited<ReturnType<Client["callTool"]>>) => {
@@ -81,6 +93,13 @@ export const benchMcp = async () => {
     let n = 0
     const direct = (name: string, args: unknown) => () =>
       runtime.runPromise(dispatcher.dispatch({ id: `b${n++}`, name, args }, { sessionId: "bench" }))
+    const cpuRuns = RUNS * 5
+    const theirCpu = await cpuPerCall(theirs.pid, cpuRuns, () =>
+      theirs.callTool({ name: "read_text_file", arguments: { path: file } })
+    )
+    const ourCpu = await cpuPerCall(ours.pid, cpuRuns, () =>
+      ours.callTool({ name: "read", arguments: { filePath: file } })
+    )
     const inRead = await time("in-process Dispatcher.dispatch read (no MCP)", RUNS, direct("read", { filePath: file }))
     const inList = await time("in-process Dispatcher.dispatch ls (no MCP)", RUNS, direct("ls", { path: dir }))
     await runtime.dispose()
@@ -91,7 +110,9 @@ export const benchMcp = async () => {
       row(inRead, fsRead),
       row(fsList),
       row(ourList, fsList),
-      row(inList, fsList)
+      row(inList, fsList),
+      "",
+      `Server CPU per read call (user + system, all threads, ${cpuRuns} calls): server-filesystem ${Math.round(theirCpu)} µs, freecode-tools ${Math.round(ourCpu)} µs (${(ourCpu / theirCpu).toFixed(2)}×).`
     ].join("\n")
   } finally {
     await ours.close()
