@@ -147,7 +147,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     Layer.provideMerge(withTools)
   )
   // `agent` exists only with a model to run it; its runner needs the Dispatcher, so it goes on top.
-  const agent: Layer.Layer<never, never, Dispatcher | ToolRegistry> =
+  const agent: Layer.Layer<never, never, Dispatcher | ToolRegistry | HistoryBudget> =
     options.agent === undefined
       ? Layer.empty
       : agentLayer.pipe(

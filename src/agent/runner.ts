@@ -7,6 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { CurrentDispatcher, Dispatcher } from "../dispatch/dispatcher.ts"
+import type { HistoryBudget } from "../output/history-budget.ts"
 
 export { CurrentDispatcher }
 
@@ -49,11 +50,11 @@ export class SubagentRunner extends Context.Service<
   /** The tool loop on effect/ai's LanguageModel (loop.ts); the embedder provides the model. */
   static readonly layerLanguageModel = (
     options: RunnerOptions = {}
-  ): Layer.Layer<SubagentRunner, never, LanguageModel.LanguageModel | Dispatcher> =>
+  ): Layer.Layer<SubagentRunner, never, LanguageModel.LanguageModel | Dispatcher | HistoryBudget> =>
     Layer.effect(
       SubagentRunner,
       Effect.gen(function* () {
-        const context = yield* Effect.context<LanguageModel.LanguageModel>()
+        const context = yield* Effect.context<LanguageModel.LanguageModel | HistoryBudget>()
         const base = yield* Dispatcher
         return SubagentRunner.of({
           run: (request) =>

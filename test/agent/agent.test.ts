@@ -7,7 +7,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Stream } from "effect"
+import { ConfigProvider, Context, Effect, Fiber, Layer, Stream } from "effect"
 import { LanguageModel } from "effect/ai"
 import { toolSystem } from "../../layers/system.ts"
 import type { FreecodeConfigData } from "../../src/config/schema.ts"
@@ -23,6 +23,8 @@ afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
 type Part = Record<string, unknown>
 interface Turn {
   readonly tools: ReadonlyArray<string>
+  /** Every tool result in the prompt, oldest first: id and what the model was given. */
+  readonly history: ReadonlyArray<{ readonly id: string; readonly result: string }>
   /** The tool results the model was given on this turn (the last message), as text. */
   readonly results: ReadonlyArray<{ readonly name: string; readonly isFailure: boolean; readonly result: unknown }>
 }
@@ -38,6 +40,11 @@ const scripted = (turns: ReadonlyArray<ReadonlyArray<Part>>, seen: Array<Turn>) 
           const last = options.prompt.content.at(-1)
           seen.push({
             tools: options.tools.map((t) => t.name),
+            history: options.prompt.content.flatMap((m) =>
+              m.role === "tool"
+                ? m.content.flatMap((p) => (p.type === "tool-result" ? [{ id: p.id, result: String(p.result) }] : []))
+                : []
+            ),
             results:
               last?.role === "tool"
                 ? last.content.flatMap((p) =>
@@ -62,7 +69,9 @@ const text = (t: string): Part => ({ type: "text", text: t })
 const build = (
   turns: ReadonlyArray<ReadonlyArray<Part>> | undefined,
   seen: Array<Turn>,
-  config: FreecodeConfigData = {}
+  config: FreecodeConfigData = {},
+  env: Record<string, string> = {},
+  maxTurns = 5
 ) =>
   Layer.build(
     toolSystem({
@@ -70,8 +79,11 @@ const build = (
       config,
       outputConfig: OutputConfig.layerWith({}),
       sessions: "memory",
-      ...(turns === undefined ? {} : { agent: { model: scripted(turns, seen), maxTurns: 5 } })
-    }).pipe(Layer.provideMerge(NodeServices.layer))
+      ...(turns === undefined ? {} : { agent: { model: scripted(turns, seen), maxTurns } })
+    }).pipe(
+      Layer.provideMerge(NodeServices.layer),
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+    )
   )
 
 describe("agent", () => {
@@ -195,6 +207,50 @@ describe("agent", () => {
           expect(planned.modelOutput).toContain("Plan mode")
         })
       )
+  )
+
+  it.live("the child's history is held to the budget: its oldest results become markers, and stay them", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        for (let i = 1; i <= 5; i++) NodeFs.writeFileSync(NodePath.join(root, `big${i}.txt`), `line ${i}\n`.repeat(400))
+        const seen: Array<Turn> = []
+        const reads = [1, 2, 3, 4, 5].map((i) => [call(`r${i}`, "read", { filePath: `big${i}.txt` })])
+        const context = yield* build(
+          [...reads, [text("Read them all.")]],
+          seen,
+          {},
+          { FREECODE_HISTORY_MAX_CHARS: "12000" },
+          8
+        )
+        const result = yield* Context.get(context, Dispatcher).dispatch(
+          {
+            id: "a5",
+            name: "agent",
+            args: { description: "read", prompt: "Read the five files.", subagent_type: "explore" }
+          },
+          { sessionId: "p", approve: () => Effect.succeed(true) }
+        )
+        expect(result.modelOutput).toContain("Read them all.")
+        expect(result.status).toBe("ok")
+        // Each read is ~4,800 chars: by the fourth request three results exceed 12,000.
+        const last = seen.at(-1)!.history
+        expect(last.map((h) => h.id)).toEqual(["r1", "r2", "r3", "r4", "r5"])
+        expect(last[0]!.result).toMatch(
+          /^\[read result pruned from the conversation to save context \([\d,]+ chars\)\. Retrieve it with output \{"id": "r1"\}/
+        )
+        // The newest three are never pruned; what is pruned stays the same marker from then on.
+        for (const h of last.slice(-3)) expect(h.result).toContain("line ")
+        const prunedAt = seen.findIndex((t) => t.history[0]?.result.startsWith("[read result pruned"))
+        expect(prunedAt).toBeGreaterThan(0)
+        for (const t of seen.slice(prunedAt)) expect(t.history[0]!.result).toBe(last[0]!.result)
+        // The marker's output call brings the result back, under the child's session.
+        const back = yield* Context.get(context, Dispatcher).dispatch(
+          { id: "o1", name: "output", args: { id: "r1" } },
+          { sessionId: "p/agent-a5" }
+        )
+        expect(back.modelOutput).toContain("line 1")
+      })
+    )
   )
 
   it.live("an unknown subagent_type and a child that never finishes are errors saying what to do", () =>
