@@ -14,7 +14,7 @@
 import { Effect, FileSystem, Schema } from "effect"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { displayDir, displayPath, fsFailure, resolvePath, statOrFail } from "./paths.ts"
+import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 import { comparePaths } from "./search/backend.ts"
 import { makeMatcher } from "./search/ignore.ts"
 import { type WalkEntry, walkTree } from "./search/walk.ts"
@@ -59,16 +59,22 @@ export const LsTool = defineTool({
       const fs = yield* FileSystem.FileSystem
       const dir = resolvePath(ctx.root, path ?? ".")
       const shownDir = displayDir(ctx.root, dir)
-      const info = yield* statOrFail(fs, ctx.root, dir, "Directory")
-      if (info.type !== "Directory") {
-        return yield* fail(`${displayPath(ctx.root, dir)} is not a directory; use read to see a file.`)
-      }
+      // No stat first: reading the directory says all a stat would (missing, not a directory),
+      // one file-system round trip sooner.
       const walked = yield* walkTree({
         root: ctx.root,
         dir,
         maxEntries: LS_SCAN_LIMIT,
         ...(ignore === undefined || ignore.length === 0 ? {} : { extraIgnore: makeMatcher(ignore) })
-      }).pipe(Effect.mapError((e) => fsFailure(e, ctx.root, dir)))
+      }).pipe(
+        Effect.catchTag("PlatformError", (e) =>
+          e.reason._tag === "NotFound"
+            ? Effect.flatMap(notFoundMessage(fs, ctx.root, dir, "Directory"), (m) => Effect.fail(fail(m)))
+            : e.reason._tag === "BadResource"
+              ? Effect.fail(fail(`${displayPath(ctx.root, dir)} is not a directory; use read to see a file.`))
+              : Effect.fail(fsFailure(e, ctx.root, dir))
+        )
+      )
 
       const children = new Map<string, ReadonlyArray<WalkEntry>>()
       for (const d of walked.dirs) children.set(d.path, [...d.entries].sort(displayOrder))
