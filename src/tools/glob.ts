@@ -19,7 +19,6 @@ import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
-import { comparePaths } from "./search/backend.ts"
 
 export const MAX_GLOB_RESULTS = 1000
 
@@ -142,7 +141,8 @@ export const GlobTool = defineTool({
         }
       }
       if (matched.length === 0) return none(listed.notes, listed.backend)
-      matched.sort(comparePaths)
+      // The default sort compares UTF-16 code units: comparePaths's order, without a JS callback per comparison.
+      matched.sort()
       const shown = matched.slice(0, MAX_GLOB_RESULTS)
       const lines = shown.map((f) => displayPath(ctx.root, f))
       if (matched.length > shown.length) {
