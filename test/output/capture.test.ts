@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
@@ -106,6 +106,25 @@ describe("capture: an output a child writes into a file", () => {
         rmSync(dir, { recursive: true, force: true })
       }
     }).pipe(Effect.provide(NodeServices.layer))
+  )
+
+  it.live("characters are counted exactly across read chunks, a character split between them included", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-capture-" })
+      const store = makeMemoryStore(100_000, 5, { keepChars: 100, spill: { fs, dir, maxBytes: 100_000_000 } })
+      const writer = yield* store.capture(request, noShow)
+      // A 4-byte emoji straddles the 1 MiB read boundary; invalid UTF-8 and CRLF lines follow.
+      const text = Buffer.concat([
+        Buffer.from(`${"a".repeat(1024 * 1024 - 2)}😀\r\n`),
+        Buffer.from([0xff, 0xfe, 0x0a]),
+        Buffer.from("é\n".repeat(1000))
+      ])
+      writeFileSync(writer.path, text)
+      const { view } = yield* writer.commit
+      const decoded = new TextDecoder().decode(text)
+      expect(view).toMatchObject({ kind: "spilled", chars: decoded.length, bytes: text.length, lines: 1002 })
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
   )
 
   it.live("discard closes and removes the file", () =>
