@@ -16,8 +16,13 @@ import type { PutRequest, PutResult, StoredOutput } from "./store.ts"
 /** An OutputWriter whose output a child writes into `path` (ToolContext.capture). */
 export interface CaptureWriter extends OutputWriter, Capture {}
 
-/** How much is read per call while following: one round trip per MiB. */
+/** How much is read per round trip while following. */
 const CHUNK = 1024 * 1024
+/**
+ * One look reads at most this much: a command writing faster than we read must not keep a look
+ * going (and the size limit unchecked) for as long as it runs.
+ */
+const LOOK_BYTES = 64 * CHUNK
 /** Of what arrived since the last look, the UI is shown at most this much, the newest. */
 const SHOW_BYTES = 64 * 1024
 
@@ -98,22 +103,32 @@ export const makeCaptureWriter = (options: {
         }).pipe(Effect.flatMap((text) => (text === "" ? Effect.void : options.show(text, chars - text.length))))
       })
 
-    const follow: Effect.Effect<void> = Effect.gen(function* () {
-      if (done) return
+    /** Reads what arrived, up to LOOK_BYTES; true when it reached the end of the file. */
+    const look: Effect.Effect<boolean> = Effect.gen(function* () {
+      if (done) return true
       const from = bytes
-      for (;;) {
+      let atEnd = false
+      while (bytes - from < LOOK_BYTES) {
         const { bytesRead } = yield* Effect.promise(() => handle.read(buffer, 0, CHUNK, bytes))
-        if (bytesRead === 0) break
-        account(buffer, bytesRead)
-        if (bytesRead < CHUNK) break
+        if (bytesRead > 0) account(buffer, bytesRead)
+        if (bytesRead < CHUNK) {
+          atEnd = true
+          break
+        }
       }
       yield* showNewest(from)
+      return atEnd
+    })
+    const follow = Effect.asVoid(look)
+    /** Reads to the end of the file (the command has stopped writing). */
+    const toEnd: Effect.Effect<void> = Effect.gen(function* () {
+      while (!(yield* look)) {}
     })
 
     const write = (chunk: string): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (chunk.length === 0 || done) return
-        yield* follow
+        yield* toEnd
         const data = Buffer.from(chunk, "utf8")
         const from = bytes
         yield* Effect.promise(() => handle.write(data, 0, data.length, bytes))
@@ -138,7 +153,7 @@ export const makeCaptureWriter = (options: {
     /** Reads to the end; an output that fits memory comes into memory and its file goes. */
     const settle: Effect.Effect<void> = Effect.gen(function* () {
       if (done || kept !== undefined) return
-      yield* follow
+      yield* toEnd
       if (bytes > memoryBytes) return
       const whole = new Uint8Array(bytes)
       yield* Effect.promise(() => handle.read(whole, 0, bytes, 0))
@@ -191,6 +206,7 @@ export const makeCaptureWriter = (options: {
     return {
       path,
       follow: lock(follow),
+      toEnd: lock(toEnd),
       overLimit: () => bytes > maxBytes,
       endsWithNewline: () => (kept !== undefined ? kept.endsWith("\n") : last === 10),
       write: (chunk) => lock(write(chunk)),

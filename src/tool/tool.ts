@@ -36,8 +36,10 @@ export interface ToolContext {
 /** A file a child process writes its output into; see ToolContext.capture. */
 export interface Capture {
   readonly path: string
-  /** Reads what the child wrote since the last call, so a UI sees it as it arrives. */
+  /** Reads what the child wrote since the last call (a bounded amount), so a UI sees it as it arrives. */
   readonly follow: Effect.Effect<void>
+  /** Reads everything written so far: call it once the child has exited. */
+  readonly toEnd: Effect.Effect<void>
   /** True once the output is larger than the store keeps for one output: stop the child. */
   readonly overLimit: () => boolean
   /** Characters of output so far (as of the last follow). */

@@ -114,7 +114,7 @@ export const BashTool = defineTool({
           fail(`Could not run the command: ${e.message}. Check that /bin/bash exists and the project root is readable.`)
         )
       )
-      yield* capture.follow
+      yield* capture.toEnd
       const newline = capture.chars() > 0 && !capture.endsWithNewline() ? "\n" : ""
       const code = Option.isSome(exit) ? Number(exit.value) : undefined
       if (code === undefined) {
