@@ -2,6 +2,7 @@
  * The same assertions against both search backends (rg and the TypeScript walk) on one
  * fixture tree: identical file lists for glob and ls, identical lines for grep.
  */
+import { readFileSync } from "node:fs"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
@@ -308,6 +309,34 @@ describe("ripgrep exit codes", () => {
       const rg = yield* fakeRg(root, "", "rg: something broke\\n", 2)
       const error = yield* Effect.flip(rg.grep({ root, path: root, isFile: false, pattern: "x", limit: 10 }))
       expect(error).toMatchObject({ _tag: "SearchFailed", message: "rg failed: rg: something broke" })
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
+
+  it.live("an interrupted search kills rg", () =>
+    Effect.gen(function* () {
+      const root = yield* makeFixture
+      const fs = yield* FileSystem.FileSystem
+      const pidFile = joinPath(root, "rg.pid")
+      const script = joinPath(root, "slow-rg.sh")
+      yield* fs.writeFileString(script, `#!/bin/sh\necho $$ > ${pidFile}\nexec sleep 30\n`)
+      yield* fs.chmod(script, 0o755)
+      const rg = makeRipgrepBackend(script)
+      const result = yield* rg
+        .grep({ root, path: root, isFile: false, pattern: "x", limit: 10 })
+        .pipe(Effect.timeout("1500 millis"), Effect.flip)
+      expect(result._tag).toBe("TimeoutError")
+      const pid = Number((yield* fs.readFileString(pidFile)).trim())
+      let alive = true
+      for (let i = 0; i < 30 && alive; i++) {
+        try {
+          process.kill(pid, 0)
+          alive = !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z")
+        } catch {
+          alive = false
+        }
+        if (alive) yield* Effect.sleep("100 millis")
+      }
+      expect(alive).toBe(false)
     }).pipe(Effect.provide(NodeServices.layer))
   )
 

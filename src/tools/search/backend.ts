@@ -1,6 +1,6 @@
 /**
  * The one interface behind glob and grep. Two implementations give the same answers:
- * `ripgrep` (the rg binary shipped in @vscode/ripgrep, run through ChildProcessSpawner) and
+ * `ripgrep` (the rg binary shipped in @vscode/ripgrep, run with node:child_process) and
  * `walk` (a pure TypeScript walk over the FileSystem service). `auto.ts` picks between them.
  *
  * Shared rules, so both backends agree:
