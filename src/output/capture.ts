@@ -5,6 +5,8 @@
  * it counts bytes, characters and lines, and hands the newest part to the UI. At commit an
  * output that fits the memory budget is read back and stored as text (the file goes); a larger
  * one stays where it is as the store's spilled file, with its head and tail read from its ends.
+ * It uses node:fs/promises directly because a store without a directory of its own (the
+ * memory-only one) has no FileSystem service, yet bash still needs a file to capture into.
  */
 import { isAscii } from "node:buffer"
 import { type FileHandle, open, rm } from "node:fs/promises"
