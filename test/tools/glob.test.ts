@@ -1,7 +1,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
-import { compileGlob, GlobTool } from "../../src/tools/glob.ts"
+import { compileGlob, firstSorted, GlobTool } from "../../src/tools/glob.ts"
 import { CurrentSearchBackend } from "../../src/tools/search/auto.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
 import { makeCtx, makeFixture, run, runFailure, writeTree } from "./helpers.ts"
@@ -98,5 +98,26 @@ describe("glob", () => {
       interruptBehavior: "cancel",
       operations: ["file.search"]
     })
+  })
+})
+
+describe("firstSorted", () => {
+  it("gives exactly the first k of a full code-unit sort, duplicates and all", () => {
+    let seed = 7
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    const names = ["a", "B", "é", "src/a.ts", "src/A.ts", "src/b/c.ts", "z", "😀", "src/a.tsx", ""]
+    for (const size of [0, 1, 2, 5, 50, 999, 1000, 1001, 3000]) {
+      const paths = Array.from({ length: size }, () => {
+        const base = names[Math.floor(random() * names.length)]!
+        return random() < 0.3 ? base : `${base}/${Math.floor(random() * 500)}`
+      })
+      for (const k of [1, 10, 1000]) {
+        const expected = [...paths].sort().slice(0, k)
+        expect(firstSorted([...paths], k)).toEqual(expected)
+      }
+    }
   })
 })
