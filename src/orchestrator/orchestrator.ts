@@ -107,11 +107,11 @@ class LiveOutput {
   private writer: OutputWriter | undefined
   private captured = false
   private readonly open: () => Effect.Effect<OutputWriter>
-  private readonly openCapture: () => Effect.Effect<CaptureWriter>
+  private readonly openCapture: () => Effect.Effect<CaptureWriter, ToolFailure>
   private readonly show: (chunk: string, offset: number) => Effect.Effect<void>
   constructor(
     open: () => Effect.Effect<OutputWriter>,
-    openCapture: () => Effect.Effect<CaptureWriter>,
+    openCapture: () => Effect.Effect<CaptureWriter, ToolFailure>,
     show: (chunk: string, offset: number) => Effect.Effect<void>
   ) {
     this.open = open
@@ -130,7 +130,7 @@ class LiveOutput {
     return this.writer !== undefined && !this.writer.inMemory()
   }
   /** A file the tool's child writes into; the capture shows what arrives itself. */
-  capture(): Effect.Effect<CaptureWriter> {
+  capture(): Effect.Effect<CaptureWriter, ToolFailure> {
     return Effect.suspend(() => {
       if (this.writer !== undefined)
         return Effect.die(new Error("ctx.capture must be opened before anything is emitted"))

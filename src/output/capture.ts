@@ -11,6 +11,7 @@
 import { isAscii } from "node:buffer"
 import { type FileHandle, open, rm } from "node:fs/promises"
 import { Effect, Semaphore } from "effect"
+import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { Capture } from "../tool/tool.ts"
 import type { OutputView, OutputWriter } from "./spill.ts"
 import type { PutRequest, PutResult, StoredOutput } from "./store.ts"
@@ -69,10 +70,17 @@ export const makeCaptureWriter = (options: {
   readonly tooLarge: string
   /** The newest part of what arrived, and its character offset in the output. */
   readonly show: (text: string, offset: number) => Effect.Effect<void>
-}): Effect.Effect<CaptureWriter> =>
+}): Effect.Effect<CaptureWriter, ToolFailure> =>
   Effect.gen(function* () {
     const { request, path, memoryBytes, maxBytes, keepChars } = options
-    const handle: FileHandle = yield* Effect.promise(() => open(path, "w+"))
+    // The one failure a command's caller can act on (a full disk, too many open files).
+    const handle: FileHandle = yield* Effect.tryPromise({
+      try: () => open(path, "w+"),
+      catch: (e) =>
+        fail(
+          `Could not create a file for the command's output (${e instanceof Error ? e.message : String(e)}). Check the disk has free space, then run it again.`
+        )
+    })
     let bytes = 0
     let chars = 0
     let newlines = 0
@@ -85,7 +93,7 @@ export const makeCaptureWriter = (options: {
     const close = Effect.promise(() => handle.close().catch(() => undefined))
     const remove = Effect.promise(() => rm(path, { force: true }).catch(() => undefined))
 
-    /** Counts `n` new bytes of `data` and returns the part to show. */
+    /** Counts `n` new bytes of `data`: bytes, characters, lines and the last byte. */
     const account = (data: Uint8Array, n: number): void => {
       newlines += countNewlines(data, n)
       const piece = data.subarray(0, n)

@@ -7,6 +7,7 @@
 
 import { tmpdir } from "node:os"
 import { Context, Effect, FileSystem, Layer, Option } from "effect"
+import type { ToolFailure } from "../tool/errors.ts"
 import { type CaptureWriter, makeCaptureWriter } from "./capture.ts"
 import { defaultSpillBytes, OutputConfig, spillSettingsConfig } from "./config.ts"
 import { makeWriter, type OutputWriter, type Spill, spillPath } from "./spill.ts"
@@ -63,7 +64,7 @@ export class OutputStore extends Context.Service<
     readonly capture: (
       request: Omit<PutRequest, "text">,
       show: (text: string, offset: number) => Effect.Effect<void>
-    ) => Effect.Effect<CaptureWriter>
+    ) => Effect.Effect<CaptureWriter, ToolFailure>
     readonly get: (sessionId: string, id: string) => Effect.Effect<Option.Option<StoredOutput>>
     /** Ids held for a session, least recently used first. */
     readonly ids: (sessionId: string) => Effect.Effect<ReadonlyArray<string>>

@@ -30,7 +30,7 @@ export interface ToolContext {
    * returns `streamed: true` (bash): the output is what the child writes there, then anything
    * emitted after. Open it before emitting anything. Only the orchestrator provides it.
    */
-  readonly capture?: Effect.Effect<Capture>
+  readonly capture?: Effect.Effect<Capture, ToolFailure>
 }
 
 /** A file a child process writes its output into; see ToolContext.capture. */

@@ -127,6 +127,17 @@ describe("capture: an output a child writes into a file", () => {
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
   )
 
+  it.live("a file that cannot be created is a failure the caller can act on, not a defect", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const store = makeMemoryStore(1_000_000, 5, { spill: { fs, dir: "/nonexistent/outputs", maxBytes: 1_000_000 } })
+      const failure = yield* Effect.flip(store.capture(request, noShow))
+      expect(failure._tag).toBe("ToolFailure")
+      expect(failure.message).toMatch(/^Could not create a file for the command's output \(ENOENT/)
+      expect(failure.message).toContain("Check the disk has free space")
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
+
   it.live("discard closes and removes the file", () =>
     Effect.gen(function* () {
       const store = makeMemoryStore(1_000_000, 5)
