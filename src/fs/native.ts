@@ -68,14 +68,10 @@ const call = <A>(
 export const realPath = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
   call<string>("realPath", path, (done) => NFS.realpath.native(path, "utf8", done))
 
-/** A file's metadata, following symlinks. */
-export const stat = (path: string): Effect.Effect<NFS.Stats, PlatformError.PlatformError> =>
-  call<NFS.Stats>("stat", path, (done) => NFS.stat(path, done))
-
 /** What kind of file a path is, in the words Effect's FileSystem uses. */
 export type FileType = "File" | "Directory" | "SymbolicLink" | "BlockDevice" | "CharacterDevice" | "FIFO" | "Socket"
 
-export const typeOf = (stats: NFS.Stats): FileType =>
+const typeOf = (stats: NFS.Stats): FileType =>
   stats.isFile()
     ? "File"
     : stats.isDirectory()

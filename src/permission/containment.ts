@@ -11,15 +11,15 @@ import * as NativeFs from "../fs/native.ts"
 /** The real path of `abs`, following symlinks as far as the path exists. */
 export const realPath = (abs: string): Effect.Effect<string> =>
   Effect.gen(function* () {
-    const path = NodePath
     const missing: Array<string> = []
-    let at = path.resolve(abs)
+    let at = NodePath.resolve(abs)
     for (;;) {
       const real = yield* NativeFs.realPath(at).pipe(Effect.option)
-      if (real._tag === "Some") return missing.length === 0 ? real.value : path.join(real.value, ...missing.reverse())
-      const parent = path.dirname(at)
-      if (parent === at) return path.resolve(abs)
-      missing.push(path.basename(at))
+      if (real._tag === "Some")
+        return missing.length === 0 ? real.value : NodePath.join(real.value, ...missing.reverse())
+      const parent = NodePath.dirname(at)
+      if (parent === at) return NodePath.resolve(abs)
+      missing.push(NodePath.basename(at))
       at = parent
     }
   })
