@@ -102,15 +102,26 @@ export const makeCaptureWriter = (options: {
       bytes += n
     }
 
-    const showNewest = (from: number) =>
+    /**
+     * Shows the newest part of what arrived since byte `from`. `held` is that data when the
+     * caller still has all of it in memory (one read, or a write): then nothing is read back.
+     */
+    const showNewest = (from: number, held?: Uint8Array) =>
       Effect.suspend(() => {
         const start = Math.max(from, bytes - SHOW_BYTES)
         if (start >= bytes) return Effect.void
-        return Effect.promise(async () => {
-          const piece = new Uint8Array(bytes - start)
-          const { bytesRead } = await handle.read(piece, 0, piece.length, start)
-          return new TextDecoder("utf-8").decode(fromCharStart(piece.subarray(0, bytesRead)), { stream: true })
-        }).pipe(Effect.flatMap((text) => (text === "" ? Effect.void : options.show(text, chars - text.length))))
+        const piece =
+          held !== undefined
+            ? Effect.succeed(held.subarray(start - from))
+            : Effect.promise(async () => {
+                const into = new Uint8Array(bytes - start)
+                const { bytesRead } = await handle.read(into, 0, into.length, start)
+                return into.subarray(0, bytesRead)
+              })
+        return piece.pipe(
+          Effect.map((p) => new TextDecoder("utf-8").decode(fromCharStart(p), { stream: true })),
+          Effect.flatMap((text) => (text === "" ? Effect.void : options.show(text, chars - text.length)))
+        )
       })
 
     /** Reads what arrived, up to LOOK_BYTES; true when it reached the end of the file. */
@@ -118,15 +129,18 @@ export const makeCaptureWriter = (options: {
       if (done) return true
       const from = bytes
       let atEnd = false
+      let reads = 0
       while (bytes - from < LOOK_BYTES) {
         const { bytesRead } = yield* Effect.promise(() => handle.read(buffer, 0, CHUNK, bytes))
+        reads++
         if (bytesRead > 0) account(buffer, bytesRead)
         if (bytesRead < CHUNK) {
           atEnd = true
           break
         }
       }
-      yield* showNewest(from)
+      // After a single read the buffer still holds everything that arrived.
+      yield* showNewest(from, reads === 1 ? buffer.subarray(0, bytes - from) : undefined)
       return atEnd
     })
     const follow = Effect.asVoid(look)
@@ -143,7 +157,7 @@ export const makeCaptureWriter = (options: {
         const from = bytes
         yield* Effect.promise(() => handle.write(data, 0, data.length, bytes))
         account(data, data.length)
-        yield* showNewest(from)
+        yield* showNewest(from, data)
       })
 
     /** The first and last `keepChars` characters, read from the file's two ends. */
