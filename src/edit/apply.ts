@@ -29,8 +29,8 @@ export type EditOutcome =
   | { readonly _tag: "Ambiguous"; readonly message: string; readonly lines: ReadonlyArray<number> }
   | { readonly _tag: "NoChange"; readonly message: string }
 
-const lineList = (lines: ReadonlyArray<number>) =>
-  lines.length <= 10 ? lines.join(", ") : `${lines.slice(0, 10).join(", ")} and ${lines.length - 10} more`
+/** Every candidate's line, so the model can pick one in its next call (the result cap bounds a huge list). */
+const lineList = (lines: ReadonlyArray<number>) => lines.join(", ")
 
 /** Keeps the first of overlapping spans, in file order. */
 const disjoint = (spans: ReadonlyArray<Span>): Array<Span> => {

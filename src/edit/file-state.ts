@@ -59,17 +59,28 @@ export const describeChange = (seen: FileSnapshot, now: FileView): string | unde
   return `changed since you ${verb} (${lines === undefined ? size : `${lines}, ${size}`})`
 }
 
-/** Writes atomically and records the new content as what the session knows the file holds. */
+/**
+ * Whether the model knows all of a file after changing part of it: it knew the content before
+ * (`seen.known`) and nobody changed the file since (`change` undefined).
+ */
+export const stillKnown = (seen: FileSnapshot | undefined, change: string | undefined): boolean =>
+  seen?.known === true && change === undefined
+
+/**
+ * Writes atomically and records the new content as what the session knows the file holds;
+ * `known`: the model has seen all of it (see FileSnapshot.known).
+ */
 export const saveFile = (
   sessionId: string,
   abs: string,
   bytes: Uint8Array,
-  by: Exclude<RecordedBy, "read">
+  by: Exclude<RecordedBy, "read">,
+  known: boolean
 ): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem | ReadState> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const readState = yield* ReadState
     yield* writeFileAtomic(abs, bytes)
     const info = yield* fs.stat(abs)
-    yield* readState.recordWrite(sessionId, abs, { fingerprint: fingerprint(bytes), mtimeMs: mtimeOf(info) }, by)
+    yield* readState.recordWrite(sessionId, abs, { fingerprint: fingerprint(bytes), mtimeMs: mtimeOf(info) }, by, known)
   })

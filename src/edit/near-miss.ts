@@ -23,9 +23,13 @@ const visible = (s: string) => JSON.stringify(s)
 const MAX_WINDOWS = 400
 
 /** Start lines worth scoring: all of them in a short file, else those whose first line is most alike. */
-const candidateStarts = (fileLines: ReadonlyArray<string>, sample: ReadonlyArray<string>): Array<number> => {
-  const all = Array.from({ length: fileLines.length }, (_, i) => i)
-  if (fileLines.length * sample.length <= MAX_WINDOWS * SAMPLE) return all
+const candidateStarts = (
+  fileLines: ReadonlyArray<string>,
+  sample: ReadonlyArray<string>,
+  from: number
+): Array<number> => {
+  const all = Array.from({ length: Math.max(0, fileLines.length - from) }, (_, i) => from + i)
+  if (all.length * sample.length <= MAX_WINDOWS * SAMPLE) return all
   const first = sample.find((l) => l.trim() !== "") ?? sample[0]!
   const offset = sample.indexOf(first)
   const scored = all.map((i) => ({ i, s: lineSimilarity(first, fileLines[i + offset] ?? "") }))
@@ -33,13 +37,16 @@ const candidateStarts = (fileLines: ReadonlyArray<string>, sample: ReadonlyArray
   return scored.slice(0, MAX_WINDOWS).map((x) => x.i)
 }
 
-/** The window of the file most like oldString, when anything is at least a little alike. */
-export const nearestRegion = (fileLines: ReadonlyArray<string>, find: string): NearMiss | undefined => {
+/**
+ * The window of the file most like oldString, when anything is at least a little alike.
+ * `from` (0-based) skips the lines before it; line numbers shown are always the file's.
+ */
+export const nearestRegion = (fileLines: ReadonlyArray<string>, find: string, from = 0): NearMiss | undefined => {
   const want = find.split("\n")
   if (want.length > 1 && want[want.length - 1] === "") want.pop()
   const sample = want.slice(0, SAMPLE)
   let best: { start: number; score: number } | undefined
-  for (const i of candidateStarts(fileLines, sample)) {
+  for (const i of candidateStarts(fileLines, sample, from)) {
     let score = 0
     for (let k = 0; k < sample.length && i + k < fileLines.length; k++) {
       const a = sample[k]!

@@ -96,14 +96,9 @@ export const applyChunks = (text: string, chunks: ReadonlyArray<Chunk>, shown: s
       found = seek(lines, old, cursor, chunk.atEnd)
     }
     if (found === undefined) {
-      const near = nearestRegion(lines.slice(cursor), old.join("\n"))
+      const near = nearestRegion(lines, old.join("\n"), cursor)
       const hint =
-        near === undefined
-          ? "Nothing in the file resembles them; read the file and copy the lines."
-          : near.text.replace(
-              /^The closest text is at line (\d+)/,
-              (_, l) => `The closest text is at line ${Number(l) + cursor}`
-            )
+        near === undefined ? "Nothing in the file resembles them; read the file and copy the lines." : near.text
       return {
         ok: false,
         message: `${label}: its context and removed lines were not found after line ${cursor}.\n${hint}`

@@ -10,7 +10,8 @@
  * - `markReadPruned` is called when a read result is cut from the conversation: dedup must not
  *   point at a copy that is no longer there.
  * - `lastSeen` is the stale-file check: edit warns and write refuses when a file's hash is no
- *   longer the one recorded.
+ *   longer the one recorded, and write also refuses when the model has not seen all of the
+ *   content (`known`: it edited a file it never read).
  *
  * Memory is bounded: the 50 most recent sessions, 2,000 files each.
  */
@@ -32,6 +33,11 @@ export type RecordedBy = "read" | "edit" | "write" | "apply_patch"
 
 export interface FileSnapshot extends FileView {
   readonly by: RecordedBy
+  /**
+   * The model has seen all of this content: it read the file, or wrote all of it, or changed
+   * part of a file whose content it knew. An edit of a file never read leaves it false.
+   */
+  readonly known: boolean
 }
 
 interface ReadRecord {
@@ -74,7 +80,8 @@ export interface ReadStateShape {
     sessionId: string,
     path: string,
     view: FileView,
-    by: Exclude<RecordedBy, "read">
+    by: Exclude<RecordedBy, "read">,
+    known: boolean
   ) => Effect.Effect<void>
   /** Forgets a file (it was deleted or moved away). */
   readonly forget: (sessionId: string, path: string) => Effect.Effect<void>
@@ -136,21 +143,21 @@ export const makeReadState = (options: { readonly dedup: boolean }): ReadStateSh
       Effect.sync(() => {
         const s = session(sessionId)
         const existing = s.files.get(path)
-        const record: FileRecord = existing ?? { snapshot: { ...view, by: "read" }, reads: [] }
+        const record: FileRecord = existing ?? { snapshot: { ...view, by: "read", known: true }, reads: [] }
         // Copies of other content are no longer what the file holds.
         if (existing !== undefined && !sameView(existing.snapshot, view)) dropReads(s, record)
-        record.snapshot = { ...view, by: "read" }
+        record.snapshot = { ...view, by: "read", known: true }
         record.reads = record.reads.filter((r) => r.window.offset !== window.offset || r.window.limit !== window.limit)
         record.reads.push({ callId, window, view, inContext: true })
         s.calls.set(callId, path)
         touch(s, path, record)
       }),
-    recordWrite: (sessionId, path, view, by) =>
+    recordWrite: (sessionId, path, view, by, known) =>
       Effect.sync(() => {
         const s = session(sessionId)
-        const record: FileRecord = s.files.get(path) ?? { snapshot: { ...view, by }, reads: [] }
+        const record: FileRecord = s.files.get(path) ?? { snapshot: { ...view, by, known }, reads: [] }
         dropReads(s, record)
-        record.snapshot = { ...view, by }
+        record.snapshot = { ...view, by, known }
         touch(s, path, record)
       }),
     forget: (sessionId, path) =>

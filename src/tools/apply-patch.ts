@@ -7,7 +7,7 @@
 import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
 import { writeFileAtomic } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
-import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
+import { describeChange, loadFile, saveFile, stillKnown } from "../edit/file-state.ts"
 import { applyChunks } from "../edit/patch-apply.ts"
 import { type PatchOp, PatchSyntaxError, parsePatch } from "../edit/patch-parse.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
@@ -48,6 +48,8 @@ type Planned =
       readonly before: Uint8Array
       readonly bytes: Uint8Array
       readonly stale: string | undefined
+      /** The model knew the whole file before the patch (see FileSnapshot.known). */
+      readonly known: boolean
     }
 
 export const ApplyPatchTool = defineTool({
@@ -121,13 +123,15 @@ export const ApplyPatchTool = defineTool({
             const result = applyChunks(file.text, op.chunks, shown(abs))
             if (!result.ok) return yield* refuse(result.message)
             const last = yield* readState.lastSeen(ctx.sessionId, abs)
+            const stale = last === undefined ? undefined : describeChange(last, view)
             plan.push({
               action: "update",
               abs,
               to,
               before: bytes,
               bytes: encodeText({ ...file, text: result.text }),
-              stale: last === undefined ? undefined : describeChange(last, view)
+              stale,
+              known: stillKnown(last, stale)
             })
           }
 
@@ -141,11 +145,11 @@ export const ApplyPatchTool = defineTool({
             for (const p of plan) {
               if (p.action === "add") {
                 yield* step(fs.makeDirectory(dirnameOf(p.abs), { recursive: true }), p.abs)
-                yield* step(saveFile(ctx.sessionId, p.abs, p.bytes, "apply_patch"), p.abs)
+                yield* step(saveFile(ctx.sessionId, p.abs, p.bytes, "apply_patch", true), p.abs)
                 undo.push(fs.remove(p.abs, { force: true }))
               } else if (p.action === "update") {
                 if (p.to !== p.abs) yield* step(fs.makeDirectory(dirnameOf(p.to), { recursive: true }), p.to)
-                yield* step(saveFile(ctx.sessionId, p.to, p.bytes, "apply_patch"), p.to)
+                yield* step(saveFile(ctx.sessionId, p.to, p.bytes, "apply_patch", p.known), p.to)
                 undo.push(p.to === p.abs ? writeFileAtomic(p.abs, p.before) : fs.remove(p.to, { force: true }))
               }
             }

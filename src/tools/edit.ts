@@ -8,7 +8,7 @@ import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
 import { applyEditToBytes } from "../edit/apply.ts"
 import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
-import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
+import { describeChange, loadFile, saveFile, stillKnown } from "../edit/file-state.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { normalizeInput } from "../edit/text.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
@@ -74,7 +74,7 @@ export const EditTool = defineTool({
             if (oldString !== "") return yield* fail(yield* notFoundMessage(fs, ctx.root, abs))
             yield* fs.makeDirectory(dirnameOf(abs), { recursive: true }).pipe(Effect.mapError(toFailure))
             const text = normalizeInput(newString)
-            yield* saveFile(ctx.sessionId, abs, new TextEncoder().encode(newString), "edit").pipe(
+            yield* saveFile(ctx.sessionId, abs, new TextEncoder().encode(newString), "edit", true).pipe(
               Effect.mapError(toFailure)
             )
             const diff = unifiedDiff(shown, "", text)
@@ -100,7 +100,9 @@ export const EditTool = defineTool({
           }
           const seen = yield* readState.lastSeen(ctx.sessionId, abs)
           const change = seen === undefined ? undefined : describeChange(seen, view)
-          yield* saveFile(ctx.sessionId, abs, outcome.bytes, "edit").pipe(Effect.mapError(toFailure))
+          yield* saveFile(ctx.sessionId, abs, outcome.bytes, "edit", stillKnown(seen, change)).pipe(
+            Effect.mapError(toFailure)
+          )
 
           const after = outcome.text
           const diff = unifiedDiff(shown, outcome.before, after)

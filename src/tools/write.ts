@@ -1,7 +1,8 @@
 /**
  * `write`: create a file or replace all of it. Replacing is refused unless the session has the
- * file's current content (it read or wrote it, and it has not changed since, by content hash):
- * otherwise the write would silently destroy a change nobody has seen. The replaced file's BOM
+ * file's current content (it read or wrote it, and it has not changed since, by content hash;
+ * an edit of a file never read does not count): otherwise the write would silently destroy a
+ * change nobody has seen. The replaced file's BOM
  * and CRLF line endings are kept when the new content does not state its own.
  */
 import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
@@ -76,13 +77,18 @@ export const WriteTool = defineTool({
                 `${shown} ${change}, so write would discard that change. Read it again, then write (or use edit for a part of it).`
               )
             }
+            if (!seen.known) {
+              return yield* fail(
+                `${shown} has been changed with ${seen.by} in this session but not read, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it.`
+              )
+            }
             before = looksBinary(bytes) ? "" : decodeText(bytes).text
           } else {
             yield* fs.makeDirectory(dirnameOf(abs), { recursive: true }).pipe(Effect.mapError(toFailure))
           }
           const previous = Option.isSome(loaded) ? loaded.value.bytes : undefined
           const bytes = withConventions(content, previous)
-          yield* saveFile(ctx.sessionId, abs, bytes, "write").pipe(Effect.mapError(toFailure))
+          yield* saveFile(ctx.sessionId, abs, bytes, "write", true).pipe(Effect.mapError(toFailure))
           const after = decodeText(bytes).text
           const diff = unifiedDiff(shown, before, after)
           const created = Option.isNone(loaded)

@@ -118,6 +118,40 @@ describe("chunk seeking", () => {
     expect(!r.ok && r.message).toContain("were not found")
     expect(!r.ok && r.message).toContain("The closest text is at line")
   })
+
+  it("a missing context after an earlier chunk shows the closest text with the file's own line numbers", () => {
+    const text = `${Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n")}\nconst total = sum(items)\nreturn total\n`
+    const r = applyChunks(
+      text,
+      [
+        {
+          header: undefined,
+          atEnd: false,
+          lines: [
+            { kind: " ", text: "line 10" },
+            { kind: "-", text: "line 11" }
+          ]
+        },
+        {
+          header: undefined,
+          atEnd: false,
+          lines: [
+            { kind: " ", text: "const total = sum(itemz)" },
+            { kind: "-", text: "return total" }
+          ]
+        }
+      ],
+      "f.ts"
+    )
+    expect(r.ok).toBe(false)
+    if (r.ok) return
+    expect(r.message).toContain("chunk 2: its context and removed lines were not found after line 11")
+    expect(r.message).toContain("The closest text is at line 31")
+    expect(r.message).toContain("31\tconst total = sum(items)\n32\treturn total")
+    expect(r.message).toContain(
+      '- line 31: the file has "const total = sum(items)", you sent "const total = sum(itemz)"'
+    )
+  })
 })
 
 describe("apply_patch", () => {

@@ -73,6 +73,14 @@ describe("the edit cascade", () => {
     expect(all.lines).toEqual([1, 3, 5])
   })
 
+  it("an ambiguous match lists every candidate's line, however many", () => {
+    const text = Array.from({ length: 30 }, (_, i) => `f(${i})\nreturn 0`).join("\n")
+    const out = applyEdit(text, { oldString: "return 0", newString: "return 1" })
+    const lines = Array.from({ length: 30 }, (_, i) => 2 * i + 2)
+    expect(out._tag === "Ambiguous" && out.lines).toEqual(lines)
+    expect(out._tag === "Ambiguous" && out.message).toContain(`matches 30 places (lines ${lines.join(", ")})`)
+  })
+
   it("a miss shows the closest region with line numbers and how each line differs", () => {
     const text = "one\ntwo\nconst total = sum(items)\nreturn total\nend\n"
     const out = applyEdit(text, { oldString: "const total = sum(itemz)\nreturn total", newString: "x" })

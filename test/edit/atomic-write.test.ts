@@ -103,6 +103,25 @@ describe("atomic write", () => {
     60_000
   )
 
+  it.live("a symlink is written through (relative and dangling links included); the link itself stays", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* project({ "dir/target.txt": "old\n" })
+      yield* fs.symlink("dir/target.txt", joinPath(root, "rel-link"))
+      yield* writeFileAtomic(joinPath(root, "rel-link"), new TextEncoder().encode("new\n"))
+      expect((yield* fs.lstat(joinPath(root, "rel-link"))).type).toBe("SymbolicLink")
+      expect(yield* fs.readLink(joinPath(root, "rel-link"))).toBe("dir/target.txt")
+      expect(yield* readText(joinPath(root, "dir/target.txt"))).toBe("new\n")
+      // A link whose target does not exist yet: the target is created, the link kept.
+      yield* fs.symlink("dir/later.txt", joinPath(root, "dangling"))
+      yield* writeFileAtomic(joinPath(root, "dangling"), new TextEncoder().encode("made\n"))
+      expect((yield* fs.lstat(joinPath(root, "dangling"))).type).toBe("SymbolicLink")
+      expect(yield* readText(joinPath(root, "dir/later.txt"))).toBe("made\n")
+      expect((yield* fs.readDirectory(root)).sort()).toEqual(["dangling", "dir", "rel-link"])
+      expect((yield* fs.readDirectory(joinPath(root, "dir"))).sort()).toEqual(["later.txt", "target.txt"])
+    }).pipe(Effect.provide(layer))
+  )
+
   it.live("keeps the mode of the file it replaces", () =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
+import { ApplyPatchTool } from "../../src/tools/apply-patch.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { joinPath } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
@@ -53,6 +54,101 @@ describe("write", () => {
       )
       expect(refused).toContain("Read it again")
       expect(yield* readText(path)).toBe("aaaa\nBBBB\n")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("a changed mtime with the same content is not a change: write is allowed and edit does not warn", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* project({ "f.txt": "keep\n" })
+      const path = joinPath(root, "f.txt")
+      yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
+      // mtime flaps (a checkout, a copy, some network file systems); the bytes do not.
+      const later = new Date(Date.now() + 60_000)
+      yield* fs.utimes(path, later, later)
+      const edited = yield* run(EditTool, { filePath: "f.txt", oldString: "keep", newString: "kept" }, ctxFor(root))
+      expect(edited.output).not.toContain("Warning")
+      expect(edited.metadata?.staleWarning).toBeUndefined()
+      const again = new Date(Date.now() + 120_000)
+      yield* fs.utimes(path, again, again)
+      const out = yield* run(WriteTool, { filePath: "f.txt", content: "new\n" }, ctxFor(root))
+      expect(out.output).toContain("Wrote f.txt")
+      expect(yield* readText(path)).toBe("new\n")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("refuses a write over a file changed since the session last wrote it", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* project()
+      const path = joinPath(root, "w.txt")
+      yield* run(WriteTool, { filePath: "w.txt", content: "mine\nmine\n" }, ctxFor(root))
+      yield* fs.writeFileString(path, "mine\ntheirs\nmore\n")
+      const refused = yield* runFailure(WriteTool, { filePath: "w.txt", content: "again\n" }, ctxFor(root))
+      expect(refused).toContain(
+        "w.txt changed since you last changed it with write (lines 2-3 changed; it is 1 line longer, 10 → 17 bytes), so write would discard that change"
+      )
+      expect(refused).toContain("Read it again")
+      expect(yield* readText(path)).toBe("mine\ntheirs\nmore\n")
+      // After a read the session has the current content: the write goes through.
+      yield* run(ReadTool, { filePath: "w.txt" }, ctxFor(root))
+      yield* run(WriteTool, { filePath: "w.txt", content: "again\n" }, ctxFor(root))
+      expect(yield* readText(path)).toBe("again\n")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("an edit or patch of a file never read does not count as reading it: write is refused until a read", () =>
+    Effect.gen(function* () {
+      const root = yield* project({ "e.txt": "one\ntwo\n", "p.txt": "alpha\nbeta\n" })
+      yield* run(EditTool, { filePath: "e.txt", oldString: "one", newString: "ONE" }, ctxFor(root))
+      const refused = yield* runFailure(WriteTool, { filePath: "e.txt", content: "all new\n" }, ctxFor(root))
+      expect(refused).toBe(
+        "e.txt has been changed with edit in this session but not read, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it."
+      )
+      expect(yield* readText(joinPath(root, "e.txt"))).toBe("ONE\ntwo\n")
+      yield* run(
+        ApplyPatchTool,
+        { patchText: "*** Begin Patch\n*** Update File: p.txt\n@@\n-beta\n+BETA\n*** End Patch" },
+        ctxFor(root)
+      )
+      const patched = yield* runFailure(WriteTool, { filePath: "p.txt", content: "x\n" }, ctxFor(root))
+      expect(patched).toContain("p.txt has been changed with apply_patch in this session but not read")
+      // Once read, the model knows the content; a later edit keeps that, so write goes through.
+      yield* run(ReadTool, { filePath: "e.txt" }, ctxFor(root))
+      yield* run(EditTool, { filePath: "e.txt", oldString: "two", newString: "TWO" }, ctxFor(root))
+      yield* run(WriteTool, { filePath: "e.txt", content: "all new\n" }, ctxFor(root))
+      expect(yield* readText(joinPath(root, "e.txt"))).toBe("all new\n")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("an edit after someone else changed the file (edit warns) leaves write refused until a read", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* project({ "f.txt": "a\nb\n" })
+      yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
+      yield* fs.writeFileString(joinPath(root, "f.txt"), "a\nb\ntheirs\n")
+      const edited = yield* run(EditTool, { filePath: "f.txt", oldString: "a", newString: "A" }, ctxFor(root))
+      expect(edited.output).toContain("Warning: f.txt changed since you read it")
+      const refused = yield* runFailure(WriteTool, { filePath: "f.txt", content: "mine\n" }, ctxFor(root))
+      expect(refused).toContain("has been changed with edit in this session but not read")
+      expect(yield* readText(joinPath(root, "f.txt"))).toBe("A\nb\ntheirs\n")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("writes through a symlink: the link stays, its target gets the content and keeps its mode", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* project({ "real/conf.ini": "a=1\n" })
+      const real = joinPath(root, "real/conf.ini")
+      yield* fs.chmod(real, 0o640)
+      yield* fs.symlink(real, joinPath(root, "conf.ini"))
+      yield* run(ReadTool, { filePath: "conf.ini" }, ctxFor(root))
+      yield* run(WriteTool, { filePath: "conf.ini", content: "a=2\n" }, ctxFor(root))
+      expect((yield* fs.lstat(joinPath(root, "conf.ini"))).type).toBe("SymbolicLink")
+      expect(yield* fs.readLink(joinPath(root, "conf.ini"))).toBe(real)
+      expect(yield* readText(real)).toBe("a=2\n")
+      expect((yield* fs.stat(real)).mode & 0o777).toBe(0o640)
+      expect((yield* fs.readDirectory(joinPath(root, "real"))).sort()).toEqual(["conf.ini"])
     }).pipe(Effect.provide(layer))
   )
 

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process"
+import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, FileSystem, Layer } from "effect"
@@ -10,6 +12,7 @@ import { ctxFor, layer, project } from "../edit/helpers.ts"
 import { run } from "../tools/helpers.ts"
 
 const content = "alpha\nbeta\ngamma\n"
+const REPO = NodePath.resolve(import.meta.dirname, "../..")
 
 describe("read de-duplication", () => {
   it.live("an identical re-read of the same window is answered with the pointer", () =>
@@ -41,6 +44,21 @@ describe("read de-duplication", () => {
       yield* fs.utimes(path, mtime, mtime)
       const again = yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
       expect(again.output).toBe("1\talpha\n2\tBETA\n3\tgamma")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("a changed mtime alone is enough to send the file again (mtime AND size AND hash must match)", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* project({ "f.txt": content })
+      yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
+      const later = new Date(Date.now() + 60_000)
+      yield* fs.utimes(joinPath(root, "f.txt"), later, later)
+      const again = yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
+      expect(again.output).toBe("1\talpha\n2\tbeta\n3\tgamma")
+      // Nothing changed since that read: now it is a duplicate.
+      const third = yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
+      expect(third.output).toBe(DEDUP_POINTER)
     }).pipe(Effect.provide(layer))
   )
 
@@ -95,6 +113,34 @@ describe("read de-duplication", () => {
         )
       )
     )
+  )
+
+  it.live(
+    "FREECODE_READ_DEDUP=0 in the environment of the real CLI sends the second read in full",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* project({ "f.txt": content })
+        const turns = `${JSON.stringify([{ id: "a", name: "read", args: { filePath: "f.txt" } }])}\n${JSON.stringify([{ id: "b", name: "read", args: { filePath: "f.txt" } }])}\n`
+        yield* (yield* FileSystem.FileSystem).writeFileString(joinPath(root, "turns.jsonl"), turns)
+        const secondRead = (env: Record<string, string>) =>
+          Effect.promise(
+            () =>
+              new Promise<string>((resolve, reject) => {
+                const child = spawn(
+                  process.execPath,
+                  [NodePath.join(REPO, "src/cli/main.ts"), "run", joinPath(root, "turns.jsonl"), "--root", root],
+                  { cwd: REPO, env: { ...process.env, ...env } }
+                )
+                let out = ""
+                child.stdout.on("data", (b: Buffer) => (out += b.toString()))
+                child.on("error", reject)
+                child.on("close", () => resolve(JSON.parse(out.trim().split("\n")[1]!).modelOutput))
+              })
+          )
+        expect(yield* secondRead({ FREECODE_READ_DEDUP: "1" })).toBe(DEDUP_POINTER)
+        expect(yield* secondRead({ FREECODE_READ_DEDUP: "0" })).toBe("1\talpha\n2\tbeta\n3\tgamma")
+      }).pipe(Effect.provide(layer)),
+    60_000
   )
 
   it.live("dedup is on when FREECODE_READ_DEDUP is unset", () =>
