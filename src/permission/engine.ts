@@ -364,7 +364,9 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             reason: `The rule ${deny.rule.text} denies this ${tool.id} call. Do not retry it; do the task another way.`
           }
         }
-        if (policy.mode === "plan" && tool.mutates) {
+        // `agent` is the exception: its child runs under this same policy (profiles chain), so
+        // plan mode holds for every call the child makes, and a planner may still explore.
+        if (policy.mode === "plan" && tool.mutates && !tool.operations.includes("agent.spawn")) {
           return {
             ...base,
             behavior: "deny",

@@ -5,7 +5,7 @@
  * anywhere on the way, so nothing outside the folder is ever read or written.
  */
 import * as NodePath from "node:path"
-import { Effect, FileSystem, Schema } from "effect"
+import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { writeFileAtomic } from "../edit/atomic-write.ts"
 import { MemoryFolder } from "../session/memory-folder.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
@@ -72,6 +72,32 @@ const locate = (fs: FileSystem.FileSystem, dir: string, given: string | undefine
     return { abs: NodePath.join(dir, ...segments), shown: [ROOT, ...segments].join("/") }
   })
 
+/**
+ * A folder's entries two levels deep, hidden ones left out. Walked with lstat, never through a
+ * symlink (a recursive readdir follows them): a link is listed as one, its target never looked at.
+ */
+const listTwoLevels = (fs: FileSystem.FileSystem, folder: Target) =>
+  Effect.gen(function* () {
+    const lines: Array<string> = []
+    const walk = (abs: string, shown: string, depth: number): Effect.Effect<void, PlatformError.PlatformError> =>
+      Effect.gen(function* () {
+        const names = (yield* fs.readDirectory(abs)).filter((n) => !n.startsWith(".")).sort()
+        for (const name of names) {
+          const info = yield* fs.lstat(NodePath.join(abs, name)).pipe(Effect.option)
+          if (info._tag === "None") continue
+          const path = `${shown}/${name}`
+          if (info.value.type === "SymbolicLink") lines.push(`${path}\t(symbolic link, not followed)`)
+          else if (info.value.type !== "Directory") lines.push(`${path}\t${Number(info.value.size)} bytes`)
+          else {
+            lines.push(`${path}/`)
+            if (depth < 2) yield* walk(NodePath.join(abs, name), path, depth + 1)
+          }
+        }
+      })
+    yield* walk(folder.abs, folder.shown, 1)
+    return lines
+  })
+
 const numbered = (lines: ReadonlyArray<string>, first: number) =>
   lines.map((line, i) => `${String(first + i).padStart(6)}\t${line}`).join("\n")
 
@@ -120,20 +146,8 @@ export const MemoryTool = defineTool({
           const type = yield* kind(t.abs)
           if (type._tag === "None") return yield* fail(`${t.shown} does not exist; view ${ROOT} to see what does.`)
           if (type.value === "Directory") {
-            const entries = yield* fs
-              .readDirectory(t.abs, { recursive: true })
-              .pipe(Effect.mapError(io(`list ${t.shown}`)))
-            const shown = entries
-              .filter((e) => !e.split("/").some((s) => s.startsWith(".")) && e.split("/").length <= 2)
-              .sort()
-            if (shown.length === 0) return done(`view ${t.shown}`, `${t.shown} is empty.`)
-            const lines = yield* Effect.forEach(shown, (e) =>
-              Effect.map(fs.stat(NodePath.join(t.abs, e)).pipe(Effect.option), (s) =>
-                s._tag === "Some" && s.value.type === "Directory"
-                  ? `${t.shown}/${e}/`
-                  : `${t.shown}/${e}\t${s._tag === "Some" ? Number(s.value.size) : 0} bytes`
-              )
-            )
+            const lines = yield* listTwoLevels(fs, t).pipe(Effect.mapError(io(`list ${t.shown}`)))
+            if (lines.length === 0) return done(`view ${t.shown}`, `${t.shown} is empty.`)
             return done(`view ${t.shown}`, [`${t.shown}/ (two levels):`, ...lines].join("\n"))
           }
           const lines = (yield* readText(t)).split("\n")

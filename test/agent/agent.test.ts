@@ -196,17 +196,42 @@ describe("agent", () => {
           expect(seen[1]!.results[0]).toMatchObject({ name: "edit", isFailure: true })
           expect(String(seen[1]!.results[0]!.result)).toContain("denies")
           expect(NodeFs.readFileSync(NodePath.join(root, "README.md"), "utf8")).toContain("The answer is 42.")
-
-          // A plan-mode parent cannot start a child at all: agent mutates.
-          const plan = yield* base.withProfile("plan")
-          const planned = yield* plan.dispatch(
-            { id: "a4", name: "agent", args: { description: "x", prompt: "Edit things.", subagent_type: "general" } },
-            { sessionId: "p", approve: () => Effect.succeed(true) }
-          )
-          expect(planned.status).toBe("denied")
-          expect(planned.modelOutput).toContain("Plan mode")
         })
       )
+  )
+
+  it.live("a plan-mode parent's child may look, but its edits and mutating commands are refused", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const seen: Array<Turn> = []
+        const context = yield* build(
+          [
+            [
+              call("r1", "read", { filePath: "README.md" }),
+              call("e1", "edit", { filePath: "README.md", oldString: "42", newString: "43" }),
+              call("b1", "bash", { command: "touch planned.txt" })
+            ],
+            [text("Read it; the edit and the command were refused.")]
+          ],
+          seen
+        )
+        const plan = yield* Context.get(context, Dispatcher).withProfile("plan")
+        const result = yield* plan.dispatch(
+          { id: "a4", name: "agent", args: { description: "x", prompt: "Edit things.", subagent_type: "general" } },
+          { sessionId: "p", approve: () => Effect.succeed(true) }
+        )
+        // The planner may start a child (agent is let through plan mode) ...
+        expect(result.status).toBe("ok")
+        expect(result.modelOutput).toBe("Read it; the edit and the command were refused.")
+        // ... which inherits plan mode: it reads, but every change is denied, even when approved.
+        const [read, edit, bash] = seen[1]!.results
+        expect(read).toMatchObject({ name: "read", isFailure: false, result: expect.stringContaining("42") })
+        expect(edit).toMatchObject({ name: "edit", isFailure: true, result: expect.stringContaining("Plan mode") })
+        expect(bash).toMatchObject({ name: "bash", isFailure: true, result: expect.stringContaining("Plan mode") })
+        expect(NodeFs.readFileSync(NodePath.join(root, "README.md"), "utf8")).toContain("The answer is 42.")
+        expect(NodeFs.existsSync(NodePath.join(root, "planned.txt"))).toBe(false)
+      })
+    )
   )
 
   it.live("the child's history is held to the budget: its oldest results become markers, and stay them", () =>

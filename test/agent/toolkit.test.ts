@@ -1,4 +1,5 @@
 /** Our tools as an effect/ai Toolkit whose handlers go through the Dispatcher. */
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -73,4 +74,20 @@ describe("dispatcherToolkit", () => {
       })
     )
   )
+})
+
+describe("examples/effect-ai.ts (the README's effect/ai example)", () => {
+  it("runs as written: the toolkit resolves a read through the Dispatcher, and agent runs a child", () => {
+    const project = NodePath.join(root, "example-project")
+    NodeFs.mkdirSync(project, { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(project, "README.md"), "# Example project\n")
+    const out = execFileSync(
+      process.execPath,
+      [NodePath.resolve(import.meta.dirname, "../../examples/effect-ai.ts"), project],
+      { encoding: "utf8", timeout: 60_000 }
+    )
+    const [read, agent] = out.trim().split("\n")
+    expect(read).toMatch(/^read: +1\t# Example project$/)
+    expect(agent).toBe("agent: ok: README.md read.")
+  }, 90_000)
 })

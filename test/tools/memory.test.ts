@@ -125,6 +125,11 @@ describe("memory", () => {
           expect(result.status, JSON.stringify(args)).toBe("error")
           expect(result.modelOutput, JSON.stringify(args)).toContain(message)
         }
+        // A listing names the links but never looks through them (a recursive readdir would).
+        const listing = (yield* memory({ command: "view", path: "/memories" })).modelOutput
+        expect(listing).toContain("/memories/escape\t(symbolic link, not followed)")
+        expect(listing).toContain("/memories/secret-link.md\t(symbolic link, not followed)")
+        expect(listing).not.toContain("secret.txt")
         expect(NodeFs.readFileSync(NodePath.join(outside, "secret.txt"), "utf8")).toBe("do not read me\n")
         expect(NodeFs.readdirSync(outside)).toEqual(["secret.txt"])
         NodeFs.rmSync(NodePath.join(folder, "escape"))

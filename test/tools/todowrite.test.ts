@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { toolSystem } from "../../layers/system.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { OutputConfig } from "../../src/output/config.ts"
+import { projectStateDir } from "../../src/session/location.ts"
 import { SessionStore } from "../../src/session/store.ts"
 import { TodoStore } from "../../src/session/todos.ts"
 import { makeStateDir } from "../session/helpers.ts"
@@ -149,5 +150,35 @@ describe("todowrite", () => {
         expect(todos).toEqual([{ id: "1", content: "from the CLI", status: "pending", priority: "low" }])
       }),
     120_000
+  )
+})
+
+describe("todowrite on a locked database", () => {
+  it.live("is an error result naming the database file, and the process goes on", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const context = yield* Layer.build(
+          toolSystem({
+            root,
+            config: {},
+            outputConfig: OutputConfig.layerWith({}),
+            sessions: { stateDir: state.dir, busyTimeoutMs: 20 }
+          }).pipe(Layer.provideMerge(NodeServices.layer))
+        )
+        const file = NodePath.join(projectStateDir(state.dir, root), "sessions.db")
+        const { DatabaseSync } = yield* Effect.promise(() => import("node:sqlite"))
+        const other = new DatabaseSync(file)
+        other.exec("BEGIN EXCLUSIVE")
+        const dispatcher = Context.get(context, Dispatcher)
+        const locked = yield* todowrite(dispatcher, "locked", [{ content: "wait", status: "pending" }])
+        other.exec("ROLLBACK")
+        other.close()
+        expect(locked.status).toBe("error")
+        expect(locked.modelOutput).toContain(file)
+        expect(locked.modelOutput).toContain("is locked by another process")
+        const after = yield* todowrite(dispatcher, "locked", [{ content: "wait", status: "pending" }])
+        expect(after.status).toBe("ok")
+      })
+    )
   )
 })
