@@ -109,11 +109,15 @@ export const registerTools = (tools: ReadonlyArray<Tool<BuiltinRequirements>>) =
 export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R>) => {
   const config: Layer.Layer<OutputConfig, E | Config.ConfigError | InvalidSetting, R> =
     options.outputConfig ?? OutputConfig.layer
+  const projectConfig =
+    options.config === undefined
+      ? FreecodeConfig.layerFromSource(options.root)
+      : FreecodeConfig.layerWith(options.config)
   const base = Layer.mergeAll(
     Workspace.layer(options.root),
     ToolEvents.layer,
     ToolRegistry.layer,
-    LspClients.layer,
+    LspClients.layerFromConfig.pipe(Layer.provide(projectConfig)),
     ReadState.layer,
     WebNetwork.layer,
     options.prompter ?? Prompter.layerFromSource
@@ -130,10 +134,6 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
         )
       : registerTools(options.tools)
   const withTools = tools.pipe(Layer.provideMerge(base))
-  const projectConfig =
-    options.config === undefined
-      ? FreecodeConfig.layerFromSource(options.root)
-      : FreecodeConfig.layerWith(options.config)
   const permissions = Layer.mergeAll(PermissionEngine.layer, Hooks.layer(options.hooks)).pipe(
     Layer.provideMerge(projectConfig),
     Layer.merge(options.approval ?? Approval.layerNonInteractive)

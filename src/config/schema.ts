@@ -5,6 +5,7 @@
  * and what was expected, never a silent default.
  */
 import { Schema } from "effect"
+import { LspConfig } from "../lsp/config.ts"
 import { McpServers } from "../mcp/config.ts"
 import { parseRule } from "../permission/rules.ts"
 import { providers } from "../registry/provider.ts"
@@ -86,13 +87,15 @@ export const FreecodeConfigSchema = Schema.Struct({
   mcpServers: Schema.optionalKey(McpServers),
   profiles: Schema.optionalKey(Schema.Record(Schema.String, ProfileConfig)),
   surface: Schema.optionalKey(SurfaceConfig),
-  models: Schema.optionalKey(Schema.Array(ModelWiringConfig))
+  models: Schema.optionalKey(Schema.Array(ModelWiringConfig)),
+  lsp: Schema.optionalKey(LspConfig)
 })
 export type FreecodeConfigData = typeof FreecodeConfigSchema.Type
 
 /** The keys each object may hold, for the "unknown key" message (`[]` stands for any index). */
 export const KNOWN_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "": ["$schema", "permissions", "hooks", "mcpServers", "profiles", "surface", "models"],
+  "": ["$schema", "permissions", "hooks", "mcpServers", "profiles", "surface", "models", "lsp"],
+  lsp: ["servers"],
   surface: ["mode", "strategy", "core", "autoDeferTokens"],
   "models[]": ["pattern", "edit", "provider"],
   permissions: ["allow", "ask", "deny", "defaultMode", "additionalDirectories"],

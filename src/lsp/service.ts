@@ -6,8 +6,10 @@
 import * as NodePath from "node:path"
 import { Context, Effect, Layer } from "effect"
 import type { Diagnostic } from "vscode-languageserver-protocol"
+import { FreecodeConfig } from "../config/load.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
-import { LspClient, LspTimeout } from "./client.ts"
+import { fileUri, LspClient, LspTimeout } from "./client.ts"
+import { serversFromConfig } from "./config.ts"
 import { languageIdOf, SERVERS, type ServerSpec, serverFor, workspaceRootFor } from "./servers.ts"
 
 export interface LspSettings {
@@ -146,6 +148,16 @@ const make = (settings: LspSettings) =>
         })
       })
 
+    const known = (path: string, projectRoot: string): Effect.Effect<LspDocument | undefined> =>
+      Effect.sync(() => {
+        const spec = serverFor(settings.servers, path)
+        if (spec === undefined) return undefined
+        const client = current(`${spec.id}@${workspaceRootFor(spec, path, projectRoot)}`)
+        const uri = fileUri(path)
+        const text = client?.alive ? client.textOf(uri) : undefined
+        return client === undefined || text === undefined ? undefined : { client, server: spec.id, uri, path, text }
+      })
+
     /** A failure on a client whose server died is transient: the next call restarts the server. */
     const lost = (doc: LspDocument, what: string): TransientFailure | undefined =>
       doc.client.alive
@@ -193,6 +205,7 @@ const make = (settings: LspSettings) =>
 
     return LspClients.of({
       open,
+      known,
       request,
       diagnostics,
       running: Effect.sync(() => [...entries].filter(([, e]) => e.state === "ready").map(([k]) => k))
@@ -204,6 +217,11 @@ export class LspClients extends Context.Service<
   {
     /** Starts (or reuses) the server for `path` and syncs the file's current text into it. */
     readonly open: (path: string, projectRoot: string) => Effect.Effect<LspDocument, ToolFailure | TransientFailure>
+    /**
+     * The file as its running server last saw it, without syncing or starting anything: undefined
+     * when no server has it open. Diagnostics on it are the ones from before the file changed.
+     */
+    readonly known: (path: string, projectRoot: string) => Effect.Effect<LspDocument | undefined>
     readonly request: <T>(
       doc: LspDocument,
       method: string,
@@ -217,4 +235,12 @@ export class LspClients extends Context.Service<
   static readonly layerWith = (overrides: Partial<LspSettings>) =>
     Layer.effect(LspClients, make({ ...DEFAULT_LSP_SETTINGS, ...overrides }))
   static readonly layer = LspClients.layerWith({})
+  /** The server table from freecode.json's `lsp` section (src/lsp/config.ts) over the built-ins. */
+  static readonly layerFromConfig = Layer.effect(
+    LspClients,
+    Effect.gen(function* () {
+      const config = yield* FreecodeConfig
+      return yield* make({ ...DEFAULT_LSP_SETTINGS, servers: serversFromConfig(config.lsp) })
+    })
+  )
 }

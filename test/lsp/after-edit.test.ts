@@ -1,4 +1,4 @@
-/** edit, write and apply_patch append the file's errors when FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT is on. */
+/** edit, write and apply_patch append the errors they introduce when FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT is on. */
 import { cpSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
@@ -11,7 +11,7 @@ import { builtinTools } from "../../src/tools/index.ts"
 const FIXTURE = new URL("../fixtures/lsp-project", import.meta.url).pathname
 const NODE_MODULES = new URL("../../node_modules", import.meta.url).pathname
 
-/** Runs two writes in a fixture copy, with the setting as given; returns their model outputs. */
+/** Runs two writes, an edit and a patch in a fixture copy, with the setting as given; returns their results. */
 const writeTwice = (enabled: string) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
@@ -28,18 +28,36 @@ const writeTwice = (enabled: string) =>
       Orchestrator.use((o) => o.execute({ id, name: "write", args: { filePath, content } }, { sessionId: "s" })).pipe(
         Effect.provide(context)
       )
+    const call = (id: string, name: string, args: Record<string, unknown>) =>
+      Orchestrator.use((o) => o.execute({ id, name, args }, { sessionId: "s" })).pipe(Effect.provide(context))
     const broken = yield* write("w1", "src/broken.ts", "export const n: number = 'not a number'\n")
     const clean = yield* write("w2", "src/clean.ts", "export const n: number = 1\n")
+    // The server has seen both files now: edit and apply_patch report only what they break.
+    const edited = yield* call("e1", "edit", {
+      filePath: "src/broken.ts",
+      oldString: "export const n",
+      newString: "export const flag: boolean = 'yes'\nexport const n"
+    })
+    const patched = yield* call("p1", "apply_patch", {
+      patchText: [
+        "*** Begin Patch",
+        "*** Update File: src/clean.ts",
+        "@@",
+        "-export const n: number = 1",
+        "+export const n: number = null",
+        "*** End Patch"
+      ].join("\n")
+    })
     yield* Scope.close(scope, Exit.void)
-    return [broken, clean] as const
+    return [broken, clean, edited, patched] as const
   }).pipe(Effect.provide(NodeServices.layer))
 
 describe("errors after an edit", () => {
   it.live(
-    "with the setting on, a write that breaks the file says so; a clean write adds nothing",
+    "with the setting on, write, edit and apply_patch report the errors they introduce; a clean write adds nothing",
     () =>
       Effect.gen(function* () {
-        const [broken, clean] = yield* writeTwice("true")
+        const [broken, clean, edited, patched] = yield* writeTwice("true")
         expect(broken.status).toBe("ok")
         expect(broken.modelOutput).toContain("Errors in this file now:")
         expect(broken.modelOutput).toContain(
@@ -47,6 +65,19 @@ describe("errors after an edit", () => {
         )
         expect(broken.metadata.filesWithErrors).toBe(1)
         expect(clean.modelOutput).not.toContain("Errors in this file now")
+        expect(edited.status).toBe("ok")
+        expect(edited.modelOutput).toContain(
+          [
+            "New errors in this file:",
+            "src/broken.ts:1:14: error TS2322: Type 'string' is not assignable to type 'boolean'.",
+            "(1 error that was there before is not shown.)"
+          ].join("\n")
+        )
+        expect(edited.modelOutput).not.toContain("'number'")
+        expect(patched.status).toBe("ok")
+        expect(patched.modelOutput).toContain(
+          "New errors in this file:\nsrc/clean.ts:1:14: error TS2322: Type 'null' is not assignable to type 'number'."
+        )
       }),
     120_000
   )

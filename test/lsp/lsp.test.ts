@@ -174,6 +174,33 @@ describe("lsp on the real TypeScript 7 server", () => {
   )
 
   it.live(
+    "results are capped at 100, with a line that says how many there were",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* project
+        const calls = Array.from({ length: 150 }, (_, i) => `export const c${i} = ping()`)
+        writeFileSync(
+          join(root, "src/many.ts"),
+          ["export function ping(): number { return 1 }", ...calls, ""].join("\n")
+        )
+        yield* withSystem(
+          root,
+          Effect.gen(function* () {
+            const refs = yield* lsp({ operation: "findReferences", filePath: "src/many.ts", line: 1, character: 17 })
+            const out = lines(refs.modelOutput)
+            expect(out).toHaveLength(101)
+            expect(out[0]).toBe("src/many.ts:2:19: export const c0 = ping()")
+            expect(out[99]).toBe("src/many.ts:101:20: export const c99 = ping()")
+            expect(out[100]).toBe(
+              "(Showing 100 of 150 references; narrow the query or ask about a more specific symbol.)"
+            )
+          })
+        )
+      }),
+    120_000
+  )
+
+  it.live(
     "bad positions and unsupported files fail with what to do instead; a missing server is reported once",
     () =>
       Effect.gen(function* () {
@@ -319,7 +346,7 @@ describe("lsp on the real TypeScript 7 server", () => {
   )
 
   it.live(
-    "errorsAfterEdit lists a file's errors for edit tools to append, and nothing for a clean file",
+    "errorsAfterEdit lists the errors an edit introduced, all of them for a file the server had not seen",
     () =>
       Effect.gen(function* () {
         const root = yield* project
@@ -336,6 +363,23 @@ describe("lsp on the real TypeScript 7 server", () => {
           )
           expect(yield* errorsAfterEdit(join(root, "src/users/db.ts"), root)).toBeUndefined()
           expect(yield* errorsAfterEdit(join(root, "README.md"), root)).toBeUndefined()
+
+          // The server has seen the file now: the next edit reports only the error it introduced,
+          // though it moved the old ones down a line.
+          writeFileSync(file, "export const c: boolean = 0\nexport const a: number = 'x'\nexport const b: string = 1\n")
+          expect(yield* errorsAfterEdit(file, root)).toBe(
+            [
+              "New errors in this file:",
+              "src/edited.ts:1:14: error TS2322: Type 'number' is not assignable to type 'boolean'.",
+              "(2 errors that were there before are not shown.)"
+            ].join("\n")
+          )
+          // An edit that fixes one and adds none reports nothing.
+          writeFileSync(
+            file,
+            "export const c: boolean = false\nexport const a: number = 'x'\nexport const b: string = 1\n"
+          )
+          expect(yield* errorsAfterEdit(file, root)).toBeUndefined()
         }).pipe(Effect.provide(LspClients.layer))
       }),
     120_000

@@ -1,8 +1,13 @@
 import { readFileSync } from "node:fs"
+import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, Layer } from "effect"
+import { toolSystem } from "../../layers/system.ts"
 import { testToolSystem } from "../../layers/test.ts"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
+import { OutputConfig } from "../../src/output/config.ts"
+import { Approval, type ApprovalQuestion } from "../../src/permission/approval.ts"
 import { WebFetchTool, webfetchHost } from "../../src/tools/webfetch.ts"
 import { isInternalAddress } from "../../src/web/address.ts"
 import { bigPage } from "../fixtures/web/big-page.ts"
@@ -257,6 +262,49 @@ describe("webfetch", () => {
     }).pipe(Effect.provide(system))
   )
 
+  it.live("WebFetch(domain:…) rules through the dispatcher: allow approves an internal host, deny refuses it", () =>
+    Effect.gen(function* () {
+      let hits = 0
+      const base = yield* startServer((_req, res) => {
+        hits++
+        res.writeHead(200, { "content-type": "text/plain" }).end("internal")
+      })
+      /** One dispatched call under `rules`; the person (if asked) declines, and every question is kept. */
+      const dispatch = (permissions: { allow?: Array<string>; deny?: Array<string> }, url = base) => {
+        const asked: Array<ApprovalQuestion> = []
+        return Dispatcher.use((d) => d.dispatch({ id: "d", name: "webfetch", args: { url } }, { sessionId: "s" })).pipe(
+          Effect.map((result) => ({ result, asked })),
+          Effect.provide(
+            toolSystem({
+              root: process.cwd(),
+              outputConfig: OutputConfig.layerWith({}),
+              tools: [WebFetchTool],
+              config: { permissions },
+              approval: Approval.layerTest({ answer: "deny" }, asked)
+            }).pipe(Layer.provideMerge(NodeServices.layer))
+          )
+        )
+      }
+      const allowed = yield* dispatch({ allow: ["WebFetch(domain:127.0.0.1)"] })
+      expect(allowed.result).toMatchObject({ status: "ok", modelOutput: "internal" })
+      expect(allowed.result.metadata).toMatchObject({ permission: { rule: "WebFetch(domain:127.0.0.1)" } })
+      expect(allowed.asked).toEqual([])
+      expect(hits).toBe(1)
+
+      const denied = yield* dispatch({ deny: ["WebFetch(domain:127.0.0.1)"], allow: ["WebFetch"] })
+      expect(denied.result.status).toBe("denied")
+      expect(denied.result.modelOutput).toContain("The rule WebFetch(domain:127.0.0.1) denies this webfetch call")
+
+      // A rule for another domain does not cover it: the SSRF check asks, and the person declines.
+      const other = yield* dispatch({ allow: ["WebFetch(domain:example.com)"] })
+      expect(other.result.status).toBe("denied")
+      expect(other.asked.map((q) => q.reason)).toEqual([
+        `${base.slice("http://".length)} resolves to a local or private address (127.0.0.1); fetching it needs approval.`
+      ])
+      expect(hits).toBe(1)
+    })
+  )
+
   it("classifies addresses and exposes the host for domain rules", () => {
     for (const ip of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0"])
       expect(isInternalAddress(ip)).toBe(true)
@@ -268,5 +316,10 @@ describe("webfetch", () => {
     expect(webfetchHost({ url: "file:///x" })).toBeUndefined()
     expect(WebFetchTool.paths({ url: "https://example.org/x" }, undefined as never)).toEqual(["example.org"])
     expect(WebFetchTool.retrySafe).toBe(true)
+    // The fetch's own deadline is 30 s by default (at most 120); the call's backstop is 5 s longer.
+    const backstop = (args: { url: string; timeout?: number }) =>
+      Duration.toMillis(Duration.fromInputUnsafe(WebFetchTool.timeout(args)))
+    expect(backstop({ url: "https://example.org/" })).toBe(35_000)
+    expect(backstop({ url: "https://example.org/", timeout: 120 })).toBe(125_000)
   })
 })

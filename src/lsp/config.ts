@@ -1,0 +1,65 @@
+/**
+ * The `lsp` section of freecode.json: language servers beyond the built-in table, built-in ones
+ * replaced, or turned off. Like the built-ins, a configured server is used only when its binary
+ * exists; nothing is downloaded.
+ *
+ *   "lsp": { "servers": {
+ *     "lua": { "command": ["lua-language-server"], "extensions": ["lua"], "rootMarkers": [".luarc.json"] },
+ *     "pyright": false
+ *   } }
+ */
+import { existsSync } from "node:fs"
+import * as NodePath from "node:path"
+import { Schema } from "effect"
+import { onPath, SERVERS, type ServerCommand, type ServerSpec } from "./servers.ts"
+
+export const LspServerConfig = Schema.Struct({
+  /** The program and its arguments; a bare name is looked up on PATH, a path is relative to the root. */
+  command: Schema.Array(Schema.String).check(Schema.isMinLength(1)),
+  /** File extensions it handles, without the dot. */
+  extensions: Schema.Array(Schema.String).check(Schema.isMinLength(1)),
+  /** The LSP languageId sent with its files; default: the file's extension. */
+  languageId: Schema.optionalKey(Schema.String),
+  /** Files marking its workspace root (nearest ancestor wins); default: the project root. */
+  rootMarkers: Schema.optionalKey(Schema.Array(Schema.String))
+})
+export type LspServerConfig = typeof LspServerConfig.Type
+
+export const LspConfig = Schema.Struct({
+  /** By id: a server to add or to replace the built-in of that id, or `false` to turn a built-in off. */
+  servers: Schema.optionalKey(Schema.Record(Schema.String, Schema.Union([LspServerConfig, Schema.Literal(false)])))
+})
+export type LspConfig = typeof LspConfig.Type
+
+const resolveConfigured =
+  (program: string, args: ReadonlyArray<string>) =>
+  (root: string): ServerCommand | { readonly missing: string } => {
+    if (program.includes("/")) {
+      const command = NodePath.resolve(root, program)
+      return existsSync(command) ? { command, args } : { missing: `${command} does not exist` }
+    }
+    const command = onPath(program)
+    return command === undefined ? { missing: `${program} is not on PATH` } : { command, args }
+  }
+
+const specFrom = (id: string, c: LspServerConfig): ServerSpec => {
+  const [program = "", ...args] = c.command
+  const extensions = Object.fromEntries(
+    c.extensions.map((e) => {
+      const ext = e.replace(/^\./, "").toLowerCase()
+      return [ext, c.languageId ?? ext]
+    })
+  )
+  return { id, extensions, rootMarkers: c.rootMarkers ?? [], resolve: resolveConfigured(program, args) }
+}
+
+/** The server table with the configuration applied: configured servers first (they win an extension), then the built-ins left. */
+export const serversFromConfig = (
+  config: LspConfig | undefined,
+  builtins: ReadonlyArray<ServerSpec> = SERVERS
+): ReadonlyArray<ServerSpec> => {
+  const entries = Object.entries(config?.servers ?? {})
+  const named = new Set(entries.map(([id]) => id))
+  const configured = entries.flatMap(([id, c]) => (c === false ? [] : [specFrom(id, c)]))
+  return [...configured, ...builtins.filter((s) => !named.has(s.id))]
+}
