@@ -26,6 +26,8 @@ export interface McpServerStatus {
   /** The last lines the server wrote to stderr. */
   readonly stderr: string
   readonly restarts: number
+  /** How many times its tool list has been read: once per connection plus once per list_changed. */
+  readonly lists: number
 }
 
 export interface RestartPolicy {
@@ -50,6 +52,15 @@ export interface McpClientsOptions {
   readonly report?: (message: string) => Effect.Effect<void>
   readonly restart?: Partial<RestartPolicy>
 }
+
+/** The wait before restart number `attempt` (1-based): doubling from initialDelay, capped at maxDelay. */
+export const restartDelay = (policy: RestartPolicy, attempt: number): Duration.Duration =>
+  Duration.millis(
+    Math.min(
+      Duration.toMillis(Duration.fromInputUnsafe(policy.initialDelay)) * 2 ** (attempt - 1),
+      Duration.toMillis(Duration.fromInputUnsafe(policy.maxDelay))
+    )
+  )
 
 const describeFailure = (failure: unknown): string =>
   typeof failure === "object" && failure !== null && "message" in failure && typeof failure.message === "string"
@@ -88,7 +99,8 @@ export class McpClients extends Context.Service<
             tools: [],
             skipped: [],
             stderr: "",
-            restarts: 0
+            restarts: 0,
+            lists: 0
           }
           const set = (patch: Partial<McpServerStatus>) => {
             status = { ...status, ...patch }
@@ -115,7 +127,7 @@ export class McpClients extends Context.Service<
                           everConnected = true
                           const { error: _gone, ...rest } = status
                           status = rest
-                          set({ state: "connected", tools, skipped })
+                          set({ state: "connected", tools, skipped, lists: status.lists + 1 })
                           yield* Deferred.succeed(first, undefined)
                         })
                     }
@@ -139,15 +151,12 @@ export class McpClients extends Context.Service<
                 yield* report(`MCP server ${name} stopped (${error}); gave up after ${policy.maxAttempts} restarts.`)
                 return
               }
-              const delay = Math.min(
-                Duration.toMillis(Duration.fromInputUnsafe(policy.initialDelay)) * 2 ** (attempts - 1),
-                Duration.toMillis(Duration.fromInputUnsafe(policy.maxDelay))
-              )
+              const delay = restartDelay(policy, attempts)
               set({ state: "restarting", error, tools: [], restarts: status.restarts + 1 })
               yield* report(
-                `MCP server ${name} stopped (${error}); its tools were removed; restarting in ${Duration.format(Duration.millis(delay))}.`
+                `MCP server ${name} stopped (${error}); its tools were removed; restarting in ${Duration.format(delay)}.`
               )
-              yield* Effect.sleep(Duration.millis(delay))
+              yield* Effect.sleep(delay)
             }
           })
           yield* Effect.forkScoped(supervise)

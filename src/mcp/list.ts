@@ -1,7 +1,8 @@
 /**
  * A tolerant reading of a `tools/list` answer. The SDK's listTools validates the whole list and
  * rejects it if one tool is malformed; here each tool is read on its own, so a server with one
- * broken tool loses that tool only, with the reason, and keeps the rest.
+ * broken tool loses that tool only, with the reason, and keeps the rest. A tool that can only run
+ * as an MCP task (`execution.taskSupport: "required"`) is skipped too: this client makes plain calls.
  */
 import { isRecord } from "../schema/json-schema.ts"
 
@@ -58,6 +59,11 @@ export const parseToolsPage = (result: unknown): ToolsPage => {
     }
     if (!isRecord(item.inputSchema)) {
       skipped.push({ name: item.name, reason: "its inputSchema is not a JSON object" })
+      return
+    }
+    // A plain tools/call to such a tool is refused by its server: offering it would only waste a turn.
+    if (isRecord(item.execution) && item.execution.taskSupport === "required") {
+      skipped.push({ name: item.name, reason: "it can only run as an MCP task, which this client does not start" })
       return
     }
     tools.push({

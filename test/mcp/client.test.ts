@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { McpClients, type McpServerStatus } from "../../src/mcp/clients.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
-import { BIN, fixtureServer, npmServer, systemWithMcp } from "./helpers.ts"
+import { BIN, FIXTURE_SERVER, fixtureServer, npmServer, systemWithMcp } from "./helpers.ts"
 
 const call = (name: string, args: unknown, sessionId = "s") =>
   Effect.gen(function* () {
@@ -98,6 +98,7 @@ describe("McpClients against the fixture server", () => {
         // isError -> an error result carrying the server's message.
         const failed = yield* call("mcp__fx__fails", {})
         expect(failed.status).toBe("error")
+        expect(failed.error?.tag).toBe("ToolFailure")
         expect(failed.modelOutput).toContain("the widget is jammed")
 
         // A name providers refuse: shortened with a hash, routed back to the server's name.
@@ -131,6 +132,7 @@ describe("McpClients against the fixture server", () => {
 
         const crashed = yield* call("mcp__fx__crash", {})
         expect(crashed.status).toBe("error")
+        expect(crashed.error?.tag).toBe("ToolFailure")
         expect(crashed.modelOutput).toContain("disconnected during crash")
         expect(crashed.modelOutput).toContain("fixture: crashing on purpose")
         const down = yield* until("the restart", statusOf("fx"), (s) => s.state === "restarting")
@@ -145,6 +147,35 @@ describe("McpClients against the fixture server", () => {
       }).pipe(
         Effect.provide(systemWithMcp({ servers: { fx: fixtureServer() }, restart: { initialDelay: "100 millis" } }))
       ),
+    60_000
+  )
+
+  it.live(
+    "a server that keeps dying is restarted with growing delays, then given up on",
+    () => {
+      const reports: Array<string> = []
+      return Effect.gen(function* () {
+        yield* (yield* McpClients).ready
+        const gone = yield* until("giving up", statusOf("fx"), (s) => s.state === "failed")
+        expect(gone.restarts).toBe(2)
+        expect(gone.tools).toEqual([])
+        expect(gone.error).toContain("fixture: exiting on schedule")
+        expect((yield* toolIds).some((id) => id.startsWith("mcp__fx__"))).toBe(false)
+        const restarting = reports.filter((r) => r.includes("restarting in"))
+        expect(restarting.map((r) => r.match(/restarting in (\S+)\./)?.[1])).toEqual(["100ms", "150ms"])
+        expect(reports.at(-1)).toContain("gave up after 2 restarts")
+      }).pipe(
+        Effect.provide(
+          systemWithMcp(
+            {
+              servers: { fx: fixtureServer({ env: { FIXTURE_EXIT_AFTER_MS: "600" } }) },
+              restart: { initialDelay: "100 millis", maxDelay: "150 millis", maxAttempts: 2 }
+            },
+            reports
+          )
+        )
+      )
+    },
     60_000
   )
 
@@ -247,9 +278,16 @@ describe("McpClients against the npm reference servers", () => {
     () =>
       Effect.gen(function* () {
         yield* (yield* McpClients).ready
-        const status = yield* statusOf("everything")
+        // It registers more tools once initialized and says so with list_changed: we list again.
+        const status = yield* until("the re-listing", statusOf("everything"), (s) => s.lists >= 2)
         expect(status.state).toBe("connected")
-        expect(status.skipped).toEqual([])
+        // The one tool that only runs as an MCP task is not offered: a plain call to it is refused.
+        expect(status.skipped).toEqual([
+          {
+            name: "simulate-research-query",
+            reason: "it can only run as an MCP task, which this client does not start"
+          }
+        ])
         const ids = yield* toolIds
         expect(ids).toContain("mcp__everything__get-sum")
         expect(ids).toContain("mcp__everything__get-tiny-image")
@@ -360,6 +398,49 @@ const freePort = () =>
   })
 
 describe("McpClients over streamable HTTP", () => {
+  it.live(
+    "the fixture over HTTP: headers (env variables expanded) reach the server, schemas resolve, isError is an error",
+    () =>
+      Effect.gen(function* () {
+        const child = spawn(process.execPath, [FIXTURE_SERVER, "--http", "0"], { stdio: ["ignore", "ignore", "pipe"] })
+        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGTERM")))
+        const url = yield* Effect.promise(
+          () =>
+            new Promise<string>((resolve) => {
+              let err = ""
+              child.stderr.on("data", (b: Buffer) => {
+                err += b.toString()
+                const found = err.match(/listening at (\S+)/)?.[1]
+                if (found !== undefined) resolve(found)
+              })
+            })
+        )
+        process.env.FREECODE_TEST_HEADER = "from-env"
+        yield* Effect.addFinalizer(() => Effect.sync(() => delete process.env.FREECODE_TEST_HEADER))
+        yield* Effect.gen(function* () {
+          yield* (yield* McpClients).ready
+          const status = yield* statusOf("web")
+          expect([status.state, status.transport]).toEqual(["connected", "http"])
+          expect(status.skipped.map((s) => s.name)).toEqual(["broken"])
+          expect((yield* call("mcp__web__header", { name: "X-Token" })).modelOutput).toBe("from-env")
+          expect((yield* call("mcp__web__header", { name: "X-Plain" })).modelOutput).toBe("plain")
+          const sum = yield* call("mcp__web__tree_sum", { root: { value: 1, children: [{ value: 2 }] } })
+          expect(sum.modelOutput).toBe("3")
+          expect((yield* call("mcp__web__fails", {})).status).toBe("error")
+        }).pipe(
+          Effect.provide(
+            systemWithMcp({
+              servers: {
+                // biome-ignore lint/suspicious/noTemplateCurlyInString: the config syntax under test
+                web: { url, headers: { "X-Token": "${FREECODE_TEST_HEADER}", "X-Plain": "plain" } }
+              }
+            })
+          )
+        )
+      }),
+    90_000
+  )
+
   it.live(
     "server-everything's streamable HTTP transport: connects, lists, calls",
     () =>

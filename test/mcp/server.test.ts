@@ -82,10 +82,24 @@ const rawPost = (url: string, host: string) =>
 describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
   it("lists the tools with annotations, runs calls through the dispatcher, errors as isError", async () => {
     const root = makeProject()
+    NodeFs.mkdirSync(NodePath.join(root, "allowed"))
+    // --config: rules allow writes under allowed/ and seq, a PreToolUse hook blocks grep.
+    const configFile = NodePath.join(root, "served.json")
+    NodeFs.writeFileSync(
+      configFile,
+      JSON.stringify({
+        permissions: { allow: ["Write(allowed/**)", "Bash(seq:*)"] },
+        hooks: {
+          PreToolUse: [
+            { matcher: "grep", hooks: [{ type: "command", command: "echo 'grep is off limits here' >&2; exit 2" }] }
+          ]
+        }
+      })
+    )
     const client = new Client({ name: "test", version: "1.0.0" })
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MAIN, "mcp", "--root", root],
+      args: [MAIN, "mcp", "--root", root, "--config", configFile],
       stderr: "pipe"
     })
     try {
@@ -94,7 +108,13 @@ describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
       const { tools } = await client.listTools()
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
       expect(Object.keys(byName)).toEqual(expect.arrayContaining(["read", "ls", "glob", "grep", "output"]))
-      expect(byName.read?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
+      expect(byName.read?.annotations).toEqual({
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false
+      })
+      expect(byName.webfetch?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true })
       // The schema goes out exactly as declared (McpServer would have refused raw JSON Schema).
       expect(byName.read?.inputSchema).toMatchObject({ type: "object", additionalProperties: false })
       expect(Object.keys(byName.read?.inputSchema.properties ?? {})).toContain("filePath")
@@ -120,6 +140,28 @@ describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
       expect(write.isError).toBe(true)
       expect(textOf(write)).toContain("approv")
       expect(NodeFs.existsSync(NodePath.join(root, "new.txt"))).toBe(false)
+      // ...unless the configuration allows it.
+      const allowed = await client.callTool({ name: "write", arguments: { filePath: "allowed/x.txt", content: "x" } })
+      expect(allowed.isError, textOf(allowed)).toBeUndefined()
+      expect(NodeFs.readFileSync(NodePath.join(root, "allowed/x.txt"), "utf8")).toBe("x")
+
+      // Output budgets: a long result is cut with a marker naming the output call for the rest.
+      const long = await client.callTool({ name: "bash", arguments: { command: "seq 1 200000" } })
+      const cut = textOf(long)
+      expect(cut.length).toBeLessThan(100_000)
+      const marker = cut.match(/Retrieve them with output (\{"id": "[^"]+", "offset": \d+, "limit": \d+\})/)?.[1]
+      expect(marker, cut.slice(0, 2000)).toBeDefined()
+      const rest = await client.callTool({ name: "output", arguments: JSON.parse(marker!) as Record<string, unknown> })
+      expect(rest.isError).toBeUndefined()
+      // The first omitted line (seq prints its own number) is missing from the cut and is in the rest.
+      const first = String((JSON.parse(marker!) as { offset: number }).offset)
+      expect(cut.split("\n")).not.toContain(first)
+      expect(textOf(rest)).toMatch(new RegExp(`(^|\\D)${first}(\\D|$)`, "m"))
+
+      // Hooks run too.
+      const grep = await client.callTool({ name: "grep", arguments: { pattern: "alpha" } })
+      expect(grep.isError).toBe(true)
+      expect(textOf(grep)).toContain("grep is off limits here")
     } finally {
       await client.close()
       NodeFs.rmSync(root, { recursive: true, force: true })
@@ -130,12 +172,9 @@ describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
 describe("the system's McpClients, configured in freecode.json", () => {
   it("connects in the background; its tools reach an MCP client of ours through list_changed", async () => {
     const root = makeProject()
-    NodeFs.writeFileSync(
-      NodePath.join(root, "freecode.json"),
-      JSON.stringify({
-        mcpServers: { fx: { command: process.execPath, args: [NodePath.join(REPO, "test/fixtures/mcp/server.ts")] } }
-      })
-    )
+    const fixture = { command: process.execPath, args: [NodePath.join(REPO, "test/fixtures/mcp/server.ts")] }
+    NodeFs.writeFileSync(NodePath.join(root, "freecode.json"), JSON.stringify({ mcpServers: { fx: fixture } }))
+    NodeFs.writeFileSync(NodePath.join(root, ".mcp.json"), JSON.stringify({ mcpServers: { dot: fixture } }))
     const client = new Client({ name: "test", version: "1.0.0" })
     let changed = 0
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -145,13 +184,26 @@ describe("the system's McpClients, configured in freecode.json", () => {
       await client.connect(
         new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--root", root], stderr: "pipe" })
       )
-      let names: Array<string> = []
-      for (let i = 0; i < 300 && !names.includes("mcp__fx__tree_sum"); i++) {
+      let tools: Awaited<ReturnType<Client["listTools"]>>["tools"] = []
+      const names = () => tools.map((t) => t.name)
+      for (
+        let i = 0;
+        i < 300 && !(names().includes("mcp__fx__tree_sum") && names().includes("mcp__dot__tree_sum"));
+        i++
+      ) {
         await new Promise((r) => setTimeout(r, 100))
-        names = (await client.listTools()).tools.map((t) => t.name)
+        tools = (await client.listTools()).tools
       }
-      expect(names).toContain("mcp__fx__tree_sum")
+      // freecode.json's servers and .mcp.json's alike.
+      expect(names()).toContain("mcp__fx__tree_sum")
+      expect(names()).toContain("mcp__dot__tree_sum")
       expect(changed).toBeGreaterThan(0)
+      expect(tools.find((t) => t.name === "mcp__fx__tree_sum")?.annotations).toEqual({
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: true
+      })
       const sum = await client.callTool({
         name: "mcp__fx__tree_sum",
         arguments: { root: { value: 2, children: [{ value: 5 }] } }

@@ -3,7 +3,8 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
+import { DEFAULT_RESTART, restartDelay } from "../../src/mcp/clients.ts"
 import { expandEnv, loadMcpServers } from "../../src/mcp/config.ts"
 import { parseToolsPage } from "../../src/mcp/list.ts"
 import { assignToolNames, MAX_TOOL_NAME, mcpToolName } from "../../src/mcp/names.ts"
@@ -34,15 +35,22 @@ describe("parseToolsPage", () => {
         { name: "ok", inputSchema: { type: "object" }, annotations: { readOnlyHint: true, bogus: 1 } },
         { name: "no_schema" },
         { inputSchema: {} },
-        "junk"
+        "junk",
+        { name: "task_only", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+        { name: "task_optional", inputSchema: { type: "object" }, execution: { taskSupport: "optional" } }
       ],
       nextCursor: "2"
     })
-    expect(page.tools.map((t) => [t.name, t.annotations])).toEqual([["ok", { readOnlyHint: true }]])
+    expect(page.tools.map((t) => [t.name, t.annotations])).toEqual([
+      ["ok", { readOnlyHint: true }],
+      ["task_optional", {}]
+    ])
+    // A plain tools/call to a task-only tool is refused by its server: it is not offered.
     expect(page.skipped).toEqual([
       { name: "no_schema", reason: "its inputSchema is not a JSON object" },
       { name: "#2", reason: "it has no name" },
-      { name: "#3", reason: "it has no name" }
+      { name: "#3", reason: "it has no name" },
+      { name: "task_only", reason: "it can only run as an MCP task, which this client does not start" }
     ])
     expect(page.nextCursor).toBe("2")
   })
@@ -67,6 +75,13 @@ describe("flattenResult", () => {
 
   it("structured content alone still says something to the model", () => {
     expect(flattenResult({ content: [], structuredContent: { n: 1 } }).output).toBe('{\n  "n": 1\n}')
+  })
+})
+
+describe("restartDelay", () => {
+  it("doubles from 1 s and stops at 30 s by default", () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7].map((n) => Duration.toMillis(restartDelay(DEFAULT_RESTART, n)))
+    expect(delays).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000])
   })
 })
 
