@@ -26,6 +26,7 @@ import { GrantStore } from "../src/session/grants.ts"
 import { MemoryFolder } from "../src/session/memory-folder.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../src/session/store.ts"
 import { TodoStore } from "../src/session/todos.ts"
+import { type SurfaceOptions, surfaceLayer } from "../src/surface/surface.ts"
 import type { Tool } from "../src/tool/tool.ts"
 import { Workspace } from "../src/tool/workspace.ts"
 import { agentLayer } from "../src/tools/agent.ts"
@@ -68,6 +69,11 @@ export interface ToolSystemOptions<E = never, R = never> {
    * LanguageModel layer) to run the child's tool loop (docs/session.md).
    */
   readonly agent?: RunnerOptions & { readonly model: Layer.Layer<LanguageModel.LanguageModel> }
+  /**
+   * Which tools are declared (docs/surfaces.md): the system's Dispatcher (and `ToolSurface`) is
+   * then this surface over the registry. Default: no surface, every tool declared.
+   */
+  readonly surface?: SurfaceOptions
 }
 
 /** The stores a session keeps: in memory, or in the project's session database. */
@@ -153,5 +159,8 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
       : agentLayer.pipe(
           Layer.provide(SubagentRunner.layerLanguageModel(options.agent).pipe(Layer.provide(options.agent.model)))
         )
-  return agent.pipe(Layer.provideMerge(system))
+  // A surface replaces the Dispatcher, under the agent tool too: a sub-agent sees the same surface.
+  const surfaced =
+    options.surface === undefined ? system : surfaceLayer(options.surface).pipe(Layer.provideMerge(system))
+  return agent.pipe(Layer.provideMerge(surfaced))
 }

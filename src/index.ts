@@ -156,6 +156,7 @@ export {
   type SurfaceOptions,
   surfaced,
   surfaceIn,
+  surfaceLayer,
   ToolSurface
 } from "./surface/surface.ts"
 export { countTokens } from "./surface/tokens.ts"

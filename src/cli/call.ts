@@ -3,10 +3,11 @@ import { randomUUID } from "node:crypto"
 import { Context, Effect, Option } from "effect"
 import { Argument, Command } from "effect/cli"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { ToolSurface } from "../surface/surface.ts"
 import { EXIT_FAILED, ExitCode, Misuse } from "./errors.ts"
 import { json, sessionFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { buildToolSystem, callContext, checkOptions } from "./system.ts"
+import { announceAutoDeferral, buildToolSystem, callContext, checkOptions } from "./system.ts"
 
 const parseArgs = (text: Option.Option<string>): Effect.Effect<unknown, Misuse> =>
   Option.match(text, {
@@ -42,7 +43,9 @@ export const callCommand = Command.make(
     const io = yield* Io
     const args = yield* parseArgs(input.args)
     const setup = yield* checkOptions(input)
-    const dispatcher = Context.get(yield* buildToolSystem(setup), Dispatcher)
+    const system = yield* buildToolSystem(setup)
+    yield* announceAutoDeferral(Context.get(system, ToolSurface))
+    const dispatcher = Context.get(system, Dispatcher)
     const { context } = yield* callContext(input)
     const result = yield* dispatcher.dispatch(
       { id: `cli_${randomUUID().slice(0, 8)}`, name: input.tool, args },

@@ -14,7 +14,7 @@ import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
 import { systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { buildToolSystem, checkOptions } from "./system.ts"
+import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions } from "./system.ts"
 
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
 // every command of the CLI.
@@ -42,6 +42,7 @@ export const mcpCommand = Command.make(
           mcpPrompter(() => served)
         )
       )
+      yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
       return yield* serveStdio(system, (server) => {
         served = server
       })
@@ -62,6 +63,7 @@ export const mcpCommand = Command.make(
       Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
     )
     yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
+    yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
     return yield* Effect.never
   }, Effect.scoped)
 ).pipe(

@@ -6,11 +6,12 @@
 import { Context, Effect, Option, Result } from "effect"
 import { Argument, Command } from "effect/cli"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { ToolSurface } from "../surface/surface.ts"
 import { EXIT_INTERRUPTED, EXIT_MISUSE, ExitCode } from "./errors.ts"
 import { sessionFlags } from "./flags.ts"
 import { Io } from "./io.ts"
 import { malformedLine, parseTurn } from "./protocol.ts"
-import { buildToolSystem, callContext, checkOptions } from "./system.ts"
+import { announceAutoDeferral, buildToolSystem, callContext, checkOptions } from "./system.ts"
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`
 
@@ -28,7 +29,9 @@ export const runCommand = Command.make(
     const io = yield* Io
     const setup = yield* checkOptions(input)
     const lines = yield* io.lines(input.file)
-    const dispatcher = Context.get(yield* buildToolSystem(setup), Dispatcher)
+    const system = yield* buildToolSystem(setup)
+    yield* announceAutoDeferral(Context.get(system, ToolSurface))
+    const dispatcher = Context.get(system, Dispatcher)
     const { context, cancellation } = yield* callContext(input)
     const stopped = cancellation.cancelled.pipe(Effect.as("stopped" as const))
 

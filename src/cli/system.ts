@@ -13,14 +13,17 @@ import { SessionPersistence } from "../session/store.ts"
 import { type WiringRule, wiringFor, wiringTable } from "../surface/models.ts"
 import {
   AUTO_DEFER_NAME,
+  type AutoDeferral,
   DEFAULT_AUTO_DEFER_TOKENS,
   type DeferStrategy,
+  type SurfacedDispatcher,
   surfaceIn,
   ToolSurface
 } from "../surface/surface.ts"
 import { describeError, Misuse } from "./errors.ts"
 import type { Surface } from "./flags.ts"
 import { type Cancellation, Interrupts } from "./interrupts.ts"
+import { Io } from "./io.ts"
 
 export type ToolSystemLayer = Layer.Layer<Dispatcher | ToolRegistry, unknown>
 
@@ -179,6 +182,25 @@ export const buildToolSystem = (
             .withProfile(profile)
             .pipe(Effect.mapError((e) => new Misuse({ message: `--profile: ${e.message}` })))
     return Context.add(context, Dispatcher, narrowed).pipe(Context.add(ToolSurface, narrowed))
+  })
+
+/** What the CLI says when MCP tools were deferred because declaring them all would cost too much. */
+export const autoDeferralNote = (auto: AutoDeferral): string =>
+  `MCP tools deferred automatically: declaring every tool would cost ${auto.tokens} tokens, over ${AUTO_DEFER_NAME}=${auto.threshold}; the ${auto.deferred} MCP tools are found through tool_search.`
+
+/** `call`, `run` and `mcp` say on stderr when the surface deferred MCP tools on its own. */
+export const announceAutoDeferral = (surface: SurfacedDispatcher): Effect.Effect<void, never, Io> =>
+  Effect.gen(function* () {
+    const auto = yield* surface.autoDeferred
+    if (auto !== undefined) yield* (yield* Io).err(`freecode-tools: ${autoDeferralNote(auto)}\n`)
+  })
+
+/** The same for `mcp`, whose servers connect in the background: once they have connected. */
+export const announceAutoDeferralWhenReady = (system: Context.Context<ToolSurface>): Effect.Effect<void, never, Io> =>
+  Effect.gen(function* () {
+    const mcp = Context.getOption(system, McpClients)
+    if (Option.isSome(mcp)) yield* mcp.value.ready
+    yield* announceAutoDeferral(Context.get(system, ToolSurface))
   })
 
 export interface CallOptions {

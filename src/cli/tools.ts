@@ -8,13 +8,13 @@ import { McpClients } from "../mcp/clients.ts"
 import type { Provider } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { wiringFor, wiringTable } from "../surface/models.ts"
-import { AUTO_DEFER_NAME, definitionOf, ToolSurface } from "../surface/surface.ts"
+import { definitionOf, ToolSurface } from "../surface/surface.ts"
 import { defaultSkillDirs, SKILL_DIRS_NAME, skillDirsConfig } from "../tools/skill.ts"
 import { searchSetup } from "../web/search/config.ts"
 import { declarationSize, o200kLayer, summarize, TOKEN_RULE } from "./estimate.ts"
 import { json, provider, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { buildToolSystem, checkOptions } from "./system.ts"
+import { autoDeferralNote, buildToolSystem, checkOptions } from "./system.ts"
 
 /** Each tool's own entry in a provider's `tools` parameter, in registry order. */
 const entriesOf = (provider: Provider, param: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
@@ -141,10 +141,7 @@ export const toolsCommand = Command.make(
         ),
         ["total", String(total.chars), String(total.tokens), ""]
       ]
-      const deferredNote =
-        auto === undefined
-          ? ""
-          : `\nMCP tools deferred automatically: declaring every tool would cost ${auto.tokens} tokens, over ${AUTO_DEFER_NAME}=${auto.threshold}; the ${auto.deferred} MCP tools are found through tool_search.`
+      const deferredNote = auto === undefined ? "" : `\n${autoDeferralNote(auto)}`
       const found =
         searchable.length > 0
           ? [

@@ -99,8 +99,8 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
     // The dispatcher's tools: under a surface (or a profile), what it declares to this MCP
     // session; with the expand strategy, tools a session has found join its list.
     const surface = Context.getOption(system, ToolSurface)
-    const expands =
-      Option.isSome(surface) && surface.value.surface === "deferred" && surface.value.strategy === "expand"
+    // (`all` defers too, past its auto-deferral threshold: tool_search then answers there as well.)
+    const expands = Option.isSome(surface) && surface.value.strategy === "expand"
     const declaredTo = (session: string) =>
       Option.isSome(surface) ? surface.value.declared(session) : dispatcher.tools
     server.setRequestHandler(ListToolsRequestSchema, (_request, extra) =>

@@ -13,7 +13,7 @@
  * budgets run against that tool, and the result names it. Tools a policy would always refuse are
  * hidden everywhere (see visibility.ts).
  */
-import { Clock, Context, Effect, Option, Result, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import { Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
 import { runInBatches } from "../orchestrator/batching.ts"
@@ -499,3 +499,17 @@ export const makeSurface = (
   options: SurfaceOptions
 ): Effect.Effect<SurfacedDispatcher, never, Dispatcher | ToolRegistry> =>
   Effect.map(Effect.context<Dispatcher | ToolRegistry>(), (context) => surfaceIn(context, options))
+
+/**
+ * The system's Dispatcher under a surface, as a layer: it replaces the Dispatcher (so the
+ * declared list, `tools`, and every call go through the surface) and is the ToolSurface (what
+ * the MCP server lists). The ToolRegistry stays the whole catalogue the surface chooses from.
+ */
+export const surfaceLayer = (
+  options: SurfaceOptions
+): Layer.Layer<Dispatcher | ToolSurface, never, Dispatcher | ToolRegistry> =>
+  Layer.effectContext(
+    Effect.map(makeSurface(options), (surface) =>
+      Context.make(Dispatcher, surface as DispatcherShape).pipe(Context.add(ToolSurface, surface))
+    )
+  )

@@ -199,10 +199,62 @@ describe.concurrent("--surface", () => {
         expect(all.autoDeferred).toBeUndefined()
         expect(all.tools.filter((t: { name: string }) => t.name.startsWith("mcp__cat__"))).toHaveLength(60)
 
+        // call and run say so on stderr, keeping stdout the result.
+        const called = yield* cli(
+          "call",
+          "tool_search",
+          '{"query":"select:mcp__cat__desktopcommander_list_directory"}',
+          "--root",
+          catalogue.root
+        )
+        expect(called.code).toBe(0)
+        expect(called.stderr).toMatch(
+          /^freecode-tools: MCP tools deferred automatically: declaring every tool would cost \d+ tokens, over FREECODE_AUTO_DEFER_TOKENS=10000; the 60 MCP tools are found through tool_search\.\n$/
+        )
+        expect(called.stdout).toContain('"name":"mcp__cat__desktopcommander_list_directory"')
+        const quiet = yield* cliWithEnv(
+          { FREECODE_AUTO_DEFER_TOKENS: "0" },
+          "call",
+          "ls",
+          "{}",
+          "--root",
+          catalogue.root
+        )
+        expect(quiet).toMatchObject({ code: 0, stderr: "" })
+
         const bad = yield* cliWithEnv({ FREECODE_AUTO_DEFER_TOKENS: "lots" }, "tools", "--root", project.root)
         expect(bad.code).toBe(2)
         expect(bad.stderr).toContain("FREECODE_AUTO_DEFER_TOKENS must be a whole number")
       }),
+    300_000
+  )
+
+  it.live(
+    "mcp: says on stderr, once its servers have connected, that their tools were deferred; tools/list has tool_search",
+    () =>
+      Effect.gen(function* () {
+        const client = new Client({ name: "test", version: "1.0.0" })
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--root", catalogue.root],
+          stderr: "pipe"
+        })
+        let stderr = ""
+        transport.stderr?.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString()
+        })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => client.connect(transport)),
+          () => Effect.promise(() => client.close())
+        )
+        for (let i = 0; i < 600 && !stderr.includes("\n"); i++) yield* Effect.sleep("100 millis")
+        expect(stderr).toMatch(
+          /^freecode-tools: MCP tools deferred automatically: declaring every tool would cost \d+ tokens, over FREECODE_AUTO_DEFER_TOKENS=10000; the 60 MCP tools are found through tool_search\.\n/
+        )
+        const names = (yield* Effect.promise(() => client.listTools())).tools.map((t) => t.name)
+        expect(names).toContain("tool_search")
+        expect(names.some((n) => n.startsWith("mcp__cat__"))).toBe(false)
+      }).pipe(Effect.scoped),
     180_000
   )
 

@@ -103,6 +103,15 @@ describe.concurrent("tools", () => {
           functionDeclarations: ReadonlyArray<{ name: string }>
         }>
         expect(param[0]!.functionDeclarations.map((d) => d.name)).toEqual(["bash", "output"])
+        // Without --json, each row is the size of that provider's own entry, and the total theirs.
+        const sized = yield* cli("tools", "--surface", "shell", "--provider", "gemini", "--root", project.root)
+        expect(sized.stdout).toContain("declaration shape: gemini's tools parameter entry")
+        const entries = param[0]!.functionDeclarations
+        for (const d of entries) {
+          expect(sized.stdout).toMatch(new RegExp(`\\n${d.name} +${JSON.stringify(d).length} +${countTokens(d)}  `))
+        }
+        const total = entries.reduce((n, d) => n + countTokens(d), 0)
+        expect(sized.stdout).toMatch(new RegExp(`\\ntotal +\\d+ +${total}\\n`))
       }),
     120_000
   )

@@ -5,12 +5,15 @@
  * level, and pinning what each compiler reports in golden files.
  */
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
+import { McpClients } from "../../src/mcp/clients.ts"
 import { convertMcpTool } from "../../src/mcp/convert.ts"
 import { parseToolsPage } from "../../src/mcp/list.ts"
-import { dialectReport, providers, toolsParam } from "../../src/registry/provider.ts"
+import { dialectReport, providers, type ToolDefinition, toolsParam } from "../../src/registry/provider.ts"
+import { ToolRegistry } from "../../src/registry/registry.ts"
 import {
   type Compiled,
   compileAnthropic,
@@ -19,6 +22,7 @@ import {
   dropStrictNulls
 } from "../../src/schema/dialects/index.ts"
 import { isRecord } from "../../src/schema/json-schema.ts"
+import { npmServer, systemWithMcp } from "../mcp/helpers.ts"
 
 const DIR = NodePath.resolve(import.meta.dirname, "../fixtures/mcp/schemas")
 const FIXTURES = NodeFs.readdirSync(DIR)
@@ -310,6 +314,18 @@ describe("compileGemini", () => {
   })
 })
 
+/** What each dialect compiler reports for these tools, one line per change (the golden files' format). */
+const reportLines = (defs: ReadonlyArray<ToolDefinition>): Array<string> => {
+  const lines: Array<string> = []
+  for (const provider of ["anthropic", "openai-strict", "gemini"] as const) {
+    for (const { tool, changes } of dialectReport(provider, defs)) {
+      for (const c of changes)
+        lines.push(`${provider} ${tool} ${c.action} ${c.path}${c.detail === undefined ? "" : ` — ${c.detail}`}`)
+    }
+  }
+  return lines
+}
+
 /** Our resolver's schema of every tool of a fixture (what the registry holds). */
 const resolvedTools = (name: string) => {
   const page = parseToolsPage({ tools: rawTools(name) })
@@ -348,14 +364,83 @@ describe("golden: real MCP servers' tool lists", () => {
       description: t.description,
       inputSchema: t.inputSchema
     }))
-    const lines: Array<string> = []
-    for (const provider of ["anthropic", "openai-strict", "gemini"] as const) {
-      for (const { tool, changes } of dialectReport(provider, defs)) {
-        for (const c of changes)
-          lines.push(`${provider} ${tool} ${c.action} ${c.path}${c.detail === undefined ? "" : ` — ${c.detail}`}`)
-      }
-    }
+    const lines = reportLines(defs)
     for (const provider of providers) expect(JSON.stringify(toolsParam(provider, defs))).not.toContain('"$ref"')
     await expect(`${lines.join("\n")}\n`).toMatchFileSnapshot(`golden/${name}.dialects.txt`)
   })
+})
+
+/**
+ * The same compilers on what the MCP servers installed from npm list right now, through our
+ * real client: every tool compiles into each dialect's rules, and a tool that is also in the
+ * saved list gets exactly the report its golden file pins (the saved lists were taken from
+ * these servers, so a change in either shows up here).
+ */
+describe("golden: the installed MCP servers, live", () => {
+  it.live(
+    "server-everything, -filesystem, -memory and -sequential-thinking: live tool lists compile, reports match the golden files",
+    () => {
+      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-dialects-live-"))
+      const servers = {
+        everything: npmServer("mcp-server-everything"),
+        filesystem: npmServer("mcp-server-filesystem", [dir]),
+        memory: {
+          ...npmServer("mcp-server-memory"),
+          env: { ...npmServer("x").env, MEMORY_FILE_PATH: NodePath.join(dir, "memory.jsonl") }
+        },
+        "sequential-thinking": {
+          ...npmServer("mcp-server-sequential-thinking"),
+          env: { ...npmServer("x").env, DISABLE_THOUGHT_LOGGING: "true" }
+        }
+      }
+      return Effect.gen(function* () {
+        const clients = yield* McpClients
+        yield* clients.ready
+        // server-everything registers more tools after initializing and says so: wait for the re-listing.
+        for (let i = 0; i < 200; i++) {
+          const everything = (yield* clients.status).find((s) => s.name === "everything")
+          if (everything !== undefined && everything.lists >= 2) break
+          yield* Effect.sleep("50 millis")
+        }
+        const status = yield* clients.status
+        expect(status.map((s) => [s.name, s.state])).toEqual(
+          Object.keys(servers).map((name) => [name, "connected"] as const)
+        )
+        const tools = (yield* (yield* ToolRegistry).tools).filter((t) => t.source === "mcp")
+        for (const name of Object.keys(servers)) {
+          const live = tools.filter((t) => t.id.startsWith(`mcp__${name}__`))
+          expect(live.length, name).toBeGreaterThan(0)
+          for (const tool of live) {
+            checkAnthropic(compileAnthropic(tool.inputSchema))
+            checkStrict(compileOpenAIStrict(tool.inputSchema))
+            checkGemini(compileGemini(tool.inputSchema))
+          }
+          // Our client declares no capabilities: server-everything then serves its no-capabilities list.
+          const fixture = name === "everything" ? "everything-nocaps" : name
+          const golden = NodeFs.readFileSync(
+            NodePath.join(import.meta.dirname, `golden/${fixture}.dialects.txt`),
+            "utf8"
+          )
+          const saved = new Set(resolvedTools(fixture).map((t) => t.id.replace(`mcp__${fixture}__`, `mcp__${name}__`)))
+          const common = live.filter((t) => saved.has(t.id))
+          // Every tool of the saved list is still served.
+          expect(common.length, name).toBe(saved.size)
+          const ids = new Set(common.map((t) => t.id))
+          const expected = golden
+            .replaceAll(`mcp__${fixture}__`, `mcp__${name}__`)
+            .split("\n")
+            .filter((l) => l !== "" && ids.has(l.split(" ")[1]!))
+          const measured = reportLines(
+            common.map((t) => ({ name: t.id, description: t.description, inputSchema: t.inputSchema }))
+          )
+          // The registry orders tools by name, the saved list by the server's order.
+          expect([...measured].sort(), name).toEqual([...expected].sort())
+        }
+      }).pipe(
+        Effect.provide(systemWithMcp({ servers, root: dir })),
+        Effect.ensuring(Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true })))
+      )
+    },
+    120_000
+  )
 })

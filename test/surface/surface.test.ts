@@ -7,13 +7,14 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { toolSystem } from "../../layers/system.ts"
 import type { FreecodeConfigData } from "../../src/config/schema.ts"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import type { HookInput } from "../../src/hooks/hooks.ts"
 import { McpClients } from "../../src/mcp/clients.ts"
 import { OutputConfig } from "../../src/output/config.ts"
-import { type SurfaceOptions, surfaceIn } from "../../src/surface/surface.ts"
+import { type SurfaceOptions, surfaceIn, ToolSurface } from "../../src/surface/surface.ts"
 
 const REPO = NodePath.resolve(import.meta.dirname, "../..")
 const root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-surface-"))
@@ -297,6 +298,45 @@ describe("per-agent scoping", () => {
         const shell = yield* (yield* system({ surface: "shell" })).withProfile("read-only")
         expect(names(yield* shell.declared())).toEqual(["output"])
       }),
+    90_000
+  )
+})
+
+describe("ToolSystem layer with a surface", () => {
+  it.live(
+    "the system's Dispatcher is the surface: its declared list, its search, its refusals",
+    () =>
+      Effect.gen(function* () {
+        const build = (surface: SurfaceOptions) =>
+          Layer.build(
+            toolSystem({
+              root,
+              outputConfig: OutputConfig.layerWith({}),
+              config: { mcpServers: { fx } },
+              surface
+            }).pipe(Layer.provideMerge(NodeServices.layer))
+          )
+        const context = yield* build({ surface: "deferred", core: ["read"] })
+        yield* Context.get(context, McpClients).ready
+        const dispatcher = Context.get(context, Dispatcher)
+        expect(names(yield* dispatcher.tools)).toEqual(["read", "tool_search", "tool_call"])
+        expect(Option.getOrThrow(Context.getOption(context, ToolSurface)).surface).toBe("deferred")
+        const found = yield* dispatcher.dispatch(
+          { id: "l1", name: "tool_search", args: { query: "sum tree" } },
+          ctx("l")
+        )
+        expect((found.metadata.matches as Array<string>)[0]).toBe("mcp__fx__tree_sum")
+        const sum = yield* dispatcher.dispatch(
+          { id: "l2", name: "tool_call", args: { name: "mcp__fx__tree_sum", arguments: { root: { value: 3 } } } },
+          ctx("l")
+        )
+        expect(sum).toMatchObject({ tool: "mcp__fx__tree_sum", status: "ok", modelOutput: "3" })
+
+        const shell = Context.get(yield* build({ surface: "shell" }), Dispatcher)
+        expect(names(yield* shell.tools)).toEqual(["bash", "output"])
+        const read = yield* shell.dispatch({ id: "l3", name: "read", args: { filePath: "notes.txt" } }, ctx("l"))
+        expect(read.modelOutput).toContain("Only bash and output are available here")
+      }).pipe(Effect.scoped),
     90_000
   )
 })
