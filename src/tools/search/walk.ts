@@ -8,6 +8,7 @@
 import { Effect, FileSystem, type PlatformError } from "effect"
 import type { Ignore } from "ignore"
 import picomatch from "picomatch"
+import * as NativeFs from "../../fs/native.ts"
 import { basenameOf, joinPath, relativeInside } from "../paths.ts"
 import {
   comparePaths,
@@ -61,7 +62,7 @@ export interface WalkOptions {
   readonly maxEntries?: number
 }
 
-const kindOf = (type: FileSystem.File.Type): EntryKind =>
+const kindOf = (type: FileSystem.File.Type | NativeFs.FileType | "Unknown"): EntryKind =>
   type === "Directory" ? "dir" : type === "File" ? "file" : type === "SymbolicLink" ? "symlink" : "other"
 
 interface Pending {
@@ -72,18 +73,21 @@ interface Pending {
 
 const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
   Effect.gen(function* () {
-    const raw = yield* fs.readDirectoryEntries(pending.path)
-    const typed = yield* Effect.forEach(
-      raw,
-      (e) =>
-        e.type === "Unknown"
-          ? fs.lstat(joinPath(pending.path, e.name)).pipe(
-              Effect.map((info) => ({ name: e.name, kind: kindOf(info.type) })),
-              Effect.catch(() => Effect.succeed({ name: e.name, kind: "other" as EntryKind }))
-            )
-          : Effect.succeed({ name: e.name, kind: kindOf(e.type) }),
-      { concurrency: 8 }
-    )
+    const raw = yield* NativeFs.readDirectoryEntries(pending.path)
+    // Only a file system that does not report types needs a stat per entry.
+    const typed = raw.some((e) => e.type === "Unknown")
+      ? yield* Effect.forEach(
+          raw,
+          (e) =>
+            e.type === "Unknown"
+              ? fs.lstat(joinPath(pending.path, e.name)).pipe(
+                  Effect.map((info) => ({ name: e.name, kind: kindOf(info.type) })),
+                  Effect.catch(() => Effect.succeed({ name: e.name, kind: "other" as EntryKind }))
+                )
+              : Effect.succeed({ name: e.name, kind: kindOf(e.type) }),
+          { concurrency: 8 }
+        )
+      : raw.map((e) => ({ name: e.name, kind: kindOf(e.type) }))
     const hasGitignore = typed.some((e) => e.name === ".gitignore" && e.kind === "file")
     const own = hasGitignore ? yield* loadLevel(fs, pending.path) : undefined
     return { entries: typed, chain: own === undefined ? pending.chain : [...pending.chain, own] }
@@ -102,14 +106,13 @@ export const walkTree = (
     let complete = true
     let level: Array<Pending> = [{ path: options.dir, depth: 0, chain: ancestors }]
     while (level.length > 0) {
-      const read = yield* Effect.forEach(
-        level,
-        (p) =>
-          p.depth === 0
-            ? readDir(fs, p)
-            : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined))),
-        { concurrency: 16 }
-      )
+      const readOne = (p: Pending) =>
+        p.depth === 0
+          ? readDir(fs, p)
+          : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+      // One directory needs no concurrent fibers (most ls calls read just one level).
+      const read =
+        level.length === 1 ? [yield* readOne(level[0]!)] : yield* Effect.forEach(level, readOne, { concurrency: 16 })
       const next: Array<Pending> = []
       for (let i = 0; i < level.length; i++) {
         const pending = level[i] as Pending

@@ -1,0 +1,81 @@
+/**
+ * Whether a path lies on a local file system, where a small synchronous call is safe: it waits
+ * on the page cache or a local disk, never on a network. Read from the mount table once, on
+ * Linux; anywhere else nothing counts as local and every call takes the thread pool.
+ * `FREECODE_FS_POOL=1` sends every call to the pool (docs/configuration.md).
+ */
+import { readFileSync } from "node:fs"
+
+/** File systems whose calls never wait on another machine or a user-space daemon. */
+const LOCAL_TYPES = new Set([
+  "ext2",
+  "ext3",
+  "ext4",
+  "xfs",
+  "btrfs",
+  "zfs",
+  "f2fs",
+  "bcachefs",
+  "jfs",
+  "reiserfs",
+  "tmpfs",
+  "ramfs",
+  "overlay",
+  "squashfs",
+  "iso9660",
+  "vfat",
+  "exfat",
+  "ntfs3",
+  "hfsplus",
+  "devtmpfs",
+  "proc",
+  "sysfs"
+])
+
+interface Mount {
+  readonly point: string
+  readonly local: boolean
+}
+
+/** mountinfo writes space, tab, newline and backslash in a mount point as octal escapes. */
+const decodeOctal = (field: string): string =>
+  field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)))
+
+/** The mount table, longest mount point first, so the first prefix found is the path's mount. */
+export const parseMountInfo = (text: string): ReadonlyArray<Mount> => {
+  const mounts: Array<Mount> = []
+  for (const line of text.split("\n")) {
+    const fields = line.split(" ")
+    const dash = fields.indexOf("-")
+    if (dash < 0 || fields[4] === undefined || fields[dash + 1] === undefined) continue
+    mounts.push({ point: decodeOctal(fields[4]), local: LOCAL_TYPES.has(fields[dash + 1]!) })
+  }
+  return mounts.sort((a, b) => b.point.length - a.point.length)
+}
+
+let table: ReadonlyArray<Mount> | undefined
+
+const mounts = (): ReadonlyArray<Mount> => {
+  if (table === undefined) {
+    try {
+      const pooled = process.env.FREECODE_FS_POOL === "1" || process.platform !== "linux"
+      table = pooled ? [] : parseMountInfo(readFileSync("/proc/self/mountinfo", "utf8"))
+    } catch {
+      table = []
+    }
+  }
+  return table
+}
+
+const under = (path: string, point: string): boolean =>
+  point === "/" || path === point || (path.startsWith(point) && path[point.length] === "/")
+
+/**
+ * Whether the mount `path` (absolute) sits on is local. A symlink on a local mount that leads
+ * onto a network mount is still followed synchronously: the one way a hung mount can stall the
+ * process.
+ */
+export const isOnLocalMount = (path: string, table: ReadonlyArray<Mount> = mounts()): boolean => {
+  for (const mount of table) if (under(path, mount.point)) return mount.local
+  return false
+}

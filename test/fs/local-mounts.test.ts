@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest"
+import { isOnLocalMount, parseMountInfo } from "../../src/fs/local-mounts.ts"
+
+const MOUNTINFO = [
+  "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
+  "30 22 0:25 / /home rw shared:2 - nfs4 server:/home rw,vers=4.2",
+  "31 30 8:2 / /home/me/local\\040disk rw shared:3 - xfs /dev/sdb1 rw",
+  "32 22 0:30 / /mnt/sshfs rw - fuse.sshfs me@host:/ rw",
+  "33 22 0:31 / /tmp rw - tmpfs tmpfs rw",
+  ""
+].join("\n")
+
+describe("local mounts", () => {
+  const table = parseMountInfo(MOUNTINFO)
+
+  it("a path is on the mount with the longest matching mount point", () => {
+    expect(isOnLocalMount("/usr/lib/x.so", table)).toBe(true)
+    expect(isOnLocalMount("/home/me/project/a.ts", table)).toBe(false)
+    expect(isOnLocalMount("/home/me/local disk/a.ts", table)).toBe(true)
+    expect(isOnLocalMount("/tmp/x", table)).toBe(true)
+  })
+
+  it("network and FUSE mounts are not local; a name that only shares a prefix is not under a mount", () => {
+    expect(isOnLocalMount("/mnt/sshfs/x", table)).toBe(false)
+    expect(isOnLocalMount("/mnt/sshfsx/y", table)).toBe(true)
+    expect(isOnLocalMount("/homework/a", table)).toBe(true)
+  })
+
+  it("with no mount table nothing is local", () => {
+    expect(isOnLocalMount("/usr/lib/x.so", [])).toBe(false)
+  })
+})
