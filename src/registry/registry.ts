@@ -27,19 +27,40 @@ const SOURCE_RANK: Record<ToolSource, number> = { builtin: 0, extension: 1, mcp:
 const byStableOrder = (a: Tool, b: Tool) =>
   SOURCE_RANK[a.source] - SOURCE_RANK[b.source] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
+/**
+ * Gives an effect the services of the context a tool was registered in, adding only those the
+ * running fiber lacks or holds differently. A built-in tool runs in the same system it was
+ * registered in, so usually nothing is added: Effect.provideContext would copy every service
+ * into a new map on each call (and reset the fiber's reference cache) to change nothing.
+ */
+const providing = <R>(context: Context.Context<R>) => {
+  const services = Array.from(context.mapUnsafe, ([key, value]) => ({
+    key: Context.Service<R, unknown>(key),
+    value
+  }))
+  return <A, E>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E> =>
+    Effect.updateContext(effect, (current: Context.Context<never>) => {
+      // Typed as holding R already: the loop below makes it so.
+      let next = current as Context.Context<R>
+      for (const { key, value } of services) {
+        if (Context.getOrUndefined(next, key) !== value) next = Context.add(next, key, value)
+      }
+      return next
+    })
+}
+
 /** Provides a tool's requirements once, at registration, so the registry holds runnable tools. */
-const provideTool = <R>(tool: Tool<R>, context: Context.Context<R>): Tool => ({
-  ...tool,
-  validateInput:
-    tool.validateInput === undefined
-      ? undefined
-      : (args, ctx) => Effect.provideContext(tool.validateInput!(args, ctx), context),
-  checkPermissions:
-    tool.checkPermissions === undefined
-      ? undefined
-      : (args, ctx) => Effect.provideContext(tool.checkPermissions!(args, ctx), context),
-  execute: (args, ctx) => Effect.provideContext(tool.execute(args, ctx), context)
-})
+const provideTool = <R>(tool: Tool<R>, context: Context.Context<R>): Tool => {
+  const provide = providing(context)
+  return {
+    ...tool,
+    validateInput:
+      tool.validateInput === undefined ? undefined : (args, ctx) => provide(tool.validateInput!(args, ctx)),
+    checkPermissions:
+      tool.checkPermissions === undefined ? undefined : (args, ctx) => provide(tool.checkPermissions!(args, ctx)),
+    execute: (args, ctx) => provide(tool.execute(args, ctx))
+  }
+}
 
 export class ToolRegistry extends Context.Service<
   ToolRegistry,
