@@ -37,7 +37,10 @@ export interface ToolCompleteEvent {
   readonly sessionId: string
   readonly callId: string
   readonly tool: string
-  /** The result without its UI copy, which arrived as "final" tool_output windows. */
+  /**
+   * The result without its UI copy, which arrived as "final" tool_output windows; its
+   * modelOutput is tail-capped to the UI cap and its metadata bounded (boundedMetadata).
+   */
   readonly result: Omit<ToolResult, "uiOutput">
 }
 
@@ -56,6 +59,36 @@ export const windows = (text: string, size: number): Array<{ offset: number; chu
     offset = end
   }
   return out
+}
+
+const jsonChars = (value: unknown): number => {
+  try {
+    return JSON.stringify(value)?.length ?? 0
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
+
+/**
+ * A result's metadata as tool_complete carries it: whole when it fits `max` characters of JSON;
+ * otherwise each entry over a quarter of `max` (an image's base64) is replaced by its size. The
+ * ToolResult itself keeps everything; only the event is bounded.
+ */
+export const boundedMetadata = (
+  metadata: Readonly<Record<string, unknown>>,
+  max: number
+): Readonly<Record<string, unknown>> => {
+  const entries = Object.entries(metadata)
+  if (entries.length === 0) return metadata
+  const whole = jsonChars(metadata)
+  if (whole <= max) return metadata
+  const bounded = Object.fromEntries(
+    entries.map(([key, value]) => {
+      const chars = jsonChars(value)
+      return [key, chars > max / 4 ? { omitted: true, chars } : value]
+    })
+  )
+  return jsonChars(bounded) <= max ? bounded : { omitted: true, chars: whole }
 }
 
 export class ToolEvents extends Context.Service<

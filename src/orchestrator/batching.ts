@@ -30,7 +30,7 @@ export const planToolBatches = (
 }
 
 /** Safe when the registered tool declares it (names compared case-insensitively); unknown tools are not. */
-export const declaredConcurrencySafe = (tools: ReadonlyArray<Tool>): ((call: ToolCall) => boolean) => {
+export const declaredConcurrencySafe = <R>(tools: ReadonlyArray<Tool<R>>): ((call: ToolCall) => boolean) => {
   const safe = new Map(tools.map((t) => [t.id.toLowerCase(), t.concurrencySafe]))
   return (call) => safe.get(call.name.toLowerCase()) ?? false
 }

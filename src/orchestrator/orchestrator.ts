@@ -5,7 +5,7 @@
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
 import { Clock, Context, Duration, Effect, FileSystem, Layer, Result } from "effect"
-import { EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
+import { boundedMetadata, EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
 import { compressEnabledConfig, compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
 import type { OutputView, OutputWriter } from "../output/spill.ts"
@@ -464,7 +464,14 @@ export class Orchestrator extends Context.Service<
           )
           // The UI already has its copy from the windows; nothing in an event may exceed the UI cap.
           const { uiOutput: _ui, ...withoutUi } = result
-          const forEvent = { ...withoutUi, modelOutput: tailCap(result.modelOutput, settings.uiMaxChars) }
+          const forEvent = {
+            ...withoutUi,
+            modelOutput: tailCap(result.modelOutput, settings.uiMaxChars),
+            metadata: boundedMetadata(result.metadata, windowSize),
+            ...(result.error === undefined
+              ? {}
+              : { error: { tag: result.error.tag, message: tailCap(result.error.message, settings.uiMaxChars) } })
+          }
           yield* events.publish({ type: "tool_complete", ...base, tool: toolId, result: forEvent })
           return result
         })

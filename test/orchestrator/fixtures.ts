@@ -158,3 +158,17 @@ export const BadValidate = defineTool({
   validateInput: () => Effect.die("validator bug"),
   execute: () => Effect.succeed({ title: "never", output: "never" })
 })
+
+/** Returns an image-sized value in its metadata, as read does for a model that can see images. */
+export const Picture = defineTool({
+  id: "picture",
+  description: "Returns a large image in metadata.",
+  parameters: Schema.Struct({}),
+  concurrencySafe: true,
+  execute: () =>
+    Effect.succeed({
+      title: "picture",
+      output: "Image: shot.png (png)",
+      metadata: { image: { mimeType: "image/png", data: "A".repeat(200_000) }, width: 640 }
+    })
+})

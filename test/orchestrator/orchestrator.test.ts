@@ -8,7 +8,19 @@ import type { OutputSettings } from "../../src/output/config.ts"
 import type { Tool } from "../../src/tool/tool.ts"
 import type { BuiltinRequirements } from "../../src/tools/index.ts"
 import { OutputTool } from "../../src/tools/output.ts"
-import { BadPaths, BadValidate, Boom, Echo, flaky, Guarded, hang, Lines, makeLatchTools, Small } from "./fixtures.ts"
+import {
+  BadPaths,
+  BadValidate,
+  Boom,
+  Echo,
+  flaky,
+  Guarded,
+  hang,
+  Lines,
+  makeLatchTools,
+  Picture,
+  Small
+} from "./fixtures.ts"
 
 const system = (tools: ReadonlyArray<Tool<BuiltinRequirements>>, output: Partial<OutputSettings> = {}) =>
   testToolSystem({ root: process.cwd(), tools: [...tools, OutputTool], output })
@@ -341,6 +353,26 @@ describe("Orchestrator.execute", () => {
         expect(carried.length).toBeLessThanOrEqual(1000)
       }
     }).pipe(Effect.provide(system([Lines], { uiMaxChars: 1000 })))
+  )
+})
+
+describe("Orchestrator events", () => {
+  it.effect("tool_complete bounds large metadata (an image) to a window; the result keeps it whole", () =>
+    Effect.gen(function* () {
+      const events = yield* ToolEvents
+      const seen: Array<ToolEvent> = []
+      const subscription = yield* events.subscribe
+      const collector = yield* Effect.forkChild(Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e))))
+      const result = yield* run("picture", {})
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(collector)
+      expect((result.metadata.image as { data: string }).data).toHaveLength(200_000)
+      const complete = seen.find((e) => e.type === "tool_complete")
+      expect(complete?.type).toBe("tool_complete")
+      if (complete?.type !== "tool_complete") return
+      expect(complete.result.metadata).toEqual({ image: { omitted: true, chars: 200_034 }, width: 640 })
+      for (const e of seen) expect(JSON.stringify(e).length).toBeLessThanOrEqual(1000)
+    }).pipe(Effect.provide(system([Picture], { uiMaxChars: 1000 })))
   )
 })
 
