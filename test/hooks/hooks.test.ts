@@ -36,7 +36,12 @@ const CONTEXT = script(
   "context.sh",
   `cat > /dev/null\n${json({ hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "remember the style guide" } })}`
 )
-const SLOW = script("slow.sh", "sleep 10")
+const SLOW = script("slow.sh", `sleep 4\ntouch "${root}/slow-hook-finished"`)
+const BAD_JSON = script("bad-json.sh", `cat > /dev/null\necho '{"hookSpecificOutput": {'`)
+const ASK = script(
+  "ask.sh",
+  `cat > /dev/null\n${json({ hookSpecificOutput: { permissionDecision: "ask", permissionDecisionReason: "hook wants a person" } })}`
+)
 const CRASH = script("crash.sh", `echo boom >&2\nexit 1`)
 const POST = script(
   "post.sh",
@@ -141,6 +146,9 @@ describe("hooks", () => {
         expect(r.modelOutput).toContain("did not answer within")
         expect(hooksOf(r.metadata)[0]).toMatchObject({ outcome: "timed out" })
         expect(exists("slow.txt")).toBe(false)
+        // The hook was killed, not left running: it never gets to its last line.
+        yield* Effect.sleep("5 seconds")
+        expect(exists("slow-hook-finished")).toBe(false)
       }).pipe(Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch", SLOW, 1)] } }))),
     20_000
   )
@@ -160,6 +168,44 @@ describe("hooks", () => {
       Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch", CRASH)], PostToolUse: [pre("look", CRASH)] } }))
     )
   )
+
+  it.live("a PreToolUse hook that prints invalid JSON counts as a crash: the call does not run", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "bj", name: "touch", args: { filePath: "bad-json.txt" } }, { sessionId: "s" })
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("printed invalid JSON")
+      expect(hooksOf(r.metadata)[0]).toMatchObject({ event: "PreToolUse", outcome: "crashed" })
+      expect(exists("bad-json.txt")).toBe(false)
+    }).pipe(Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch", BAD_JSON)] } })))
+  )
+
+  it.live("a JSON ask sends a call the rules allow to the person; their no keeps it from running", () => {
+    const asked: Array<ApprovalQuestion> = []
+    return Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch(
+        { id: "ak", name: "bash", args: { command: "echo hi > asked-by-hook.txt" } },
+        { sessionId: "s" }
+      )
+      expect(asked).toHaveLength(1)
+      expect(asked[0]!.reason).toBe("hook wants a person")
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toBe("not now")
+      expect(r.metadata.permission).toMatchObject({ behavior: "deny", by: "person" })
+      expect(exists("asked-by-hook.txt")).toBe(false)
+    }).pipe(
+      Effect.provide(
+        system({
+          root,
+          tools,
+          config: { permissions: { allow: ["Bash"] }, hooks: { PreToolUse: [pre("bash", ASK)] } },
+          answer: { answer: "deny", message: "not now" },
+          asked
+        })
+      )
+    )
+  })
 
   it.live(
     "JSON decisions: allow vouches for a call the declaration would ask about, never past an ask rule; deny refuses",
@@ -189,6 +235,38 @@ describe("hooks", () => {
         )
       )
     }
+  )
+
+  it.live("an Effect-function PreToolUse hook that fails or dies blocks the call (fail closed)", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      for (const filePath of ["fails.txt", "dies.txt"]) {
+        const r = yield* d.dispatch({ id: filePath, name: "touch", args: { filePath } }, { sessionId: "s" })
+        expect(r.status).toBe("denied")
+        expect(hooksOf(r.metadata)[0]).toMatchObject({ event: "PreToolUse", outcome: "crashed" })
+        expect(r.modelOutput).toContain("the call was not run")
+        expect(exists(filePath)).toBe(false)
+      }
+    }).pipe(
+      Effect.provide(
+        system({
+          root,
+          tools,
+          answer: { answer: "once" },
+          hooks: [
+            {
+              event: "PreToolUse",
+              name: "flaky",
+              matcher: "touch",
+              run: (input) =>
+                (input.tool_input as { filePath: string }).filePath === "fails.txt"
+                  ? Effect.fail("policy server unreachable")
+                  : Effect.die(new Error("bug in the hook"))
+            }
+          ]
+        })
+      )
+    )
   )
 
   it.live("Effect-function hooks for embedders run beside the configured ones", () =>

@@ -1,9 +1,11 @@
 /**
- * The shell corpus end to end: every case through `freecode-tools` as a real child process,
- * non-interactively (no --yes), running the real bash tool. Markers must never appear.
+ * The shell corpus end to end through `freecode-tools` as a real child process, non-interactively
+ * (no --yes), running the real bash tool: every case in one `run`, and every case that must be
+ * refused through its own `freecode-tools call bash`. Markers must never appear.
  */
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -13,6 +15,8 @@ const MAIN = NodePath.resolve(import.meta.dirname, "../../src/cli/main.ts")
 const world = makeShellWorld()
 afterAll(world.cleanup)
 const rules = `${world.dir}/corpus-rules.json`
+const compileCache = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-shell-cache-"))
+afterAll(() => NodeFs.rmSync(compileCache, { recursive: true, force: true }))
 NodeFs.writeFileSync(rules, JSON.stringify(corpus.rules))
 
 const cli = (args: ReadonlyArray<string>, input = "") =>
@@ -21,7 +25,8 @@ const cli = (args: ReadonlyArray<string>, input = "") =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
         const child = spawn(process.execPath, [MAIN, ...args], {
           cwd: world.dir,
-          env: { ...process.env, ...world.env, NO_COLOR: "1" }
+          // The compile cache makes each of the many short CLI processes start faster.
+          env: { ...process.env, ...world.env, NO_COLOR: "1", NODE_COMPILE_CACHE: compileCache }
         })
         let stdout = ""
         let stderr = ""
@@ -48,7 +53,12 @@ describe("shell corpus through the CLI", () => {
             .split("\n")
             .filter((l) => l !== "")
             .map(
-              (l) => JSON.parse(l) as { id: string; status: string; metadata: { permission?: { behavior: string } } }
+              (l) =>
+                JSON.parse(l) as {
+                  id: string
+                  status: string
+                  metadata: { permission?: { behavior: string; by: string } }
+                }
             )
             .map((x) => [x.id, x])
         )
@@ -58,7 +68,8 @@ describe("shell corpus through the CLI", () => {
           const result = results.get(`c${c.id}`)!
           const behavior = result.metadata.permission?.behavior
           if (c.expect === "refuse" && result.status !== "denied") wrong.push(`#${c.id} ran: ${c.command}`)
-          if (c.expect === "deny" && behavior !== "deny") wrong.push(`#${c.id} not denied: ${c.command}`)
+          if (c.expect === "deny" && result.metadata.permission?.by !== "rule")
+            wrong.push(`#${c.id} not denied: ${c.command}`)
           if (c.expect === "allow" && behavior !== "allow") wrong.push(`#${c.id} refused: ${c.command}`)
         }
         expect(wrong).toEqual([])
@@ -69,27 +80,54 @@ describe("shell corpus through the CLI", () => {
   )
 
   it.live(
-    "call: refused without --yes (exit 1, status denied, the reason on stdout); an allowed one runs",
+    "call bash: every case that must be refused, one real process each, without --yes: denied, exit 1, no marker",
     () =>
       Effect.gen(function* () {
-        const pick = (id: number) => corpus.cases.find((c) => c.id === id)!
-        const refused = corpus.cases.filter((c) => c.expect === "refuse").slice(0, 3)
-        for (const c of refused) {
-          const r = yield* cli([
-            "call",
-            "bash",
-            JSON.stringify({ command: world.fill(c) }),
-            "--root",
-            world.dir,
-            "--config",
-            rules
-          ])
-          expect(r.code).toBe(1)
-          expect(r.stderr).toBe("status: denied\n")
-          expect(r.stdout).toContain("needs approval")
-          expect(NodeFs.existsSync(world.marker(c.id))).toBe(false)
-        }
-        const allowed = pick(2)
+        const refused = corpus.cases.filter((c) => c.expect === "refuse" || c.expect === "deny")
+        const wrong: Array<string> = []
+        yield* Effect.forEach(
+          refused,
+          (c) =>
+            Effect.gen(function* () {
+              const command = world.fill(c)
+              const r = yield* cli([
+                "call",
+                "bash",
+                JSON.stringify({ command, timeout: 10_000 }),
+                "--json",
+                "--root",
+                world.dir,
+                "--config",
+                rules
+              ])
+              const result = JSON.parse(r.stdout) as {
+                status: string
+                modelOutput: string
+                metadata: { permission?: { behavior: string; by: string } }
+              }
+              if (r.code !== 1 || result.status !== "denied") wrong.push(`#${c.id} ran (${result.status}): ${command}`)
+              // A deny rule refuses before anyone (here: no one) is asked.
+              if (c.expect === "deny" && result.metadata.permission?.by !== "rule")
+                wrong.push(`#${c.id} not denied by a rule: ${command}`)
+              if (result.modelOutput.length < 40) wrong.push(`#${c.id} says too little: ${result.modelOutput}`)
+              if (NodeFs.existsSync(world.marker(c.id))) wrong.push(`#${c.id} left its marker: ${command}`)
+            }),
+          { concurrency: 2, discard: true }
+        )
+        expect(wrong).toEqual([])
+        expect(refused.length).toBeGreaterThanOrEqual(100)
+        expect(world.markers()).toEqual([])
+        expect(world.victimExists()).toBe(true)
+      }),
+    // About 160 processes of ~1.3 s CPU each on a shared two-core machine.
+    1_800_000
+  )
+
+  it.live(
+    "call bash: an allowed case runs without --yes; a refused one says why on stdout, status on stderr",
+    () =>
+      Effect.gen(function* () {
+        const allowed = corpus.cases.find((c) => c.id === 2)!
         const ok = yield* cli([
           "call",
           "bash",
@@ -101,6 +139,21 @@ describe("shell corpus through the CLI", () => {
         ])
         expect(ok.code).toBe(0)
         expect(ok.stdout).toContain("input.txt")
+        const refused = corpus.cases.find((c) => c.id === 64)!
+        const no = yield* cli([
+          "call",
+          "bash",
+          JSON.stringify({ command: world.fill(refused) }),
+          "--root",
+          world.dir,
+          "--config",
+          rules
+        ])
+        expect(no.code).toBe(1)
+        expect(no.stderr).toBe("status: denied\n")
+        expect(no.stdout).toContain("needs approval")
+        expect(no.stdout).toContain("No one is available to approve it here")
+        expect(NodeFs.existsSync(world.marker(refused.id))).toBe(false)
       }),
     120_000
   )

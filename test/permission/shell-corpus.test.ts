@@ -4,6 +4,8 @@
  * 0 unsafe allows. Over-refusals (a case the corpus expects to be allowed, refused) are listed.
  */
 import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -36,6 +38,38 @@ describe("shell corpus through the engine", () => {
     for (const c of corpus.cases.filter((c) => c.expect === "refuse" || c.expect === "deny"))
       expect(c.command).toContain("{M}")
   })
+
+  it("every refused case is live: run by bash with no check, it leaves its marker (unless bash cannot parse it)", () => {
+    // Proves the marker test can fail: an engine that let any of these through would leave a file.
+    const bare = makeShellWorld()
+    try {
+      const refused = corpus.cases.filter((c) => c.expect === "refuse" || c.expect === "deny")
+      const unparsable: Array<number> = []
+      for (const c of refused) {
+        const command = bare.fill(c)
+        try {
+          execFileSync("/bin/bash", ["-n", "-c", command], { stdio: "ignore" })
+        } catch {
+          unparsable.push(c.id)
+          continue
+        }
+        try {
+          execFileSync("/bin/bash", ["-c", command], { cwd: bare.dir, env: bare.env, timeout: 10_000, stdio: "ignore" })
+        } catch {
+          // Some cases fail after touching their marker (a denied `rm` of a missing victim, …).
+        }
+        NodeFs.writeFileSync(NodePath.join(bare.dir, "victim"), "restored\n")
+      }
+      // Process substitutions run asynchronously: give them a moment before looking.
+      execFileSync("/bin/sleep", ["0.3"])
+      const missing = refused.filter((c) => !unparsable.includes(c.id) && !NodeFs.existsSync(bare.marker(c.id)))
+      expect(missing.map((c) => `#${c.id} ${JSON.stringify(c.command)}`)).toEqual([])
+      // Only the parse-error cases (which must fail closed) are exempt.
+      expect(unparsable.length).toBeLessThan(10)
+    } finally {
+      bare.cleanup()
+    }
+  }, 120_000)
 
   it.live(
     "0 unsafe allows: refused cases are refused, deny cases denied, allowed ones run and leave no marker",

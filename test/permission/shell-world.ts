@@ -24,7 +24,9 @@ export const corpus = JSON.parse(
   NodeFs.readFileSync(NodePath.join(import.meta.dirname, "../fixtures/shell/corpus.json"), "utf8")
 ) as CorpusFile
 
+// PATH is set here so a stand-in still works when a case points PATH at it (PATH=evil ls).
 const TOUCH_MARKERS = `#!/bin/bash
+PATH=/usr/bin:/bin
 for a in "$@"; do case "$a" in */pwned-*) touch "$a";; esac; done
 echo "stand-in $(basename "$0") $*"
 `
