@@ -6,7 +6,12 @@
  */
 import { readFileSync } from "node:fs"
 
-/** File systems whose calls never wait on another machine or a user-space daemon. */
+/**
+ * File systems whose calls never wait on another machine or a user-space daemon. proc, sysfs and
+ * devtmpfs are left out on purpose: some of their files block on read (/proc/kmsg is a "regular
+ * file" of size 0 that waits for kernel messages), and a blocked pool thread can time out where a
+ * blocked process cannot.
+ */
 const LOCAL_TYPES = new Set([
   "ext2",
   "ext3",
@@ -26,10 +31,7 @@ const LOCAL_TYPES = new Set([
   "vfat",
   "exfat",
   "ntfs3",
-  "hfsplus",
-  "devtmpfs",
-  "proc",
-  "sysfs"
+  "hfsplus"
 ])
 
 interface Mount {

@@ -7,6 +7,7 @@ const MOUNTINFO = [
   "31 30 8:2 / /home/me/local\\040disk rw shared:3 - xfs /dev/sdb1 rw",
   "32 22 0:30 / /mnt/sshfs rw - fuse.sshfs me@host:/ rw",
   "33 22 0:31 / /tmp rw - tmpfs tmpfs rw",
+  "34 22 0:5 / /proc rw - proc proc rw",
   ""
 ].join("\n")
 
@@ -24,6 +25,12 @@ describe("local mounts", () => {
     expect(isOnLocalMount("/mnt/sshfs/x", table)).toBe(false)
     expect(isOnLocalMount("/mnt/sshfsx/y", table)).toBe(true)
     expect(isOnLocalMount("/homework/a", table)).toBe(true)
+  })
+
+  it("proc is not local: some of its files block on read", () => {
+    expect(isOnLocalMount("/proc/kmsg", table)).toBe(false)
+    // On this machine's own mount table too.
+    expect(isOnLocalMount("/proc/self/status")).toBe(false)
   })
 
   it("with no mount table nothing is local", () => {
