@@ -70,6 +70,11 @@ export const extensionOf = (p: string): string => NodePath.extname(p).slice(1).t
 export const dirnameOf = (p: string): string => NodePath.dirname(p)
 export const basenameOf = (p: string): string => NodePath.basename(p)
 export const joinPath = (...parts: ReadonlyArray<string>): string => NodePath.join(...parts)
+/**
+ * An entry of a directory: `dir` is absolute and normalized (as resolvePath and readdir give it)
+ * and `name` a single name, so plain concatenation is enough; path.join would normalize again.
+ */
+export const childPath = (dir: string, name: string): string => (dir.endsWith("/") ? dir + name : `${dir}/${name}`)
 
 // ---------------------------------------------------------------------------------------------
 // Did-you-mean suggestions

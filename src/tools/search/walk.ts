@@ -9,7 +9,7 @@ import { Effect, FileSystem, type PlatformError } from "effect"
 import type { Ignore } from "ignore"
 import picomatch from "picomatch"
 import * as NativeFs from "../../fs/native.ts"
-import { basenameOf, joinPath, relativeInside } from "../paths.ts"
+import { basenameOf, childPath, relativeInside } from "../paths.ts"
 import {
   comparePaths,
   type FileList,
@@ -80,7 +80,7 @@ const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
           raw,
           (e) =>
             e.type === "Unknown"
-              ? fs.lstat(joinPath(pending.path, e.name)).pipe(
+              ? fs.lstat(childPath(pending.path, e.name)).pipe(
                   Effect.map((info) => ({ name: e.name, kind: kindOf(info.type) })),
                   Effect.catch(() => Effect.succeed({ name: e.name, kind: "other" as EntryKind }))
                 )
@@ -126,7 +126,7 @@ export const walkTree = (
         const sorted = [...result.entries].sort((a, b) => comparePaths(a.name, b.name))
         for (const e of sorted) {
           if (isGitEntry(e.name)) continue
-          const abs = joinPath(pending.path, e.name)
+          const abs = childPath(pending.path, e.name)
           const isDir = e.kind === "dir"
           if (options.extraIgnore !== undefined) {
             const rel = relativeInside(options.dir, abs)
