@@ -138,7 +138,11 @@ export class LspClient {
     )
     connection.listen()
     try {
-      const init = await withTimeout(sendInitialize(connection, root, exited), timeoutMs, "initialize")
+      const init = await withTimeout(
+        sendInitialize(connection, root, exited, command.initializationOptions),
+        timeoutMs,
+        "initialize"
+      )
       await connection.sendNotification("initialized", {})
       return new LspClient(child, connection, init.capabilities, state)
     } catch (e) {
@@ -244,11 +248,25 @@ export class LspClient {
     } catch {
       // a server that does not answer shutdown is killed below
     }
-    if (!this.state.exited) {
-      killGroup(this.child)
-      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, timeoutMs))])
-    }
+    // Also after a clean exit: what the server started itself (tsserver under
+    // typescript-language-server) is still in its process group, and goes with it.
+    killGroup(this.child)
+    if (!this.state.exited) await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, timeoutMs))])
+    await groupGone(this.child, Math.min(timeoutMs, 1000))
     this.connection.dispose()
+  }
+}
+
+/** Waits (at most `ms`) until no process of the child's group is left; SIGKILL is not instant. */
+const groupGone = async (child: ChildProcess, ms: number): Promise<void> => {
+  const deadline = Date.now() + ms
+  while (child.pid !== undefined && Date.now() < deadline) {
+    try {
+      process.kill(-child.pid, 0)
+    } catch {
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
 
@@ -265,14 +283,20 @@ const killGroup = (child: ChildProcess): void => {
  * deadline, and with the exit's reason (the connection usually closes a moment before the exit
  * event, with a message that says nothing).
  */
-const sendInitialize = async (connection: MessageConnection, root: string, exited: Promise<never>) => {
+const sendInitialize = async (
+  connection: MessageConnection,
+  root: string,
+  exited: Promise<never>,
+  initializationOptions: unknown
+) => {
   try {
     return await Promise.race([
       connection.sendRequest<InitializeResult>("initialize", {
         processId: process.pid,
         rootUri: fileUri(root),
         workspaceFolders: [{ uri: fileUri(root), name: root }],
-        capabilities: CAPABILITIES
+        capabilities: CAPABILITIES,
+        ...(initializationOptions === undefined ? {} : { initializationOptions })
       }),
       exited
     ])

@@ -9,6 +9,8 @@ import * as NodePath from "node:path"
 export interface ServerCommand {
   readonly command: string
   readonly args: ReadonlyArray<string>
+  /** Sent as the initialize request's initializationOptions. */
+  readonly initializationOptions?: unknown
 }
 
 export interface ServerSpec {
@@ -53,7 +55,11 @@ const resolveTypeScript = (root: string): ServerCommand | { readonly missing: st
   const tsc = findUp(root, ".bin/tsc")
   if (major >= 7 && tsc !== undefined) return { command: tsc, args: ["--lsp", "--stdio"] }
   const tls = findUp(root, ".bin/typescript-language-server") ?? onPath("typescript-language-server")
-  if (tls !== undefined) return { command: tls, args: ["--stdio"] }
+  // Never the separate syntax server: while the project loads it answers findReferences from the
+  // open files alone ("No references found" for the first call on a fresh server).
+  if (tls !== undefined) {
+    return { command: tls, args: ["--stdio"], initializationOptions: { tsserver: { useSyntaxServer: "never" } } }
+  }
   return {
     missing:
       version === undefined

@@ -1,5 +1,14 @@
-import { cpSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
+import { dirname, join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FileSystem, Layer, Scope } from "effect"
@@ -49,6 +58,85 @@ const withSystem = <A, E>(root: string, body: Effect.Effect<A, E, Orchestrator>)
 
 const lines = (output: string) => output.split("\n")
 
+/** test/fixtures/lsp-ts5: a devDependency whose own node_modules hold TypeScript 5 and typescript-language-server. */
+const TS5_PACKAGE = new URL("../fixtures/lsp-ts5", import.meta.url).pathname
+
+/** Where Node would find `name` from `dir`: the nearest node_modules/<name> above it. */
+const installed = (dir: string, name: string): string => {
+  for (let at = dir; ; at = dirname(at)) {
+    const candidate = join(at, "node_modules", name)
+    if (existsSync(join(candidate, "package.json"))) return candidate
+    if (dirname(at) === at) throw new Error(`${name} is not installed for ${dir}; run npm ci`)
+  }
+}
+
+/**
+ * A copy of the fixture whose node_modules holds TypeScript 5 and typescript-language-server, both
+ * real packages installed by npm ci (through the lsp-ts5 devDependency, so their tsc never
+ * replaces the project's TypeScript 7).
+ */
+const projectOnTypeScript5 = Effect.gen(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const root = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-lsp-ts5-" })
+  cpSync(FIXTURE, root, { recursive: true })
+  mkdirSync(join(root, "node_modules", ".bin"), { recursive: true })
+  symlinkSync(installed(TS5_PACKAGE, "typescript"), join(root, "node_modules", "typescript"))
+  symlinkSync(
+    join(installed(TS5_PACKAGE, "typescript-language-server"), "lib", "cli.mjs"),
+    join(root, "node_modules", ".bin", "typescript-language-server")
+  )
+  return root
+}).pipe(Effect.provide(NodeServices.layer))
+
+describe("lsp on typescript-language-server, for a workspace on TypeScript 5", () => {
+  it.live(
+    "the workspace's TypeScript picks the server; references and a type error come back as with TypeScript 7",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* projectOnTypeScript5
+        const typescript = SERVERS.find((s) => s.id === "typescript")!
+        expect(typescript.resolve(root)).toEqual({
+          command: join(root, "node_modules/.bin/typescript-language-server"),
+          args: ["--stdio"],
+          initializationOptions: { tsserver: { useSyntaxServer: "never" } }
+        })
+        writeFileSync(
+          join(root, "src/broken.ts"),
+          'import { getUserById } from "./users/db.ts"\n\nexport const user = getUserById("1")\n'
+        )
+        yield* withSystem(
+          root,
+          Effect.gen(function* () {
+            // The first request on a fresh server: answered from the whole project, not the open file.
+            // TypeScript 5 also counts each import (and the alias) as a reference; still nothing from
+            // the other module's getUserById, the comments or the README.
+            const db = yield* lsp({ operation: "findReferences", filePath: "src/users/db.ts", line: 9, character: 17 })
+            expect(db.status).toBe("ok")
+            expect(lines(db.modelOutput)).toEqual([
+              'src/api/handler.ts:1:10: import { getUserById } from "../users/db.ts"',
+              "src/api/handler.ts:4:71: export const handle = (ids: ReadonlyArray<number>) => ids.map((id) => getUserById(id)?.name)",
+              "src/api/handler.ts:6:28: export const first = () => getUserById(1)",
+              'src/broken.ts:1:10: import { getUserById } from "./users/db.ts"',
+              'src/broken.ts:3:21: export const user = getUserById("1")',
+              'src/cli/show.ts:1:10: import { getUserById as fetchUser } from "../users/db.ts"',
+              'src/cli/show.ts:1:25: import { getUserById as fetchUser } from "../users/db.ts"',
+              'src/cli/show.ts:4:45: export const show = (id: number): string => fetchUser(id)?.name ?? "unknown"',
+              'src/users/repo.ts:1:10: import { getUserById, type User } from "./db.ts"',
+              "src/users/repo.ts:9:12: return getUserById(id)"
+            ])
+            const diagnostics = yield* lsp({ operation: "diagnostics", filePath: "src/broken.ts" })
+            expect(diagnostics.modelOutput).toBe(
+              "src/broken.ts:3:33: error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."
+            )
+            expect(processesIn(root).length).toBeGreaterThan(0)
+          })
+        )
+        expect(processesIn(root)).toEqual([])
+      }),
+    120_000
+  )
+})
+
 describe("lsp on the real TypeScript 7 server", () => {
   it.live(
     "findReferences on each getUserById returns exactly its own callers, not the other module's or comments",
@@ -58,6 +146,7 @@ describe("lsp on the real TypeScript 7 server", () => {
         yield* withSystem(
           root,
           Effect.gen(function* () {
+            // The first request on a fresh server: answered from the whole project, not the open file.
             const db = yield* lsp({ operation: "findReferences", filePath: "src/users/db.ts", line: 9, character: 17 })
             expect(db.status).toBe("ok")
             expect(lines(db.modelOutput)).toEqual([

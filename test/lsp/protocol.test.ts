@@ -142,7 +142,8 @@ describe("the TypeScript server follows the workspace's TypeScript version", () 
       const ts6 = workspace(base, "ts6", "6.0.3", both)
       expect(typescript.resolve(ts6)).toEqual({
         command: join(ts6, "node_modules/.bin/typescript-language-server"),
-        args: ["--stdio"]
+        args: ["--stdio"],
+        initializationOptions: { tsserver: { useSyntaxServer: "never" } }
       })
       const ts5 = workspace(base, "ts5", "5.9.3", both)
       expect(typescript.resolve(ts5)).toMatchObject({ args: ["--stdio"] })
