@@ -236,13 +236,22 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
               typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
             loaded ??= yield* bashParser
             const analysis = analyzeWith(loaded, command)
-            const text = command.trim()
+            // One plain simple command is saved as its words, as a rule would match it: `npm  test`
+            // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
+            const only =
+              analysis.concerns.length === 0 && analysis.commands.length === 1 ? analysis.commands[0] : undefined
+            const plain = only !== undefined && !only.dynamic && only.words.length > 0 ? only.words : undefined
+            const text = plain === undefined ? command.trim() : plain.join(" ")
             return {
               kind,
               shell: { command, analysis },
               paths: [],
               hosts: [],
-              grant: { tool: id, key: `cmd:${text}`, display: `${id}(${text})` }
+              grant: {
+                tool: id,
+                key: plain === undefined ? `cmd:${text}` : `argv:${JSON.stringify(plain)}`,
+                display: `${id}(${text})`
+              }
             }
           }
           let declared: ReadonlyArray<string>

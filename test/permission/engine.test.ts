@@ -288,6 +288,12 @@ describe("saved approvals", () => {
       const again = (command: string, session = "a") =>
         Effect.map(engine.decide({ tool: t(BashTool), args: { command }, ctx: ctx(session) }), (d) => d.behavior)
       expect(yield* again("  npm test  ")).toBe("allow")
+      // The same words are the same command; other words, or more commands, are not.
+      expect(yield* again("npm  test")).toBe("allow")
+      expect(yield* again("npm 'test'")).toBe("allow")
+      expect(yield* again("npm test x")).toBe("ask")
+      expect(yield* again("npm test; npm test")).toBe("ask")
+      expect(yield* again("npm test > out.txt")).toBe("ask")
       expect(yield* again("rm x")).toBe("ask")
       expect(yield* again("npm test && rm x")).toBe("ask")
       expect(yield* again("npm test", "b")).toBe("ask")
