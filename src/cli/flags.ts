@@ -38,7 +38,7 @@ export const session = Flag.String("session").pipe(
 export const profile = Flag.String("profile").pipe(
   Flag.withMetavar("NAME"),
   Flag.withDescription(
-    "Run the calls under a profile: a narrower rule set and tool filter (built in: read-only, plan; more in freecode.json)."
+    "Run under a profile: a narrower rule set and tool filter (built in: read-only, plan; more in freecode.json). Tools it always refuses are not declared either."
   ),
   Flag.optional
 )

@@ -12,7 +12,7 @@ import type { HttpServing } from "../mcp/serve.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
-import { systemFlags } from "./flags.ts"
+import { profile, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
 import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions } from "./system.ts"
 
@@ -28,7 +28,7 @@ const http = Flag.Int("http").pipe(
 
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, http },
+  { ...systemFlags, profile, http },
   Effect.fn("cli.mcp")(function* (input) {
     const io = yield* Io
     const setup = yield* checkOptions(input)

@@ -43,7 +43,7 @@ export interface SystemOptions {
   /** --surface deferred: how found tools are reached, and what is always declared. */
   readonly strategy?: Option.Option<DeferStrategy>
   readonly core?: Option.Option<string>
-  /** `call`/`run`: the profile the calls run under (a sub-agent's narrower rules). */
+  /** The profile calls run under (a sub-agent's narrower rules); `tools` and `mcp` declare only what it allows. */
   readonly profile?: Option.Option<string>
   /** `call`/`run`: a session to resume; its state is kept in the project's session database. */
   readonly session?: Option.Option<string>

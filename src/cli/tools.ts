@@ -12,7 +12,7 @@ import { definitionOf, ToolSurface } from "../surface/surface.ts"
 import { defaultSkillDirs, SKILL_DIRS_NAME, skillDirsConfig } from "../tools/skill.ts"
 import { searchSetup } from "../web/search/config.ts"
 import { declarationSize, o200kLayer, summarize, TOKEN_RULE } from "./estimate.ts"
-import { json, provider, systemFlags } from "./flags.ts"
+import { json, profile, provider, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
 import { autoDeferralNote, buildToolSystem, checkOptions } from "./system.ts"
 
@@ -74,7 +74,7 @@ const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
 
 export const toolsCommand = Command.make(
   "tools",
-  { ...systemFlags, provider, json },
+  { ...systemFlags, profile, provider, json },
   Effect.fn("cli.tools")(
     function* (input) {
       const io = yield* Io
@@ -130,7 +130,7 @@ export const toolsCommand = Command.make(
         : "{name, description, inputSchema}"
       const strategy = surface.surface === "deferred" ? `, strategy ${surface.strategy}` : ""
       const header = [
-        `${tools.length} tools declared at ${setup.root} (surface ${surface.surface}${strategy})`,
+        `${tools.length} tools declared at ${setup.root} (surface ${surface.surface}${strategy}${setup.profile === undefined ? "" : `, profile ${setup.profile}`})`,
         `${TOKEN_RULE}, declaration shape: ${shape}`,
         ""
       ]

@@ -27,6 +27,28 @@ interface Listed {
 
 describe.concurrent("tools", () => {
   it.live(
+    "--profile: the declared list is what the profile allows (read-only: no mutating tool), and the header says so",
+    () =>
+      Effect.gen(function* () {
+        const all = JSON.parse((yield* cli("tools", "--json", "--root", project.root)).stdout) as Listed
+        const r = yield* cli("tools", "--json", "--root", project.root, "--profile", "read-only")
+        expect(r.code).toBe(0)
+        const listed = JSON.parse(r.stdout) as Listed
+        expect(listed.tools.length).toBeGreaterThan(0)
+        expect(listed.tools.length).toBeLessThan(all.tools.length)
+        for (const t of listed.tools) expect(t.mutates).toBe(false)
+        expect(listed.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["read", "grep"]))
+        const text = yield* cli("tools", "--root", project.root, "--profile", "read-only")
+        expect(text.stdout.split("\n")[0]).toBe(
+          `${listed.tools.length} tools declared at ${project.root} (surface all, profile read-only)`
+        )
+        const unknown = yield* cli("tools", "--root", project.root, "--profile", "nope")
+        expect(unknown.code).toBe(2)
+        expect(unknown.stderr).toContain('No profile named "nope"')
+      }),
+    60_000
+  )
+  it.live(
     "--json: each tool with its declaration's characters and o200k tokens, and the totals",
     () =>
       Effect.gen(function* () {

@@ -169,6 +169,31 @@ describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
   }, 90_000)
 })
 
+describe("freecode-tools mcp --profile", () => {
+  it("serves only what the profile allows: read-only lists no mutating tool and refuses one by name", async () => {
+    const root = makeProject()
+    const client = new Client({ name: "test", version: "1.0.0" })
+    try {
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [MAIN, "mcp", "--root", root, "--profile", "read-only"],
+          stderr: "pipe"
+        })
+      )
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(["read", "grep", "glob", "ls"]))
+      for (const mutating of ["bash", "edit", "write", "apply_patch"]) expect(names).not.toContain(mutating)
+      const write = await client.callTool({ name: "write", arguments: { filePath: "x.txt", content: "x" } })
+      expect(write.isError).toBe(true)
+      expect(NodeFs.existsSync(NodePath.join(root, "x.txt"))).toBe(false)
+    } finally {
+      await client.close()
+      NodeFs.rmSync(root, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
 describe("the system's McpClients, configured in freecode.json", () => {
   it("connects in the background; its tools reach an MCP client of ours through list_changed", async () => {
     const root = makeProject()
