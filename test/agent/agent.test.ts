@@ -200,6 +200,41 @@ describe("agent", () => {
       )
   )
 
+  it.live("a subagent_type naming a profile from freecode.json runs the child under that profile", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const seen: Array<Turn> = []
+        const context = yield* build(
+          [
+            [
+              call("r1", "read", { filePath: "README.md" }),
+              call("e1", "edit", { filePath: "README.md", oldString: "42", newString: "43" })
+            ],
+            [text("Read it; the edit was refused.")]
+          ],
+          seen,
+          { profiles: { reviewer: { tools: ["read", "grep", "edit"], deny: ["Edit"] } } }
+        )
+        const result = yield* Context.get(context, Dispatcher).dispatch(
+          {
+            id: "a7",
+            name: "agent",
+            args: { description: "review", prompt: "Review README.md.", subagent_type: "reviewer" }
+          },
+          { sessionId: "p", approve: () => Effect.succeed(true) }
+        )
+        expect(result.status).toBe("ok")
+        // The profile's tool filter decides what the child is offered; its deny rule what it may do.
+        expect([...seen[0]!.tools].sort()).toEqual(["edit", "grep", "read"])
+        expect(seen[1]!.results.find((r) => r.name === "read")).toMatchObject({ isFailure: false })
+        const edit = seen[1]!.results.find((r) => r.name === "edit")
+        expect(edit).toMatchObject({ isFailure: true })
+        expect(String(edit!.result)).toContain("Edit")
+        expect(NodeFs.readFileSync(NodePath.join(root, "README.md"), "utf8")).toContain("The answer is 42.")
+      })
+    )
+  )
+
   it.live("a plan-mode parent's child may look, but its edits and mutating commands are refused", () =>
     Effect.scoped(
       Effect.gen(function* () {
