@@ -252,7 +252,8 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
                 ...(always === undefined ? {} : { always })
               })
               if (answer.answer === "deny") {
-                decision = { ...decision, behavior: "deny", by: "person" }
+                // Refused for want of a person: what asked (rule, declaration, hook) stays the decider.
+                decision = { ...decision, behavior: "deny", ...(answer.unattended === true ? {} : { by: "person" }) }
                 return yield* refused(
                   answer.message ??
                     `The person declined this ${tool.id} call (${decision.reason}) Do not retry it unchanged; ask what they want instead.`

@@ -20,7 +20,12 @@ export interface ApprovalQuestion {
 export type ApprovalAnswer =
   | { readonly answer: "once" }
   | { readonly answer: "always" }
-  | { readonly answer: "deny"; readonly message?: string }
+  | {
+      readonly answer: "deny"
+      readonly message?: string
+      /** Nobody was asked: no person is available here (the refusal is not a person's decision). */
+      readonly unattended?: true
+    }
 
 export class Approval extends Context.Service<
   Approval,
@@ -33,6 +38,7 @@ export class Approval extends Context.Service<
       ask: (q) =>
         Effect.succeed({
           answer: "deny",
+          unattended: true,
           message: `${q.reason} No one is available to approve it here; do the task another way, or ask the person to allow it (a rule in freecode.json, or --yes).`
         })
     })

@@ -62,6 +62,17 @@ describe("Dispatcher", () => {
     }).pipe(Effect.provide(system({ root, answer: { answer: "deny", message: "Use the staging directory instead." } })))
   )
 
+  it.live("with nobody to ask, the call is refused as the declaration asked, not as a person's no", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "u", name: "touch", args: { filePath: "unattended.txt" } }, ctx)
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("No one is available to approve it here")
+      expect(r.metadata.permission).toMatchObject({ behavior: "deny", by: "declaration" })
+      expect(exists("unattended.txt")).toBe(false)
+    }).pipe(Effect.provide(system({ root })))
+  )
+
   it.live("requiresApproval is asked once per call, not again by the orchestrator", () => {
     const asked: Array<ApprovalQuestion> = []
     return Effect.gen(function* () {
