@@ -2,12 +2,13 @@
  * File-system calls on the hot path of every call, made directly on node:fs because Effect's
  * FileSystem offers them only in a costlier form.
  *
- * On a local file system they are synchronous. A libuv thread-pool round trip costs 50–200 µs
- * of CPU on a busy machine (waking a pool thread, then the loop), ten times the work of a
- * 4 KB read from the page cache: a pooled read_file of 4 KB took 228 µs of CPU here, the same
- * calls made synchronously 25 µs (docs/benchmarks.md). A path on anything else (NFS, SMB,
- * FUSE, 9p, or any platform without /proc/self/mountinfo) keeps the pool: a hung network mount
- * then holds one pool thread, and the call can still time out instead of freezing the process.
+ * On a local file system they are synchronous. A libuv thread-pool round trip cost 50–200 µs
+ * of CPU on the VM this was measured on (waking a pool thread, then the loop), ten times the
+ * work of a 4 KB read from the page cache: fs.promises.readFile of 4 KB took 228 µs of CPU, the
+ * same calls made synchronously 25 µs (docs/benchmarks.md). A path on anything else (NFS, SMB,
+ * FUSE, 9p, proc, or any platform without /proc/self/mountinfo; see local-mounts.ts) keeps the
+ * pool: a hung mount then holds one pool thread, and the call can still time out instead of
+ * freezing the process.
  *
  * - `realPath` is one `realpath(3)`; FileSystem.realPath walks the path with one `lstat` per
  *   component.
@@ -79,20 +80,23 @@ export const realPath = (path: string): Effect.Effect<string, PlatformError.Plat
 /** What kind of file a path is, in the words Effect's FileSystem uses. */
 export type FileType = "File" | "Directory" | "SymbolicLink" | "BlockDevice" | "CharacterDevice" | "FIFO" | "Socket"
 
-const typeOf = (stats: NFS.Stats): FileType =>
-  stats.isFile()
+/** What kind of file a stat or a directory entry describes ("Unknown": readdir could not say). */
+const typeOf = (of: NFS.Stats | NFS.Dirent): FileType | "Unknown" =>
+  of.isFile()
     ? "File"
-    : stats.isDirectory()
+    : of.isDirectory()
       ? "Directory"
-      : stats.isSymbolicLink()
+      : of.isSymbolicLink()
         ? "SymbolicLink"
-        : stats.isBlockDevice()
+        : of.isBlockDevice()
           ? "BlockDevice"
-          : stats.isCharacterDevice()
+          : of.isCharacterDevice()
             ? "CharacterDevice"
-            : stats.isFIFO()
+            : of.isFIFO()
               ? "FIFO"
-              : "Socket"
+              : of.isSocket()
+                ? "Socket"
+                : "Unknown"
 
 /** A directory entry: its name, and its type when the file system reports one. */
 export interface DirectoryEntry {
@@ -100,25 +104,8 @@ export interface DirectoryEntry {
   readonly type: FileType | "Unknown"
 }
 
-const entryType = (entry: NFS.Dirent): FileType | "Unknown" =>
-  entry.isFile()
-    ? "File"
-    : entry.isDirectory()
-      ? "Directory"
-      : entry.isSymbolicLink()
-        ? "SymbolicLink"
-        : entry.isBlockDevice()
-          ? "BlockDevice"
-          : entry.isCharacterDevice()
-            ? "CharacterDevice"
-            : entry.isFIFO()
-              ? "FIFO"
-              : entry.isSocket()
-                ? "Socket"
-                : "Unknown"
-
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
-  entries.map((entry) => ({ name: entry.name, type: entryType(entry) }))
+  entries.map((entry) => ({ name: entry.name, type: typeOf(entry) }))
 
 /** The entries of a directory, with the types readdir reports (no stat per entry). */
 export const readDirectoryEntries = (
@@ -134,7 +121,7 @@ export const readDirectoryEntries = (
 export interface OpenFile {
   /** What it is, its size and mtime, from fstat on the open descriptor. */
   readonly stats: NFS.Stats
-  readonly type: FileType
+  readonly type: FileType | "Unknown"
   /** Reads into `buffer` from `position`; resolves with the number of bytes read (0 at the end). */
   readonly read: (buffer: Uint8Array, position: number) => Effect.Effect<number, PlatformError.PlatformError>
 }
