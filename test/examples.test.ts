@@ -2,6 +2,8 @@
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 const node = (args: ReadonlyArray<string>) =>
   execFileSync(process.execPath, args, { cwd: process.cwd(), encoding: "utf8" })
@@ -53,6 +55,30 @@ describe("README examples", () => {
     expect(results[4].tool).toBe("grep")
     expect(results[5].modelOutput).toContain("output of grep call t1_grep")
     expect(results[5].modelOutput).toContain("src/tools/read.ts")
+  }, 120_000)
+})
+
+describe("the README's main command", () => {
+  it("`npx freecode-tools mcp` from the project folder serves the tools over stdio (the built bin)", async () => {
+    const client = new Client({ name: "readme", version: "1.0.0" })
+    await client.connect(
+      new StdioClientTransport({
+        command: "npx",
+        args: ["--no-install", "freecode-tools", "mcp"],
+        cwd: process.cwd(),
+        env: { ...getDefaultEnvironment(), PATH: process.env.PATH ?? "" },
+        stderr: "pipe"
+      })
+    )
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(["read", "grep", "bash", "edit"]))
+      const read = await client.callTool({ name: "read", arguments: { filePath: "package.json", limit: 2 } })
+      expect(read.isError).toBeUndefined()
+      expect(JSON.stringify(read.content)).toContain('\\"name\\": \\"freecode-tools\\"')
+    } finally {
+      await client.close()
+    }
   }, 120_000)
 })
 
