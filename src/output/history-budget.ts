@@ -91,8 +91,9 @@ export class HistoryBudget extends Context.Service<
         apply: (sessionId, results) =>
           Effect.gen(function* () {
             const budgeted = budgetHistory(results, settings)
-            const reads = new Set(results.filter((r) => r.tool === "read").map((r) => r.id))
-            for (const id of budgeted.pruned) if (reads.has(id)) yield* readState.markReadPruned(sessionId, id)
+            // ReadState knows which calls recorded a read; any other id is ignored there, so no
+            // tool's name needs checking here.
+            for (const id of budgeted.pruned) yield* readState.markReadPruned(sessionId, id)
             return budgeted
           })
       })

@@ -62,7 +62,8 @@ export const GrepTool = defineTool({
   mutates: false,
   retrySafe: true,
   interruptBehavior: "cancel",
-  truncate: "head",
+  // both: the last line says how many more there are, and a cut to the budget must keep it.
+  truncate: "both",
   permissions: { operations: ["file.search"] },
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
   execute: ({ pattern, path, include, head_limit }, ctx) =>

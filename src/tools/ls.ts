@@ -51,7 +51,8 @@ export const LsTool = defineTool({
   mutates: false,
   retrySafe: true,
   interruptBehavior: "cancel",
-  truncate: "head",
+  // both: the last line says how many more there are, and a cut to the budget must keep it.
+  truncate: "both",
   permissions: { operations: ["file.read"] },
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
   execute: ({ path, ignore }, ctx) =>
