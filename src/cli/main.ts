@@ -4,7 +4,7 @@
  * Runs directly on Node 24 (`node src/cli/main.ts`) and built (`dist/src/cli/main.js`).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer, Logger } from "effect"
 import { ToolSystem } from "../../layers/live.ts"
 import { runCli } from "./app.ts"
 import { EXIT_TERMINATED } from "./errors.ts"
@@ -16,6 +16,9 @@ import { ToolSystemFactory } from "./system.ts"
 const EXIT_BROKEN_PIPE = 141
 
 const services = Layer.mergeAll(
+  // Logs (a skipped skill, an unusable store entry) go to stderr: stdout carries only results,
+  // and for `mcp` nothing but protocol messages.
+  Logger.layer([Logger.withConsoleError(Logger.formatSimple)]),
   NodeServices.layer,
   Io.layerNode,
   Interrupts.layerSigint,

@@ -27,6 +27,24 @@ interface Listed {
 
 describe.concurrent("tools", () => {
   it.live(
+    "a warning (a skipped skill) goes to stderr: stdout stays the JSON alone",
+    () =>
+      Effect.gen(function* () {
+        const bad = makeProject({
+          ".claude/skills/bad/SKILL.md": "---\nname: bad\ndescription: [unclosed\n---\nbody\n"
+        })
+        try {
+          const r = yield* cli("tools", "--json", "--root", bad.root)
+          expect(r.code).toBe(0)
+          expect(() => JSON.parse(r.stdout)).not.toThrow()
+          expect(r.stderr).toContain("skipped skill")
+        } finally {
+          bad.cleanup()
+        }
+      }),
+    60_000
+  )
+  it.live(
     "--profile: the declared list is what the profile allows (read-only: no mutating tool), and the header says so",
     () =>
       Effect.gen(function* () {
