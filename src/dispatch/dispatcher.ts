@@ -76,6 +76,9 @@ const permissionMetadata = (d: Decision): PermissionMetadata => ({
   ...(d.rule === undefined ? {} : { rule: d.rule })
 })
 
+/** The context without an approver: calls that ask are refused with "no one is available". */
+const withoutApprover = ({ approve: _approve, ...rest }: CallContext): CallContext => rest
+
 /** Who may stand in for a person's yes: a rule, the mode, a saved approval, a hook, or the person. */
 const settled = (d: Decision) => d.behavior === "allow" && d.by !== "declaration"
 
@@ -271,18 +274,37 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             }
 
             // The tool's own check asks through here: a call already settled is not asked twice.
+            // With nobody to ask, the orchestrator is given no approver, and refuses such a call
+            // saying that no one is available (not that a person declined).
             let declined: string | undefined
+            let personSaidNo = false
             const approve = (request: ApprovalRequest): Effect.Effect<boolean> =>
               settled(decision)
                 ? Effect.succeed(true)
                 : Effect.map(
                     ask(context, { callId: call.id, tool: request.tool, args: request.args, reason: request.reason }),
                     (a) => {
-                      if (a.answer === "deny") declined = a.message
+                      if (a.answer === "deny") {
+                        declined = a.message
+                        personSaidNo = a.unattended !== true
+                      }
                       return a.answer !== "deny"
                     }
                   )
-            const result = yield* orchestrator.execute({ ...call, args: input }, { ...context, approve })
+            const unattended = context.approve === undefined && approval.unattended === true && !settled(decision)
+            const result = yield* orchestrator.execute(
+              { ...call, args: input },
+              unattended ? withoutApprover(context) : { ...context, approve }
+            )
+            // The tool's own check refused it: the metadata says so, as the refusal's decider.
+            if (result.status === "denied" && result.error?.tag === "PermissionDenied") {
+              decision = {
+                ...decision,
+                behavior: "deny",
+                by: personSaidNo ? "person" : "declaration",
+                reason: result.error.message
+              }
+            }
 
             let feedback: ReadonlyArray<string> = []
             if (hooks.has("PostToolUse", tool.id)) {

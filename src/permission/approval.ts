@@ -29,12 +29,17 @@ export type ApprovalAnswer =
 
 export class Approval extends Context.Service<
   Approval,
-  { readonly ask: (question: ApprovalQuestion) => Effect.Effect<ApprovalAnswer> }
+  {
+    readonly ask: (question: ApprovalQuestion) => Effect.Effect<ApprovalAnswer>
+    /** Nobody answers here: every question is refused with the reason (layerNonInteractive). */
+    readonly unattended?: true
+  }
 >()("freecode/Approval") {
   /** No one to ask (the CLI without --yes, a batch job): refuses, saying why and what to do. */
   static readonly layerNonInteractive = Layer.succeed(
     Approval,
     Approval.of({
+      unattended: true,
       ask: (q) =>
         Effect.succeed({
           answer: "deny",

@@ -73,6 +73,28 @@ describe("Dispatcher", () => {
     }).pipe(Effect.provide(system({ root })))
   )
 
+  it.live("a tool's own ask with nobody there says no one is available, and the metadata says denied", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "c1", name: "careful", args: { what: "risky" } }, ctx)
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("careful: risky needs a person. No one is available to approve it here")
+      expect(r.modelOutput).not.toContain("declined")
+      expect(r.metadata.permission).toMatchObject({ behavior: "deny", by: "declaration" })
+    }).pipe(Effect.provide(system({ root })))
+  )
+
+  it.live("a tool's own ask that the person refuses says they declined", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "c2", name: "careful", args: { what: "risky" } }, ctx)
+      expect(r.status).toBe("denied")
+      expect(r.modelOutput).toContain("The person declined this careful call")
+      expect(r.modelOutput).toContain("Not now.")
+      expect(r.metadata.permission).toMatchObject({ behavior: "deny", by: "person" })
+    }).pipe(Effect.provide(system({ root, answer: { answer: "deny", message: "Not now." } })))
+  )
+
   it.live("requiresApproval is asked once per call, not again by the orchestrator", () => {
     const asked: Array<ApprovalQuestion> = []
     return Effect.gen(function* () {
