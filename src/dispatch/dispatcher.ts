@@ -292,9 +292,15 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
                     }
                   )
             const unattended = context.approve === undefined && approval.unattended === true && !settled(decision)
+            // A search shows only what the caller's rules would let it read; a person who approved
+            // this call (a search of a .env-like file asks) has let it read the secrets.
+            const rules = engine.searchable(tool, chain)
+            const approved = decision.by === "person" || decision.by === "session"
+            const searchable = approved ? (abs: string) => (rules(abs) === "denied" ? "denied" : "ok") : rules
+            const searching = { ...context, searchable }
             const result = yield* orchestrator.execute(
               { ...call, args: input },
-              unattended ? withoutApprover(context) : { ...context, approve }
+              unattended ? withoutApprover(searching) : { ...searching, approve }
             )
             // The tool's own check refused it: the metadata says so, as the refusal's decider.
             if (result.status === "denied" && result.error?.tag === "PermissionDenied") {

@@ -26,7 +26,7 @@ import {
   ToolTimeout
 } from "../tool/errors.ts"
 import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
-import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
+import type { Searchable, Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
 
@@ -50,6 +50,8 @@ export interface CallContext {
   readonly cancelled?: Effect.Effect<void>
   /** Answers a call that asks for approval; without it, such a call is refused. */
   readonly approve?: (request: ApprovalRequest) => Effect.Effect<boolean>
+  /** What a search may show (the Dispatcher sets it from the permission rules); see ToolContext. */
+  readonly searchable?: (abs: string) => Searchable
 }
 
 /** Retry rule: a retrySafe tool gets one more attempt after a transient failure, 200 ms × attempt later. */
@@ -245,7 +247,8 @@ export class Orchestrator extends Context.Service<
             root,
             canSeeImages: context.canSeeImages ?? false,
             emit: (chunk) => (chunk.length === 0 ? Effect.void : live.add(chunk)),
-            capture: Effect.suspend(() => live.capture())
+            capture: Effect.suspend(() => live.capture()),
+            ...(context.searchable === undefined ? {} : { searchable: context.searchable })
           }
 
           const permit = (t: Tool, args: unknown): Effect.Effect<void, PermissionDenied> =>

@@ -15,7 +15,7 @@ import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
 import { GrantStore } from "../session/grants.ts"
-import type { Tool, ToolContext } from "../tool/tool.ts"
+import type { Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { isSensitive, realPath, within } from "./containment.ts"
 import {
@@ -93,6 +93,13 @@ export interface PermissionEngineShape {
   readonly makeProfile: (name: string, config: ProfileConfig) => Effect.Effect<Policy, ConfigError>
   /** The project policy's mode. */
   readonly mode: PermissionMode
+  /**
+   * What a search by `tool` may show of a file it found, under the project's policy narrowed by
+   * `profiles`: "denied" when a deny rule names the file (Read(./secrets/**) hides it from grep,
+   * glob and ls as from read), "secret" when it is a .env-like file that no allow rule or mode
+   * lets be read without asking.
+   */
+  readonly searchable: (tool: Tool, profiles?: ReadonlyArray<Policy>) => (abs: string) => Searchable
 }
 
 const compile = (parser: () => Parser, text: string, where: string): CompiledRule | ConfigError => {
@@ -506,8 +513,29 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           return worst!
         })
 
+      const searchable =
+        (tool: Tool, chain: ReadonlyArray<Policy> = []) =>
+        (abs: string): Searchable => {
+          let verdict: Searchable = "ok"
+          for (const policy of [project, ...chain]) {
+            const denied = policy.deny.some(
+              (c) =>
+                c.rule.specifier !== undefined &&
+                namesTool(c.rule, tool) &&
+                (matchesPath(c.rule.specifier, root, abs) || matchesPath(c.rule.specifier, realRoot, abs))
+            )
+            if (denied) return "denied"
+            const file = { abs, real: abs }
+            if (isSensitive(abs) && policy.mode !== "bypassPermissions" && !allowsPath(policy, tool, file)) {
+              verdict = "secret"
+            }
+          }
+          return verdict
+        }
+
       return PermissionEngine.of({
         decide,
+        searchable,
         grant: (sessionId, g) =>
           Effect.andThen(
             Effect.sync(() => remember(sessionId, g)),

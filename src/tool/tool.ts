@@ -31,7 +31,15 @@ export interface ToolContext {
    * emitted after. Open it before emitting anything. Only the orchestrator provides it.
    */
   readonly capture?: Effect.Effect<Capture, ToolFailure>
+  /**
+   * Whether a file a search found may be shown to this caller, by the permission rules the call
+   * runs under: "denied" by a deny rule (hide it entirely), "secret" (a .env-like file whose
+   * reading needs approval: hide its contents). Absent: everything may be shown.
+   */
+  readonly searchable?: (abs: string) => Searchable
 }
+
+export type Searchable = "ok" | "denied" | "secret"
 
 /** A file a child process writes its output into; see ToolContext.capture. */
 export interface Capture {

@@ -19,6 +19,7 @@ import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
+import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const MAX_GLOB_RESULTS = 1000
 
@@ -172,23 +173,29 @@ export const GlobTool = defineTool({
           if (rel !== undefined && glob.matches(rel)) matched.push(file)
         }
       }
-      if (matched.length === 0) return none(listed.notes, listed.backend)
-      const shown = firstSorted(matched, MAX_GLOB_RESULTS)
+      const hidden = hiddenFrom(ctx, DENIED)
+      const visible = matched.filter((f) => !hidden(f))
+      const notes =
+        visible.length < matched.length
+          ? [hiddenNote(matched.length - visible.length, "matching the pattern"), ...listed.notes]
+          : listed.notes
+      if (visible.length === 0) return none(notes, listed.backend)
+      const shown = firstSorted(visible, MAX_GLOB_RESULTS)
       const lines = shown.map((f) => displayPath(ctx.root, f))
-      if (matched.length > shown.length) {
+      if (visible.length > shown.length) {
         lines.push(
-          `(Showing ${shown.length} of ${matched.length} matching files. ${matched.length - shown.length} more matched; narrow the pattern or path.)`
+          `(Showing ${shown.length} of ${visible.length} matching files. ${visible.length - shown.length} more matched; narrow the pattern or path.)`
         )
       }
-      lines.push(...listed.notes)
+      lines.push(...notes)
       return {
-        title: `${title}: ${matched.length} file${matched.length === 1 ? "" : "s"}`,
+        title: `${title}: ${visible.length} file${visible.length === 1 ? "" : "s"}`,
         output: lines.join("\n"),
         metadata: {
           path: dir,
-          count: matched.length,
+          count: visible.length,
           shown: shown.length,
-          truncated: matched.length > shown.length,
+          truncated: visible.length > shown.length,
           backend: listed.backend
         }
       }

@@ -12,6 +12,7 @@ import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, readHead, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
+import { DENIED_OR_SECRET, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const DEFAULT_HEAD_LIMIT = 250
 const BINARY_SNIFF_BYTES = 8192
@@ -126,28 +127,34 @@ export const GrepTool = defineTool({
         )
 
       const filter = include === undefined || isFile ? "" : ` (files matching ${include})`
+      // A file the caller may not read is not searched for it either: its lines never show.
+      const hidden = hiddenFrom(ctx, DENIED_OR_SECRET)
+      const matches = result.matches.filter((m) => !hidden(m.path))
+      const hiddenFiles = new Set(result.matches.filter((m) => hidden(m.path)).map((m) => m.path)).size
+      const notes = hiddenFiles > 0 ? [hiddenNote(hiddenFiles, "with matches"), ...result.notes] : result.notes
       const metadata = {
         path: target,
         matches: result.total,
         files: result.files,
-        shown: result.matches.length,
+        shown: matches.length,
         truncated: result.total > result.matches.length,
-        backend: result.backend
+        backend: result.backend,
+        ...(hiddenFiles > 0 ? { hiddenFiles } : {})
       }
-      if (result.total === 0) {
+      if (matches.length === 0) {
         return {
           title: `${title}: no matches`,
-          output: [`No matches for ${JSON.stringify(pattern)} in ${where}${filter}.`, ...result.notes].join("\n"),
+          output: [`No matches for ${JSON.stringify(pattern)} in ${where}${filter}.`, ...notes].join("\n"),
           metadata
         }
       }
-      const lines = result.matches.map((m) => `${displayPath(ctx.root, m.path)}:${m.line}:${m.text}`)
+      const lines = matches.map((m) => `${displayPath(ctx.root, m.path)}:${m.line}:${m.text}`)
       if (result.total > result.matches.length) {
         lines.push(
-          `(Showing ${result.matches.length} of ${result.total} matching lines in ${result.files} files; ${result.total - result.matches.length} more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)`
+          `(Showing ${matches.length} of ${result.total} matching lines in ${result.files} files; ${result.total - result.matches.length} more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)`
         )
       }
-      lines.push(...result.notes)
+      lines.push(...notes)
       return {
         title: `${title}: ${result.total} match${result.total === 1 ? "" : "es"}`,
         output: lines.join("\n"),

@@ -17,6 +17,7 @@ import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 import { comparePaths } from "./search/backend.ts"
 import { makeMatcher } from "./search/ignore.ts"
+import { DENIED, hiddenFrom } from "./search/visibility.ts"
 import { type WalkEntry, walkTree } from "./search/walk.ts"
 
 export const MAX_LS_ENTRIES = 1000
@@ -77,8 +78,10 @@ export const LsTool = defineTool({
         )
       )
 
+      // What a deny rule names is not listed, as it could not be read.
+      const hidden = hiddenFrom(ctx, DENIED)
       const children = new Map<string, ReadonlyArray<WalkEntry>>()
-      for (const d of walked.dirs) children.set(d.path, [...d.entries].sort(displayOrder))
+      for (const d of walked.dirs) children.set(d.path, d.entries.filter((e) => !hidden(e.path)).sort(displayOrder))
 
       // Choose breadth-first, in display order, so the top levels are always complete.
       const chosen = new Set<string>()

@@ -1,0 +1,28 @@
+/**
+ * What a search may show: the permission rules the call runs under (ToolContext.searchable) hide
+ * files a deny rule names from grep, glob and ls, and the contents of .env-like files from grep,
+ * as they would be hidden from read. Without the Dispatcher (a tool run directly), nothing is.
+ */
+import type { Searchable, ToolContext } from "../../tool/tool.ts"
+
+/** A predicate: is this file hidden? Each path is checked once. `hide`: the verdicts that hide. */
+export const hiddenFrom = (ctx: ToolContext, hide: ReadonlySet<Searchable>): ((abs: string) => boolean) => {
+  const check = ctx.searchable
+  if (check === undefined) return () => false
+  const seen = new Map<string, boolean>()
+  return (abs) => {
+    let hidden = seen.get(abs)
+    if (hidden === undefined) {
+      hidden = hide.has(check(abs))
+      seen.set(abs, hidden)
+    }
+    return hidden
+  }
+}
+
+export const DENIED: ReadonlySet<Searchable> = new Set(["denied"])
+export const DENIED_OR_SECRET: ReadonlySet<Searchable> = new Set(["denied", "secret"])
+
+/** The line a search adds when it left files out, so the model knows why they are missing. */
+export const hiddenNote = (files: number, what: string): string =>
+  `(${files} ${files === 1 ? "file" : "files"} ${what} ${files === 1 ? "is" : "are"} not shown: the project's permission rules keep ${files === 1 ? "it" : "them"} from you (a deny rule, or a .env-like file that needs approval to read).)`
