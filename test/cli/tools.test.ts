@@ -27,6 +27,35 @@ interface Listed {
 
 describe.concurrent("tools", () => {
   it.live(
+    "openai-strict: the bridge's tool_call is sent with strict false, so its arguments stay an open map",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* cli(
+          "tools",
+          "--json",
+          "--root",
+          project.root,
+          "--surface",
+          "deferred",
+          "--provider",
+          "openai-strict"
+        )
+        expect(r.code).toBe(0)
+        const payload = JSON.parse(r.stdout) as ReadonlyArray<{
+          function: { name: string; strict: boolean; parameters: { properties: Record<string, unknown> } }
+        }>
+        const call = payload.find((t) => t.function.name === "tool_call")!.function
+        expect(call.strict).toBe(false)
+        expect(call.parameters.properties.arguments).toEqual({
+          type: "object",
+          description: "Its arguments, per its schema."
+        })
+        // The tools that can be strict still are.
+        expect(payload.find((t) => t.function.name === "read")!.function.strict).toBe(true)
+      }),
+    60_000
+  )
+  it.live(
     "a warning (a skipped skill) goes to stderr: stdout stays the JSON alone",
     () =>
       Effect.gen(function* () {

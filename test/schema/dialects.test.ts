@@ -234,6 +234,20 @@ describe("compileOpenAIStrict", () => {
     })
   })
 
+  it("an object that names no properties is an open map too (JSON Schema's default), not a closed empty one", () => {
+    const c = compileOpenAIStrict({
+      type: "object",
+      properties: { name: { type: "string" }, arguments: { type: "object" } },
+      required: ["name"]
+    })
+    expect(c.strict).toBe(false)
+    expect(c.changes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: "properties.arguments.additionalProperties" })])
+    )
+    // An object with named properties is still closed and strict.
+    expect(compileOpenAIStrict({ type: "object", properties: { a: { type: "string" } } }).strict).toBe(true)
+  })
+
   it("dropStrictNulls reads null for an optional argument as absent, at every level", () => {
     const schema = {
       type: "object",

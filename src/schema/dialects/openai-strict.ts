@@ -83,7 +83,10 @@ export const compileOpenAIStrict = (schema: Record<string, unknown>): CompiledSt
     }
     if (!isObjectNode(out)) return out
     const extra = out.additionalProperties
-    if (extra === true || isRecord(extra)) {
+    // An object that names no properties and does not close itself takes any keys (JSON Schema's
+    // default), like tool_call's `arguments`: closing it would leave a model nothing to send.
+    const unnamed = extra === undefined && !("properties" in out) && !("patternProperties" in out)
+    if (extra === true || isRecord(extra) || unnamed) {
       open = true
       changes.rewrote(
         path,
