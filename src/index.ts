@@ -131,6 +131,7 @@ export {
   type SessionStoreOptions,
   type SessionStoreShape
 } from "./session/store.ts"
+export { GrantStore } from "./session/grants.ts"
 export { type Todo, type TodoPriority, type TodoStatus, TodoStore } from "./session/todos.ts"
 export {
   DEFAULT_WIRING,

@@ -12,7 +12,7 @@ import type { HttpServing } from "../mcp/serve.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
-import { profile, systemFlags } from "./flags.ts"
+import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
 import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions } from "./system.ts"
 
@@ -28,7 +28,7 @@ const http = Flag.Int("http").pipe(
 
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, profile, http },
+  { ...systemFlags, profile, session, http },
   Effect.fn("cli.mcp")(function* (input) {
     const io = yield* Io
     const setup = yield* checkOptions(input)
@@ -43,8 +43,17 @@ export const mcpCommand = Command.make(
         )
       )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
-      return yield* serveStdio(system, (server) => {
-        served = server
+      return yield* serveStdio(
+        system,
+        (server) => {
+          served = server
+        },
+        setup.session
+      )
+    }
+    if (setup.session !== undefined) {
+      return yield* new Misuse({
+        message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
       })
     }
     // Over HTTP each MCP session has its own server: `question` asks the asking session's client.

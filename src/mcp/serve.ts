@@ -17,10 +17,12 @@ import { makeToolServer, type ServedSystem } from "./server.ts"
 export const serveStdio = (
   system: ServedSystem,
   /** Told the server once it exists (the `question` tool's MCP elicitation asks through it). */
-  onServer: (server: Server) => void = () => undefined
+  onServer: (server: Server) => void = () => undefined,
+  /** The session its calls run under (`mcp --session ID`: resumed, and kept); default a fresh one. */
+  sessionId?: string
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const server = yield* makeToolServer(system)
+    const server = yield* sessionId === undefined ? makeToolServer(system) : makeToolServer(system, sessionId)
     onServer(server)
     const closed = yield* Deferred.make<void>()
     const transport = new StdioServerTransport()

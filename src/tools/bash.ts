@@ -58,7 +58,7 @@ const titleOf = (command: string, description: string | undefined) => {
 export const BashTool = defineTool({
   id: "bash",
   description:
-    "Run a shell command with /bin/bash -c in the project root; stdout and stderr come back combined. stdin is closed. Use read, ls, glob and grep to look at files instead of cat, ls, find or grep.",
+    "Run a shell command with /bin/bash -c in the project root; stdout and stderr come back combined. stdin is closed. When read, ls, glob and grep are among your tools, use them to look at files rather than cat, ls, find or grep.",
   parameters: Parameters,
   concurrencySafe: false,
   mutates: true,

@@ -39,7 +39,7 @@ export const renderTodos = (todos: ReadonlyArray<Todo>): string => {
 export const TodoWriteTool = defineTool({
   id: "todowrite",
   description:
-    "Replace your todo list for this session (kept across restarts). Send the whole list each time; status is pending, in_progress, completed or cancelled, with at most one in_progress. Use it for work of 3+ steps; mark items completed as soon as they are done.",
+    "Replace your todo list for this session (a resumed session keeps it). Send the whole list each time; status is pending, in_progress, completed or cancelled, with at most one in_progress. Use it for work of 3+ steps; mark items completed as soon as they are done.",
   parameters: Parameters,
   permissions: { operations: ["session.write"] },
   interruptBehavior: "block",

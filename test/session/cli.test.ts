@@ -4,6 +4,8 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import { projectStateDir } from "../../src/session/location.ts"
 import { makeStateDir } from "./helpers.ts"
@@ -132,4 +134,57 @@ describe("--session across processes", () => {
       }),
     120_000
   )
+})
+
+describe("mcp --session across server processes", () => {
+  const serve = async (session: string) => {
+    const client = new Client({ name: "test", version: "1.0.0" })
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "mcp", "--root", root, "--session", session],
+        env: {
+          ...getDefaultEnvironment(),
+          FREECODE_STATE_DIR: state.dir,
+          FREECODE_OUTPUT_MAX_CHARS: "2000"
+        },
+        stderr: "pipe"
+      })
+    )
+    return client
+  }
+  const text = (r: object) =>
+    ((r as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? "").join("")
+
+  it("a restarted server on the same session still has the earlier call's full output", async () => {
+    NodeFs.writeFileSync(
+      NodePath.join(root, "long.txt"),
+      Array.from({ length: 3000 }, (_, i) => `row ${i + 1}`).join("\n")
+    )
+    const first = await serve("mcp-s1")
+    let marker: string | undefined
+    try {
+      const cut = text(await first.callTool({ name: "read", arguments: { filePath: "long.txt" } }))
+      marker = cut.match(/Retrieve them with output (\{"id": "[^"]+", "offset": \d+, "limit": \d+\})/)?.[1]
+      expect(marker, cut.slice(0, 500)).toBeDefined()
+    } finally {
+      await first.close()
+    }
+    const second = await serve("mcp-s1")
+    try {
+      const rest = await second.callTool({ name: "output", arguments: JSON.parse(marker!) as Record<string, unknown> })
+      expect(rest.isError).toBeUndefined()
+      expect(text(rest)).toMatch(/row \d+/)
+    } finally {
+      await second.close()
+    }
+    // Another session does not see it.
+    const other = await serve("mcp-s2")
+    try {
+      const miss = await other.callTool({ name: "output", arguments: JSON.parse(marker!) as Record<string, unknown> })
+      expect(text(miss)).not.toMatch(/row \d+/)
+    } finally {
+      await other.close()
+    }
+  }, 120_000)
 })
