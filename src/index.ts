@@ -122,6 +122,7 @@ export {
 } from "./schema/dialects/index.ts"
 export type { JsonSchema, ObjectJsonSchema } from "./schema/json-schema.ts"
 export { resolveSchema } from "./schema/resolve.ts"
+export { GrantStore } from "./session/grants.ts"
 export { projectStateDir, STATE_DIR_NAME, stateDirConfig } from "./session/location.ts"
 export { MemoryFolder } from "./session/memory-folder.ts"
 export {
@@ -131,7 +132,6 @@ export {
   type SessionStoreOptions,
   type SessionStoreShape
 } from "./session/store.ts"
-export { GrantStore } from "./session/grants.ts"
 export { type Todo, type TodoPriority, type TodoStatus, TodoStore } from "./session/todos.ts"
 export {
   DEFAULT_WIRING,
