@@ -12,6 +12,7 @@ import { describeChange, loadFile, saveFile, stillKnown } from "../edit/file-sta
 import { withPathLocks } from "../edit/path-lock.ts"
 import { normalizeInput } from "../edit/text.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
+import { countLines } from "../output/truncate.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
@@ -80,7 +81,7 @@ export const EditTool = defineTool({
             const diff = unifiedDiff(shown, "", text)
             return {
               title: `${shown} (created)`,
-              output: `Created ${shown} (${text === "" ? 0 : text.split("\n").length} lines).`,
+              output: `Created ${shown} (${countLines(text)} line${countLines(text) === 1 ? "" : "s"}).`,
               metadata: { path: abs, created: true, diff: diff.diff, additions: diff.additions, deletions: 0 }
             }
           }

@@ -12,6 +12,7 @@ import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { decodeText, looksBinary } from "../edit/text.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
+import { countLines } from "../output/truncate.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
@@ -34,8 +35,6 @@ export const withConventions = (content: string, previous: Uint8Array | undefine
   if (old.bom && !text.startsWith(BOM)) text = BOM + text
   return encoder.encode(text)
 }
-
-const countLines = (text: string) => (text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0))
 
 export const WriteTool = defineTool({
   id: "write",

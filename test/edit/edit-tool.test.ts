@@ -50,7 +50,7 @@ describe("edit", () => {
         { filePath: "new/dir/n.ts", oldString: "", newString: "export {}\n" },
         ctxFor(root)
       )
-      expect(out.output).toBe("Created new/dir/n.ts (2 lines).")
+      expect(out.output).toBe("Created new/dir/n.ts (1 line).")
       expect(yield* readText(joinPath(root, "new/dir/n.ts"))).toBe("export {}\n")
       const refused = yield* runFailure(EditTool, { filePath: "x.txt", oldString: "", newString: "y" }, ctxFor(root))
       expect(refused).toContain("oldString is empty but the file already exists")
