@@ -5,6 +5,7 @@
  * are), and an entry is dropped when nobody holds or waits for it.
  */
 import { Effect, Semaphore } from "effect"
+import { realPath } from "../permission/containment.ts"
 
 interface Entry {
   readonly semaphore: Semaphore.Semaphore
@@ -32,11 +33,18 @@ const withPathLock = <A, E, R>(path: string, effect: Effect.Effect<A, E, R>): Ef
       })
   )
 
-/** Runs `effect` holding the locks of all `paths`, taken in sorted order (no deadlock). */
+/**
+ * Runs `effect` holding the locks of all `paths`, taken in sorted order (no deadlock). A lock is
+ * keyed by where the path really leads, so one file reached through a symlinked folder and
+ * through its real folder is still one writer at a time.
+ */
 export const withPathLocks = <A, E, R>(
   paths: ReadonlyArray<string>,
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => [...new Set(paths)].sort().reduceRight((inner, path) => withPathLock(path, inner), effect)
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.forEach(paths, realPath), (reals) =>
+    [...new Set(reals)].sort().reduceRight((inner, path) => withPathLock(path, inner), effect)
+  )
 
 /** How many paths currently have a lock entry (for tests: entries do not leak). */
 export const heldLocks = (): number => locks.size

@@ -132,6 +132,25 @@ describe("edit", () => {
     }).pipe(Effect.provide(layer))
   )
 
+  it.live("edits of one file through a symlinked folder and its real folder are one writer at a time", () =>
+    Effect.gen(function* () {
+      const lines = Array.from({ length: 40 }, (_, i) => `value_${i} = ${i}`)
+      const root = yield* project({ "real/c.py": `${lines.join("\n")}\n` })
+      const fs = yield* FileSystem.FileSystem
+      yield* fs.symlink(joinPath(root, "real"), joinPath(root, "link"))
+      const edits = lines.map((l, i) =>
+        run(
+          EditTool,
+          { filePath: i % 2 === 0 ? "real/c.py" : "link/c.py", oldString: l, newString: `value_${i} = ${i * 100 + 1}` },
+          ctxFor(root)
+        )
+      )
+      yield* Effect.all(edits, { concurrency: "unbounded" })
+      const after = yield* readText(joinPath(root, "real/c.py"))
+      expect(after).toBe(`${lines.map((_, i) => `value_${i} = ${i * 100 + 1}`).join("\n")}\n`)
+    }).pipe(Effect.provide(layer))
+  )
+
   it.live("two concurrent edits of the same text: one applies, the other fails cleanly", () =>
     Effect.gen(function* () {
       const root = yield* project({ "f.txt": "x = 1\n" })
