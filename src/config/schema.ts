@@ -27,7 +27,9 @@ export const PermissionsConfig = Schema.Struct({
   ask: Schema.optionalKey(Rules),
   deny: Schema.optionalKey(Rules),
   defaultMode: Schema.optionalKey(Schema.Literals(MODES)),
-  additionalDirectories: Schema.optionalKey(Schema.Array(Schema.String))
+  additionalDirectories: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** As in Claude Code: "disable" forbids bypassPermissions mode, here and in every profile. */
+  disableBypassPermissionsMode: Schema.optionalKey(Schema.Literal("disable"))
 })
 export type PermissionsConfig = typeof PermissionsConfig.Type
 
@@ -98,7 +100,7 @@ export const KNOWN_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
   lsp: ["servers"],
   surface: ["mode", "strategy", "core", "autoDeferTokens"],
   "models[]": ["pattern", "edit", "provider"],
-  permissions: ["allow", "ask", "deny", "defaultMode", "additionalDirectories"],
+  permissions: ["allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"],
   hooks: ["PreToolUse", "PostToolUse"],
   "hooks.PreToolUse[]": ["matcher", "hooks"],
   "hooks.PostToolUse[]": ["matcher", "hooks"],

@@ -189,9 +189,19 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       )
       const inside = (real: string) => within(realRoot, real) || extraDirs.some((d) => within(d, real))
 
+      const noBypass = perms.disableBypassPermissionsMode === "disable"
+      const bypassDisabled = (at: string) =>
+        new ConfigError({
+          message: `${at}: bypassPermissions mode is disabled (permissions.disableBypassPermissionsMode is "disable"); choose another mode.`
+        })
+      if (noBypass && perms.defaultMode === "bypassPermissions") {
+        return yield* bypassDisabled(`${where}: permissions.defaultMode`)
+      }
+
       const makeProfile = (name: string, p: ProfileConfig): Effect.Effect<Policy, ConfigError> =>
         Effect.gen(function* () {
           const at = `${where}: profiles.${name}`
+          if (noBypass && p.mode === "bypassPermissions") return yield* bypassDisabled(`${at}.mode`)
           return {
             name,
             mode: p.mode ?? "default",

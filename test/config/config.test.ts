@@ -41,7 +41,8 @@ describe("freecode.json validation", () => {
           ask: ["Bash(git push:*)"],
           deny: ["Read(./.env)", "Read(./secrets/**)"],
           defaultMode: "acceptEdits",
-          additionalDirectories: ["../docs"]
+          additionalDirectories: ["../docs"],
+          disableBypassPermissionsMode: "disable"
         },
         hooks: {
           PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./check.sh", timeout: 30 }] }],
@@ -68,7 +69,7 @@ describe("freecode.json validation", () => {
       '- permissions.defaultMode: Expected "default" | "acceptEdits" | "plan" | "bypassPermissions" | "dontAsk", got "yolo"'
     )
     expect(message).toContain(
-      "- permissions.allowed: unknown key; expected one of allow, ask, deny, defaultMode, additionalDirectories"
+      "- permissions.allowed: unknown key; expected one of allow, ask, deny, defaultMode, additionalDirectories, disableBypassPermissionsMode"
     )
     expect(message).toContain("- hooks.PreToolUse[0].hooks[0].command: missing")
     expect(message).toContain("- hooks.Stop: unknown key; expected one of PreToolUse, PostToolUse")

@@ -278,6 +278,32 @@ describe("modes", () => {
   )
 })
 
+describe("disableBypassPermissionsMode", () => {
+  it.live('"disable" refuses bypassPermissions as the mode and in a profile, naming the key', () =>
+    Effect.gen(function* () {
+      const asMode = yield* Effect.flip(
+        Effect.scoped(
+          Layer.build(
+            engineWith({ permissions: { defaultMode: "bypassPermissions", disableBypassPermissionsMode: "disable" } })
+          )
+        )
+      )
+      expect(String(asMode.message)).toContain("permissions.defaultMode: bypassPermissions mode is disabled")
+      const inProfile = yield* Effect.flip(
+        Effect.scoped(
+          Layer.build(
+            engineWith({
+              permissions: { disableBypassPermissionsMode: "disable" },
+              profiles: { yolo: { mode: "bypassPermissions" } }
+            })
+          )
+        )
+      )
+      expect(String(inProfile.message)).toContain("profiles.yolo.mode: bypassPermissions mode is disabled")
+    })
+  )
+})
+
 describe("saved approvals", () => {
   it.live("always is per session and per normalized command, never for the whole tool", () =>
     Effect.gen(function* () {
