@@ -76,9 +76,6 @@ const permissionMetadata = (d: Decision): PermissionMetadata => ({
   ...(d.rule === undefined ? {} : { rule: d.rule })
 })
 
-/** The context without an approver: calls that ask are refused with "no one is available". */
-const withoutApprover = ({ approve: _approve, ...rest }: CallContext): CallContext => rest
-
 /** Who may stand in for a person's yes: a rule, the mode, a saved approval, a hook, or the person. */
 const settled = (d: Decision) => d.behavior === "allow" && d.by !== "declaration"
 
@@ -298,9 +295,10 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             const approved = decision.by === "person" || decision.by === "session"
             const searchable = approved ? (abs: string) => (rules(abs) === "denied" ? "denied" : "ok") : rules
             const searching = { ...context, searchable }
+            // (Unattended implies the caller gave no approver either: `searching` has none.)
             const result = yield* orchestrator.execute(
               { ...call, args: input },
-              unattended ? withoutApprover(searching) : { ...searching, approve }
+              unattended ? searching : { ...searching, approve }
             )
             // The tool's own check refused it: the metadata says so, as the refusal's decider.
             if (result.status === "denied" && result.error?.tag === "PermissionDenied") {
