@@ -167,3 +167,42 @@ export const openForReading = (path: string): Effect.Effect<OpenFile, PlatformEr
     )
   )
 }
+
+/** A file opened, fstat'ed and, when it is a small regular file, read whole. */
+export interface WholeFile {
+  readonly stats: NFS.Stats
+  readonly type: FileType | "Unknown"
+  /** Its content; undefined when it is not a regular file, is `maxBytes` or larger, or grew while read. */
+  readonly bytes: Uint8Array | undefined
+}
+
+/**
+ * On a local file system, one synchronous open, fstat, read and close: a small file costs four
+ * system calls and no scope, no descriptor held across effects, no chunk loop. Reading size + 1
+ * bytes proves the end with a short read. Undefined when the path is not on a local mount (the
+ * caller then takes the streaming path, whose reads go through the thread pool).
+ */
+export const readWholeIfLocal = (
+  path: string,
+  maxBytes: number
+): Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined => {
+  if (!isOnLocalMount(path)) return undefined
+  return now("open", path, () => {
+    const fd = NFS.openSync(path, NFS.constants.O_RDONLY | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY)
+    try {
+      const stats = NFS.fstatSync(fd)
+      const type = typeOf(stats)
+      if (type !== "File" || stats.size >= maxBytes) return { stats, type, bytes: undefined }
+      const buffer = new Uint8Array(stats.size + 1)
+      // A short count is the end of the file; a full buffer means it grew since the fstat.
+      const read = NFS.readSync(fd, buffer, 0, buffer.length, 0)
+      return { stats, type, bytes: read > stats.size ? undefined : buffer.subarray(0, read) }
+    } finally {
+      try {
+        NFS.closeSync(fd)
+      } catch {
+        // read-only: a failed close loses no data
+      }
+    }
+  })
+}

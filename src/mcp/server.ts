@@ -15,7 +15,6 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Effect, Option, Stream } from "effect"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
-import { ToolEvents } from "../events/events.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { ToolSurface } from "../surface/surface.ts"
@@ -87,7 +86,6 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
   Effect.gen(function* () {
     const registry = Context.get(system, ToolRegistry)
     const dispatcher = Context.get(system, Dispatcher)
-    const events = Context.getOption(system, ToolEvents)
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
 
     const server = new Server(SERVER_INFO, {
@@ -107,41 +105,22 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
       run(Effect.map(declaredTo(extra.sessionId ?? sessionId), (tools) => ({ tools: tools.map(toMcpTool) })))
     )
 
-    // A streaming tool's live output reaches the client as log messages (and progress, when the
-    // call asked for it). One subscription for the server; each call only registers its id.
-    const live = new Map<string, { readonly progressToken: string | number | undefined; readonly session?: string }>()
-    if (Option.isSome(events)) {
-      const stream = yield* events.value.subscribe
-      yield* stream.pipe(
-        Stream.runForEach((e) => {
-          const call = live.get(e.callId)
-          if (call === undefined) return Effect.void
-          if (e.type === "tool_complete") return Effect.sync(() => live.delete(e.callId))
-          if (e.type !== "tool_output" || e.phase !== "live") return Effect.void
-          return Effect.promise(async () => {
-            await server
-              .sendLoggingMessage({ level: "info", logger: e.tool, data: e.chunk }, call.session)
-              .catch(() => undefined)
-            if (call.progressToken === undefined) return
-            await server
-              .notification({
-                method: "notifications/progress",
-                params: { progressToken: call.progressToken, progress: e.offset + e.chunk.length }
-              })
-              .catch(() => undefined)
-          })
-        }),
-        Effect.forkScoped
-      )
-    }
-
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const callId = `mcp_${String(extra.requestId)}_${randomUUID().slice(0, 8)}`
-      if (Option.isSome(events)) {
-        live.set(callId, {
-          progressToken: request.params._meta?.progressToken,
-          ...(extra.sessionId === undefined ? {} : { session: extra.sessionId })
-        })
+      const progressToken = request.params._meta?.progressToken
+      // A streaming tool's live output reaches the client as log messages, and as progress
+      // when the call asked for it. Sent in order, without waiting: a slow client never stalls the tool.
+      const onOutput = (chunk: string, offset: number) => {
+        server
+          .sendLoggingMessage({ level: "info", logger: request.params.name, data: chunk }, extra.sessionId)
+          .catch(() => undefined)
+        if (progressToken === undefined) return
+        server
+          .notification({
+            method: "notifications/progress",
+            params: { progressToken, progress: offset + chunk.length }
+          })
+          .catch(() => undefined)
       }
       const cancelled = Effect.callback<void>((resume) => {
         if (extra.signal.aborted) return resume(Effect.void)
@@ -151,7 +130,7 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
         dispatcher
           .dispatch(
             { id: callId, name: request.params.name, args: request.params.arguments ?? {} },
-            { sessionId: extra.sessionId ?? sessionId, cancelled }
+            { sessionId: extra.sessionId ?? sessionId, cancelled, onOutput }
           )
           .pipe(
             // A search that found tools changed this session's list: say so, so the client re-lists.
@@ -160,9 +139,7 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
                 ? Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
                 : Effect.void
             ),
-            Effect.map(toCallToolResult),
-            // Normally tool_complete removes it; a call refused before the orchestrator has none.
-            Effect.ensuring(Effect.sync(() => setTimeout(() => live.delete(callId), 2000).unref()))
+            Effect.map(toCallToolResult)
           )
       )
     })

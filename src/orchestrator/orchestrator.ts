@@ -52,6 +52,11 @@ export interface CallContext {
   readonly approve?: (request: ApprovalRequest) => Effect.Effect<boolean>
   /** What a search may show (the Dispatcher sets it from the permission rules); see ToolContext. */
   readonly searchable?: (abs: string) => Searchable
+  /**
+   * Sees this call's live output, window by window, as the tool emits it (the MCP server sends
+   * it to its client). Called synchronously: it must not block. ToolEvents carries the same.
+   */
+  readonly onOutput?: (chunk: string, offset: number) => void
 }
 
 /** Retry rule: a retrySafe tool gets one more attempt after a transient failure, 200 ms × attempt later. */
@@ -202,15 +207,17 @@ export class Orchestrator extends Context.Service<
           const showLive = (chunk: string, at: number) =>
             Effect.forEach(
               windows(chunk, windowSize),
-              (w) =>
-                events.publish({
+              (w) => {
+                context.onOutput?.(w.chunk, at + w.offset)
+                return events.publish({
                   type: "tool_output",
                   ...base,
                   tool: toolId,
                   phase: "live",
                   offset: at + w.offset,
                   chunk: w.chunk
-                }),
+                })
+              },
               { discard: true }
             )
           const live = new LiveOutput(

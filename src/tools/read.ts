@@ -10,11 +10,11 @@
  * re-read of the same window is answered with a pointer to the earlier copy (spec: "Not sending
  * the same file twice"), and edit/write use the record to notice a file that changed.
  */
-import { Effect, FileSystem, Option, type PlatformError, Schema, type Scope } from "effect"
-import { type OpenFile, openForReading } from "../fs/native.ts"
+import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
+import { type OpenFile, openForReading, readWholeIfLocal } from "../fs/native.ts"
 import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { DEDUP_POINTER, ReadState } from "../read-state/read-state.ts"
-import { fail, type ToolFailure, type TransientFailure } from "../tool/errors.ts"
+import { fail, ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import { defineTool, type ToolOutput } from "../tool/tool.ts"
 import { displayPath, extensionOf, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 
@@ -180,20 +180,30 @@ class LineWindow {
 
 type ReadError = ToolFailure | TransientFailure
 
-/** Opens the file, failing with the did-you-mean message when it does not exist. */
-const openOrFail = (
-  root: string,
-  abs: string
-): Effect.Effect<OpenFile, ReadError, Scope.Scope | FileSystem.FileSystem> =>
-  openForReading(abs).pipe(
-    Effect.catchTag("PlatformError", (e) =>
+/** A failed open as the model reads it: the did-you-mean message when the file does not exist. */
+const openFailure =
+  (root: string, abs: string) =>
+  <A, R>(
+    effect: Effect.Effect<A, PlatformError.PlatformError, R>
+  ): Effect.Effect<A, ReadError, R | FileSystem.FileSystem> =>
+    Effect.catchTag(effect, "PlatformError", (e) =>
       e.reason._tag === "NotFound"
         ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
             Effect.flatMap(notFoundMessage(fs, root, abs), (message) => Effect.fail(fail(message)))
           )
         : Effect.fail(fsFailure(e, root, abs))
     )
-  )
+
+/** Why a file of this type is not read, or undefined when it is a regular file. */
+const typeRefusal = (type: string, shown: string): ToolFailure | undefined =>
+  type === "Directory"
+    ? fail(`${shown} is a directory; use ls or glob to see what it contains.`)
+    : type !== "File"
+      ? fail(`${shown} is not a regular file (${type}); read only reads files.`)
+      : undefined
+
+const binaryExtensionFailure = (shown: string, ext: string) =>
+  fail(`${shown} is a binary file (.${ext}); ${binaryAdvice(shown)}`)
 
 const readImage = (file: OpenFile, root: string, abs: string, ext: string): Effect.Effect<ToolOutput, ReadError> =>
   Effect.gen(function* () {
@@ -267,6 +277,104 @@ const chunkReader = (
     }
   })
 
+/**
+ * A text file's bytes, fed in order: the window's lines, the count of all lines, and the
+ * fingerprint of every byte. Past the window, lines are only counted, never decoded.
+ */
+class TextScan {
+  readonly window: LineWindow
+  private readonly decoder = new TextDecoder("utf-8")
+  private readonly trailing = { value: false }
+  private counting = false
+  private readonly fingerprint: Fingerprinter
+
+  constructor(offset: number, limit: number, fingerprint: Fingerprinter) {
+    this.window = new LineWindow(offset, limit)
+    this.fingerprint = fingerprint
+  }
+
+  consume(bytes: Uint8Array): void {
+    this.fingerprint.update(bytes)
+    if (this.counting) {
+      this.window.countBytes(bytes, this.trailing)
+      return
+    }
+    const rest = this.window.feed(this.decoder.decode(bytes, { stream: true }))
+    if (this.window.filled) {
+      this.counting = true
+      this.trailing.value = false
+      this.window.countText(rest, this.trailing)
+    }
+  }
+
+  end(): void {
+    if (this.counting) {
+      if (this.trailing.value) this.window.addLine()
+    } else {
+      this.window.feed(this.decoder.decode())
+      this.window.end()
+    }
+  }
+}
+
+const isBinary = (head: Uint8Array) => head.subarray(0, BINARY_SNIFF_BYTES).includes(0)
+
+const binaryFailure = (shown: string) =>
+  fail(`${shown} is a binary file (it contains NUL bytes); ${binaryAdvice(shown)}`)
+
+/** The numbered lines of a finished scan, or why there are none to show. */
+const windowOutput = (scan: TextScan, shown: string, abs: string, offset: number): ToolOutput | ToolFailure => {
+  const window = scan.window
+  const total = window.total
+  if (total === 0) {
+    return {
+      title: `${shown} (empty)`,
+      output: `${shown} is empty.`,
+      metadata: { path: abs, totalLines: 0, startLine: 0, endLine: 0 }
+    }
+  }
+  if (offset > total) {
+    return fail(
+      `offset ${offset} is past the end of ${shown}: it has ${total} line${total === 1 ? "" : "s"}. Use an offset from 1 to ${total}.`
+    )
+  }
+  const endLine = offset + window.lines.length - 1
+  const width = String(endLine).length
+  const body = window.lines.map((text, i) => `${String(offset + i).padStart(width)}\t${text}`)
+  if (endLine < total) {
+    body.push(`(Showing lines ${offset}-${endLine} of ${total}. Use offset=${endLine + 1} to continue.)`)
+  }
+  return {
+    title: `${shown} (lines ${offset}-${endLine} of ${total})`,
+    output: body.join("\n"),
+    metadata: {
+      path: abs,
+      totalLines: total,
+      startLine: offset,
+      endLine,
+      more: endLine < total,
+      cutLines: window.cut
+    }
+  }
+}
+
+/** The window of a file read whole (the local fast path): no effect per chunk. */
+const scanWhole = (
+  bytes: Uint8Array,
+  shown: string,
+  abs: string,
+  offset: number,
+  limit: number,
+  fingerprint: Fingerprinter
+): ToolOutput | ToolFailure => {
+  if (isBinary(bytes)) return binaryFailure(shown)
+  const scan = new TextScan(offset, limit, fingerprint)
+  scan.consume(bytes)
+  scan.end()
+  return windowOutput(scan, shown, abs, offset)
+}
+
+/** The window of an open file read in chunks: memory stays bounded whatever its size. */
 const readText = (
   file: OpenFile,
   root: string,
@@ -290,72 +398,42 @@ const readText = (
       joined.set(chunk.value, head.length)
       head = joined
     }
-    if (head.includes(0)) {
-      return yield* fail(`${shown} is a binary file (it contains NUL bytes); ${binaryAdvice(shown)}`)
-    }
+    if (isBinary(head)) return yield* binaryFailure(shown)
 
-    const window = new LineWindow(offset, limit)
-    const decoder = new TextDecoder("utf-8")
-    const trailing = { value: false }
-    let counting = false
-    const consume = (bytes: Uint8Array, last: boolean) => {
-      fingerprint.update(bytes)
-      if (counting) {
-        window.countBytes(bytes, trailing)
-        return
-      }
-      const rest = window.feed(decoder.decode(bytes, { stream: !last }))
-      if (window.filled) {
-        counting = true
-        trailing.value = false
-        window.countText(rest, trailing)
-      }
-    }
-    consume(head, false)
+    const scan = new TextScan(offset, limit, fingerprint)
+    scan.consume(head)
     while (true) {
       const chunk = yield* readChunk(CHUNK_BYTES)
       if (Option.isNone(chunk) || chunk.value.length === 0) break
-      consume(chunk.value, false)
+      scan.consume(chunk.value)
     }
-    if (counting) {
-      if (trailing.value) window.addLine()
-    } else {
-      window.feed(decoder.decode())
-      window.end()
-    }
-
-    const total = window.total
-    if (total === 0) {
-      return {
-        title: `${shown} (empty)`,
-        output: `${shown} is empty.`,
-        metadata: { path: abs, totalLines: 0, startLine: 0, endLine: 0 }
-      }
-    }
-    if (offset > total) {
-      return yield* fail(
-        `offset ${offset} is past the end of ${shown}: it has ${total} line${total === 1 ? "" : "s"}. Use an offset from 1 to ${total}.`
-      )
-    }
-    const endLine = offset + window.lines.length - 1
-    const width = String(endLine).length
-    const body = window.lines.map((text, i) => `${String(offset + i).padStart(width)}\t${text}`)
-    if (endLine < total) {
-      body.push(`(Showing lines ${offset}-${endLine} of ${total}. Use offset=${endLine + 1} to continue.)`)
-    }
-    return {
-      title: `${shown} (lines ${offset}-${endLine} of ${total})`,
-      output: body.join("\n"),
-      metadata: {
-        path: abs,
-        totalLines: total,
-        startLine: offset,
-        endLine,
-        more: endLine < total,
-        cutLines: window.cut
-      }
-    }
+    scan.end()
+    const out = windowOutput(scan, shown, abs, offset)
+    return out instanceof ToolFailure ? yield* out : out
   })
+
+/**
+ * The streaming path: the file opened (an image read whole, text in chunks) and closed when
+ * done. Taken off a local disk, for an image, and for a file too large to read in one call.
+ */
+const readOpened = (
+  root: string,
+  abs: string,
+  ext: string,
+  isImage: boolean,
+  window: { readonly offset: number; readonly limit: number },
+  fingerprint: Fingerprinter
+): Effect.Effect<{ readonly output: ToolOutput; readonly mtimeMs: number }, ReadError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const shown = displayPath(root, abs)
+    const file = yield* openFailure(root, abs)(openForReading(abs))
+    const refused = typeRefusal(file.type, shown)
+    if (refused !== undefined) return yield* refused
+    const mtimeMs = file.stats.mtimeMs
+    if (isImage) return { output: yield* readImage(file, root, abs, ext), mtimeMs }
+    if (BINARY_EXTENSIONS.has(ext)) return yield* binaryExtensionFailure(shown, ext)
+    return { output: yield* readText(file, root, abs, window.offset, window.limit, fingerprint), mtimeMs }
+  }).pipe(Effect.scoped)
 
 export const ReadTool = defineTool({
   id: "read",
@@ -382,34 +460,39 @@ export const ReadTool = defineTool({
           `${shown} is an image (${ext}) and this model cannot see images, so it was not read. Get what you need another way, e.g. bash with \`file ${shown}\` for its type and size.`
         )
       }
-      const file = yield* openOrFail(ctx.root, abs)
-      if (file.type === "Directory") {
-        return yield* fail(`${shown} is a directory; use ls or glob to see what it contains.`)
-      }
-      if (file.type !== "File") {
-        return yield* fail(`${shown} is not a regular file (${file.type}); read only reads files.`)
-      }
-      if (isImage) return yield* readImage(file, ctx.root, abs, ext)
-      if (BINARY_EXTENSIONS.has(ext)) {
-        return yield* fail(`${shown} is a binary file (.${ext}); ${binaryAdvice(shown)}`)
-      }
       const window = { offset: offset ?? 1, limit: limit ?? DEFAULT_READ_LINES }
       const fingerprint = new Fingerprinter()
-      const out = yield* readText(file, ctx.root, abs, window.offset, window.limit, fingerprint)
-      const readState = yield* ReadState
-      const view = {
-        fingerprint: fingerprint.digest(),
-        mtimeMs: file.stats.mtimeMs
+      // A small file on a local disk is read whole in one synchronous step; anything else
+      // (an image, a large file, a network mount) is opened and streamed.
+      const whole = isImage ? undefined : readWholeIfLocal(abs, WHOLE_FILE_BYTES)
+      const file = whole === undefined ? undefined : yield* openFailure(ctx.root, abs)(whole)
+      if (file !== undefined) {
+        const refused =
+          typeRefusal(file.type, shown) ?? (BINARY_EXTENSIONS.has(ext) ? binaryExtensionFailure(shown, ext) : undefined)
+        if (refused !== undefined) return yield* refused
       }
+      const { output, mtimeMs } =
+        file?.bytes !== undefined
+          ? {
+              output: scanWhole(file.bytes, shown, abs, window.offset, window.limit, fingerprint),
+              mtimeMs: file.stats.mtimeMs
+            }
+          : yield* readOpened(ctx.root, abs, ext, isImage, window, fingerprint)
+      if (output instanceof ToolFailure) return yield* output
+      // An image is shown, not recorded: dedup and the stale-file check are about text.
+      if (isImage) return output
+
+      const readState = yield* ReadState
+      const view = { fingerprint: fingerprint.digest(), mtimeMs }
       const earlier = yield* readState.findDuplicate(ctx.sessionId, abs, window, view)
       if (earlier !== undefined) {
         return {
           title: `${shown} (unchanged since an earlier read)`,
           output: DEDUP_POINTER,
-          metadata: { ...out.metadata, unchanged: true, sameAs: earlier }
+          metadata: { ...output.metadata, unchanged: true, sameAs: earlier }
         }
       }
       yield* readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view)
-      return out
-    }).pipe(Effect.scoped)
+      return output
+    })
 })

@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
 import { testToolSystem } from "../../layers/test.ts"
 import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
@@ -317,6 +317,42 @@ describe("freecode-tools mcp over streamable HTTP", () => {
 })
 
 describe("makeToolServer", () => {
+  it.live("sends a running tool's live output as log messages, and as progress when asked", () =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      yield* registry.registerScoped(
+        defineTool({
+          id: "ticker",
+          description: "Emits three lines while it runs.",
+          parameters: Schema.Struct({}),
+          execute: (_args, ctx) =>
+            Effect.gen(function* () {
+              for (const n of [1, 2, 3]) yield* ctx.emit(`tick ${n}\n`)
+              return { title: "ticker", output: "", streamed: true }
+            })
+        })
+      )
+      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
+      const server = yield* makeToolServer(system)
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      const client = new Client({ name: "test", version: "1.0.0" })
+      const logged: Array<unknown> = []
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+        logged.push(n.params.data)
+      })
+      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
+      const progress: Array<number> = []
+      const result = yield* Effect.promise(() =>
+        client.callTool({ name: "ticker", arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) })
+      )
+      expect(textOf(result)).toBe("tick 1\ntick 2\ntick 3\n")
+      expect(logged).toEqual(["tick 1\n", "tick 2\n", "tick 3\n"])
+      // Progress counts the characters sent so far.
+      expect(progress).toEqual([7, 14, 21])
+      yield* Effect.promise(() => client.close())
+    }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
+  )
+
   it.live("announces tools/list_changed when the registry changes", () =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
