@@ -52,6 +52,7 @@ export { planToolBatches, type ToolBatch } from "./orchestrator/batching.ts"
 export {
   type ApprovalRequest,
   type CallContext,
+  type DecodedCall,
   MAX_ATTEMPTS,
   Orchestrator,
   RETRY_BACKOFF_MS

@@ -134,6 +134,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             attempts: 0,
             durationMs: 0
           }
+          if (!events.listening()) return result
           const base = { sessionId, callId: call.id, tool: tool.id }
           yield* events.publish({ type: "tool_start", ...base, args, paths: [], operations: tool.operations })
           const { uiOutput: _ui, ...withoutUi } = result
@@ -150,8 +151,12 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             // Unknown tools and arguments that do not decode get the orchestrator's own error result.
             if (Result.isFailure(resolved) || !isRecord(raw)) return yield* orchestrator.execute(call, context)
             const tool = resolved.success
-            const decodeArgs = (input: Record<string, unknown>) =>
-              tool.decode(coerceArgs(tool.inputSchema, input).value)
+            let coerced: ReadonlyArray<string> = []
+            const decodeArgs = (input: Record<string, unknown>) => {
+              const repaired = coerceArgs(tool.inputSchema, input)
+              coerced = repaired.paths
+              return tool.decode(repaired.value)
+            }
             const first = decodeArgs(raw)
             if (Result.isFailure(first)) return yield* orchestrator.execute(call, context)
 
@@ -298,7 +303,8 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             // (Unattended implies the caller gave no approver either: `searching` has none.)
             const result = yield* orchestrator.execute(
               { ...call, args: input },
-              unattended ? searching : { ...searching, approve }
+              unattended ? searching : { ...searching, approve },
+              { tool, args, coerced }
             )
             // The tool's own check refused it: the metadata says so, as the refusal's decider.
             if (result.status === "denied" && result.error?.tag === "PermissionDenied") {

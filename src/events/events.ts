@@ -99,6 +99,11 @@ export class ToolEvents extends Context.Service<
     readonly stream: Stream.Stream<ToolEvent>
     /** Subscribes now (in the current scope), so nothing published after this call is missed. */
     readonly subscribe: Effect.Effect<Stream.Stream<ToolEvent>, never, Scope.Scope>
+    /**
+     * Whether anyone is subscribed now. An event nobody receives need not be built: a call's
+     * events (its arguments and metadata as JSON, its output in windows) cost ~30 µs.
+     */
+    readonly listening: () => boolean
   }
 >()("freecode/ToolEvents") {
   static readonly layer = Layer.effect(
@@ -107,10 +112,26 @@ export class ToolEvents extends Context.Service<
       // Sliding: a stalled UI loses old windows rather than growing this process without bound.
       const pubsub = yield* PubSub.sliding<ToolEvent>(4096)
       yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
+      let subscribers = 0
+      const counted = Effect.acquireRelease(
+        Effect.sync(() => {
+          subscribers++
+        }),
+        () =>
+          Effect.sync(() => {
+            subscribers--
+          })
+      )
+      const subscribe = Effect.andThen(
+        counted,
+        Effect.map(PubSub.subscribe(pubsub), (sub) => Stream.fromSubscription(sub))
+      )
       return ToolEvents.of({
         publish: (event) => PubSub.publish(pubsub, event).pipe(Effect.asVoid),
-        stream: Stream.fromPubSub(pubsub),
-        subscribe: Effect.map(PubSub.subscribe(pubsub), (sub) => Stream.fromSubscription(sub))
+        // Each run subscribes for as long as it runs.
+        stream: Stream.unwrap(subscribe),
+        subscribe,
+        listening: () => subscribers > 0
       })
     })
   )

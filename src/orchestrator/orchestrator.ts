@@ -59,6 +59,13 @@ export interface CallContext {
   readonly onOutput?: (chunk: string, offset: number) => void
 }
 
+/** A call's tool, resolved, and its arguments decoded, with the paths coerced on the way. */
+export interface DecodedCall {
+  readonly tool: Tool
+  readonly args: unknown
+  readonly coerced: ReadonlyArray<string>
+}
+
 /** Retry rule: a retrySafe tool gets one more attempt after a transient failure, 200 ms × attempt later. */
 export const MAX_ATTEMPTS = 2
 export const RETRY_BACKOFF_MS = 200
@@ -180,7 +187,11 @@ class LiveOutput {
 export class Orchestrator extends Context.Service<
   Orchestrator,
   {
-    readonly execute: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
+    /**
+     * Runs one call. `decoded`: the caller (the Dispatcher) already resolved the tool and decoded
+     * these arguments (`call.args`), so they are not decoded twice.
+     */
+    readonly execute: (call: ToolCall, context: CallContext, decoded?: DecodedCall) => Effect.Effect<ToolResult>
     /** Runs one turn's calls in planned batches; results come back in call order. */
     readonly executeBatch: (
       calls: ReadonlyArray<ToolCall>,
@@ -200,7 +211,7 @@ export class Orchestrator extends Context.Service<
       const compress = yield* compressEnabledConfig
       const fs = yield* FileSystem.FileSystem
 
-      const execute = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
+      const execute = (call: ToolCall, context: CallContext, decoded?: DecodedCall): Effect.Effect<ToolResult> =>
         Effect.gen(function* () {
           const started = yield* Clock.currentTimeMillis
           const sessionId = context.sessionId
@@ -209,6 +220,7 @@ export class Orchestrator extends Context.Service<
               windows(chunk, windowSize),
               (w) => {
                 context.onOutput?.(w.chunk, at + w.offset)
+                if (!events.listening()) return Effect.void
                 return events.publish({
                   type: "tool_output",
                   ...base,
@@ -238,6 +250,7 @@ export class Orchestrator extends Context.Service<
             Effect.suspend(() => {
               if (announced) return Effect.void
               announced = true
+              if (!events.listening()) return Effect.void
               return events.publish({
                 type: "tool_start",
                 ...base,
@@ -337,15 +350,21 @@ export class Orchestrator extends Context.Service<
                 )
 
           const pipeline: Effect.Effect<ToolOutput, ToolError> = Effect.gen(function* () {
-            const t = yield* registry.resolve(call.name)
+            const t = decoded?.tool ?? (yield* registry.resolve(call.name))
             tool = t
             toolId = t.id
-            const raw = yield* Effect.fromResult(parseArgs(t.id, call.args))
-            const repaired = coerceArgs(t.inputSchema, raw)
-            coerced = repaired.paths
-            const decoded = t.decode(repaired.value)
-            if (Result.isFailure(decoded)) return yield* decoded.failure
-            const args = decoded.success
+            let args: unknown
+            if (decoded !== undefined) {
+              args = decoded.args
+              coerced = decoded.coerced
+            } else {
+              const raw = yield* Effect.fromResult(parseArgs(t.id, call.args))
+              const repaired = coerceArgs(t.inputSchema, raw)
+              coerced = repaired.paths
+              const checked = t.decode(repaired.value)
+              if (Result.isFailure(checked)) return yield* checked.failure
+              args = checked.success
+            }
             outputKind = t.outputKind?.(args)
             yield* announce(t.paths(args, ctx))
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
@@ -459,6 +478,8 @@ export class Orchestrator extends Context.Service<
             durationMs: finished - started
           }
 
+          // Nobody subscribed: the UI's copy and the event need not be built.
+          if (!events.listening()) return result
           yield* Effect.forEach(
             windows(result.uiOutput, windowSize),
             (w) =>

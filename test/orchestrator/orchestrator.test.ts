@@ -267,6 +267,36 @@ describe("Orchestrator.execute", () => {
     }).pipe(Effect.provide(system([BadPaths, BadValidate])))
   )
 
+  it.effect("events are built only while someone listens; the result is the same either way", () =>
+    Effect.gen(function* () {
+      const events = yield* ToolEvents
+      expect(events.listening()).toBe(false)
+      const unheard = yield* run("echo", { text: "hello" }, "quiet")
+      const seen: Array<ToolEvent> = []
+      const heard = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const subscription = yield* events.subscribe
+          expect(events.listening()).toBe(true)
+          yield* Effect.forkScoped(Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e))))
+          const result = yield* run("echo", { text: "hello" }, "loud")
+          yield* Effect.yieldNow
+          return result
+        })
+      )
+      expect(events.listening()).toBe(false)
+      expect(seen.map((e) => e.type)).toEqual(["tool_start", "tool_output", "tool_complete"])
+      const { id: _a, outputId: _b, durationMs: _c, ...quiet } = unheard
+      const { id: _d, outputId: _e, durationMs: _f, ...loud } = heard
+      expect(quiet).toEqual(loud)
+      // A stream counts as a listener for as long as it runs.
+      const running = yield* Effect.forkChild(Stream.runDrain(events.stream), { startImmediately: true })
+      yield* Effect.yieldNow
+      expect(events.listening()).toBe(true)
+      yield* Fiber.interrupt(running)
+      expect(events.listening()).toBe(false)
+    }).pipe(Effect.provide(system([Echo])))
+  )
+
   it.effect("tool_start carries small arguments whole and a bounded preview of huge ones", () =>
     Effect.gen(function* () {
       const events = yield* ToolEvents
