@@ -28,19 +28,13 @@ export const realPath = (abs: string): Effect.Effect<string> =>
 export const within = (dir: string, abs: string): boolean =>
   abs === dir || abs.startsWith(dir.endsWith("/") ? dir : `${dir}/`)
 
-/** Files whose reading asks by default: secrets, whatever directory they are in. */
-const SENSITIVE = [
-  /^\.env$/,
-  /^\.env\.(?!example$|sample$|template$|dist$).+$/,
-  /\.pem$/,
-  /\.key$/,
-  /^id_(rsa|dsa|ecdsa|ed25519)$/,
-  /^\.netrc$/,
-  /^\.npmrc$/,
-  /^\.pypirc$/
-]
+/**
+ * Files whose reading asks by default: secrets, whatever directory they are in. `.env` and
+ * `.env.*` (not `.env.example`, `.sample`, `.template`, `.dist`), `*.pem`, `*.key`, SSH private
+ * keys (`id_rsa`, `id_dsa`, `id_ecdsa`, `id_ed25519`), `.netrc`, `.npmrc`, `.pypirc`. One
+ * expression: a search tests every name it lists.
+ */
+const SENSITIVE =
+  /^(?:\.env|\.env\.(?!(?:example|sample|template|dist)$).+|id_(?:rsa|dsa|ecdsa|ed25519)|\.netrc|\.npmrc|\.pypirc)$|\.(?:pem|key)$/
 
-export const isSensitive = (abs: string): boolean => {
-  const name = abs.slice(abs.lastIndexOf("/") + 1)
-  return SENSITIVE.some((re) => re.test(name))
-}
+export const isSensitive = (abs: string): boolean => SENSITIVE.test(abs.slice(abs.lastIndexOf("/") + 1))

@@ -523,25 +523,22 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           return worst!
         })
 
-      const searchable =
-        (tool: Tool, chain: ReadonlyArray<Policy> = []) =>
-        (abs: string): Searchable => {
-          let verdict: Searchable = "ok"
-          for (const policy of [project, ...chain]) {
-            const denied = policy.deny.some(
-              (c) =>
-                c.rule.specifier !== undefined &&
-                namesTool(c.rule, tool) &&
-                (matchesPath(c.rule.specifier, root, abs) || matchesPath(c.rule.specifier, realRoot, abs))
-            )
-            if (denied) return "denied"
-            const file = { abs, real: abs }
-            if (isSensitive(abs) && policy.mode !== "bypassPermissions" && !allowsPath(policy, tool, file)) {
-              verdict = "secret"
-            }
+      const searchable = (tool: Tool, chain: ReadonlyArray<Policy> = []) => {
+        const policies = [project, ...chain]
+        // Once per call: the deny rules that can hide a path from this tool.
+        const denies = policies.flatMap((policy) =>
+          policy.deny.filter((c) => c.rule.specifier !== undefined && namesTool(c.rule, tool))
+        )
+        return (abs: string): Searchable => {
+          for (const c of denies) {
+            const spec = c.rule.specifier!
+            if (matchesPath(spec, root, abs) || matchesPath(spec, realRoot, abs)) return "denied"
           }
-          return verdict
+          if (!isSensitive(abs)) return "ok"
+          const file = { abs, real: abs }
+          return policies.some((p) => p.mode !== "bypassPermissions" && !allowsPath(p, tool, file)) ? "secret" : "ok"
         }
+      }
 
       return PermissionEngine.of({
         decide,

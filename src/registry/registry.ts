@@ -38,13 +38,19 @@ const providing = <R>(context: Context.Context<R>) => {
     key: Context.Service<R, unknown>(key),
     value
   }))
+  // Contexts are immutable and a tool is usually called from the same one: remember the last.
+  let lastIn: Context.Context<never> | undefined
+  let lastOut: Context.Context<R> | undefined
   return <A, E>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E> =>
     Effect.updateContext(effect, (current: Context.Context<never>) => {
+      if (current === lastIn) return lastOut!
       // Typed as holding R already: the loop below makes it so.
       let next = current as Context.Context<R>
       for (const { key, value } of services) {
         if (Context.getOrUndefined(next, key) !== value) next = Context.add(next, key, value)
       }
+      lastIn = current
+      lastOut = next
       return next
     })
 }

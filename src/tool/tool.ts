@@ -3,7 +3,7 @@
  * reader (the orchestrator, the registry, the permission layer); no table anywhere else
  * keys off a tool's name.
  */
-import { type Duration, type Effect, Result, Schema, SchemaIssue } from "effect"
+import { Duration, type Effect, Result, Schema, SchemaIssue } from "effect"
 import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
 import type { ObjectJsonSchema } from "../schema/json-schema.ts"
@@ -216,6 +216,12 @@ export const invalidArguments = (tool: string, issues: ReadonlyArray<ArgumentIss
     ].join("\n")
   })
 
+/** A fixed timeout, parsed once rather than on every call. */
+const constant =
+  (duration: Duration.Duration) =>
+  (_args: unknown): Duration.Input =>
+    duration
+
 /** Builds a tool from its declaration, filling the fail-closed defaults. */
 export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
   const inputSchema = deriveParameters(spec.id, spec.parameters)
@@ -235,7 +241,7 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     mutates: spec.mutates ?? false,
     retrySafe: spec.retrySafe ?? false,
     interruptBehavior: spec.interruptBehavior ?? "block",
-    timeout: typeof timeout === "function" ? (args) => timeout(as(args)) : () => timeout,
+    timeout: typeof timeout === "function" ? (args) => timeout(as(args)) : constant(Duration.fromInputUnsafe(timeout)),
     maxResultSizeChars: spec.maxResultSizeChars,
     truncate: spec.truncate ?? "both",
     ...(spec.outputKind === undefined ? {} : { outputKind: (args: unknown) => spec.outputKind!(as(args)) }),
