@@ -397,16 +397,19 @@ export class Orchestrator extends Context.Service<
           // The whole output goes into the store BEFORE any lossy cap.
           let stored: PutResult
           let view: OutputView
+          let outputLines: number
           if (fromLive && live.spilled) {
             const committed = yield* live.commit()
             stored = committed.result
             view = committed.view
+            outputLines = committed.view.kind === "text" ? countLines(committed.view.text) : committed.view.lines
           } else {
             yield* live.discard
+            outputLines = countLines(full)
             stored =
               full.length === 0
                 ? { stored: false, reason: "empty" }
-                : yield* store.put({ sessionId, id: call.id, tool: toolId, text: full })
+                : yield* store.put({ sessionId, id: call.id, tool: toolId, text: full, lines: outputLines })
             view = { kind: "text", text: full }
           }
 
@@ -470,7 +473,7 @@ export class Orchestrator extends Context.Service<
                   : `${error.message}\n${shaped.uiOutput}`,
             ...(stored.stored ? { outputId: call.id } : {}),
             outputChars,
-            outputLines: view.kind === "text" ? countLines(full) : view.lines,
+            outputLines,
             truncated: shaped.truncated,
             metadata,
             ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),

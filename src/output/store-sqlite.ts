@@ -197,7 +197,7 @@ export const makeSqliteStore = (
     })
 
   return OutputStore.of({
-    put: ({ sessionId, id, tool, text }) =>
+    put: ({ sessionId, id, tool, text, lines }) =>
       Effect.gen(function* (): Effect.fn.Return<PutResult> {
         const bytes = Buffer.byteLength(text, "utf8")
         if (bytes > limits.bytesPerSession) {
@@ -205,7 +205,7 @@ export const makeSqliteStore = (
           yield* writer.write(text)
           return (yield* writer.commit).result
         }
-        return yield* file({ sessionId, id, tool, text, chars: text.length, lines: countLines(text), bytes })
+        return yield* file({ sessionId, id, tool, text, chars: text.length, lines: lines ?? countLines(text), bytes })
       }),
     open,
     capture,

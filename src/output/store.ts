@@ -41,6 +41,8 @@ export interface PutRequest {
   readonly id: string
   readonly tool: string
   readonly text: string
+  /** `countLines(text)`, when the caller has it already. */
+  readonly lines?: number
 }
 
 /** Whether a put was kept; a refused put says why, so the model's marker can say so too. */
@@ -109,6 +111,8 @@ const touch = <K, V>(map: Map<K, V>, key: K, value: V): void => {
   map.delete(key)
   map.set(key, value)
 }
+
+const STORED: PutResult = { stored: true }
 
 /** A streamed output past this many bytes goes to a file, in a store that has somewhere to spill. */
 export const SPILL_AFTER_BYTES = 8 * 1024 * 1024
@@ -220,17 +224,19 @@ export const makeMemoryStore = (
     })
 
   return OutputStore.of({
-    put: ({ sessionId, id, tool, text }) =>
-      Effect.gen(function* (): Effect.fn.Return<PutResult> {
+    put: ({ sessionId, id, tool, text, lines }) =>
+      Effect.suspend((): Effect.Effect<PutResult> => {
         const bytes = Buffer.byteLength(text, "utf8")
-        if (bytes > bytesPerSession) {
-          if (spill === undefined) return { stored: false, reason: tooLarge }
+        if (bytes <= bytesPerSession) {
+          const entry = { sessionId, id, tool, text, chars: text.length, lines: lines ?? countLines(text), bytes }
+          return Effect.as(file(entry), STORED)
+        }
+        if (spill === undefined) return Effect.succeed({ stored: false, reason: tooLarge })
+        return Effect.gen(function* () {
           const writer = yield* open({ sessionId, id, tool })
           yield* writer.write(text)
           return (yield* writer.commit).result
-        }
-        yield* file({ sessionId, id, tool, text, chars: text.length, lines: countLines(text), bytes })
-        return { stored: true }
+        })
       }),
     open,
     capture,

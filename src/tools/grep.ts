@@ -128,9 +128,11 @@ export const GrepTool = defineTool({
 
       const filter = include === undefined || isFile ? "" : ` (files matching ${include})`
       // A file the caller may not read is not searched for it either: its lines never show.
-      const hidden = hiddenFrom(ctx, DENIED_OR_SECRET)
-      const matches = result.matches.filter((m) => !hidden(m.path))
-      const hiddenFiles = new Set(result.matches.filter((m) => hidden(m.path)).map((m) => m.path)).size
+      const isHidden = hiddenFrom(ctx, DENIED_OR_SECRET)
+      // Many matches share a file: each file is checked once.
+      const hiddenPaths = new Set([...new Set(result.matches.map((m) => m.path))].filter(isHidden))
+      const matches = hiddenPaths.size === 0 ? result.matches : result.matches.filter((m) => !hiddenPaths.has(m.path))
+      const hiddenFiles = hiddenPaths.size
       const notes = hiddenFiles > 0 ? [hiddenNote(hiddenFiles, "with matches"), ...result.notes] : result.notes
       const metadata = {
         path: target,

@@ -5,19 +5,12 @@
  */
 import type { Searchable, ToolContext } from "../../tool/tool.ts"
 
-/** A predicate: is this file hidden? Each path is checked once. `hide`: the verdicts that hide. */
+/** A predicate: is this file hidden? `hide`: the verdicts that hide. */
 export const hiddenFrom = (ctx: ToolContext, hide: ReadonlySet<Searchable>): ((abs: string) => boolean) => {
   const check = ctx.searchable
   if (check === undefined) return () => false
-  const seen = new Map<string, boolean>()
-  return (abs) => {
-    let hidden = seen.get(abs)
-    if (hidden === undefined) {
-      hidden = hide.has(check(abs))
-      seen.set(abs, hidden)
-    }
-    return hidden
-  }
+  // No memo: the check is a regex and the deny rules naming the tool, cheaper than a Map.
+  return (abs) => hide.has(check(abs))
 }
 
 export const DENIED: ReadonlySet<Searchable> = new Set(["denied"])
