@@ -330,12 +330,11 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
               feedback = post.feedback
             }
             const extra = [...notes, ...feedback]
-            const modelOutput = [
+            const output =
               result.status === "denied" && declined !== undefined
                 ? `${result.modelOutput}\n${declined}`
-                : result.modelOutput,
-              ...extra.map((t) => `[hook] ${t}`)
-            ].join("\n\n")
+                : result.modelOutput
+            const modelOutput = extra.length === 0 ? output : [output, ...extra.map((t) => `[hook] ${t}`)].join("\n\n")
             return { ...result, modelOutput, metadata: { ...result.metadata, ...meta() } }
           })
 

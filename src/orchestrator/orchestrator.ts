@@ -135,6 +135,10 @@ class LiveOutput {
   get size(): number {
     return this.writer?.chars() ?? 0
   }
+  /** Whether the tool emitted anything (or opened a capture): most tools never do. */
+  get opened(): boolean {
+    return this.writer !== undefined
+  }
   /** The output so far, while it is held in memory; "" once it spilled. */
   get text(): string {
     return this.writer?.text() ?? ""
@@ -366,9 +370,11 @@ export class Orchestrator extends Context.Service<
               args = checked.success
             }
             outputKind = t.outputKind?.(args)
-            yield* announce(t.paths(args, ctx))
+            // Computed even when nobody listens: a tool whose paths throw fails here, either way.
+            const paths = t.paths(args, ctx)
+            if (events.listening()) yield* announce(paths)
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
-            yield* permit(t, args)
+            if (t.checkPermissions !== undefined || t.requiresApproval) yield* permit(t, args)
             return yield* cancellable(t, attempt(t, args, 1))
           }).pipe(
             // A tool's paths, validateInput or checkPermissions may throw too: never a defect.
@@ -383,8 +389,8 @@ export class Orchestrator extends Context.Service<
 
           // If this call is itself interrupted, the writer's file (if any) must not outlive it.
           const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))
-          yield* announce([])
-          yield* live.settle
+          if (!announced && events.listening()) yield* announce([])
+          if (live.opened) yield* live.settle
 
           const error = Result.isFailure(outcome) ? outcome.failure : undefined
           const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
@@ -404,7 +410,7 @@ export class Orchestrator extends Context.Service<
             view = committed.view
             outputLines = committed.view.kind === "text" ? countLines(committed.view.text) : committed.view.lines
           } else {
-            yield* live.discard
+            if (live.opened) yield* live.discard
             outputLines = countLines(full)
             stored =
               full.length === 0

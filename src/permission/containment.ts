@@ -9,10 +9,19 @@ import { Effect } from "effect"
 import * as NativeFs from "../fs/native.ts"
 
 /** The real path of `abs`, following symlinks as far as the path exists. */
-export const realPath = (abs: string): Effect.Effect<string> =>
+export const realPath = (abs: string): Effect.Effect<string> => {
+  const resolved = NodePath.resolve(abs)
+  // Most paths exist: one realpath(3), and the walk up only when it fails.
+  return Effect.catch(NativeFs.realPath(resolved), () => realPathOfMissing(resolved))
+}
+
+/** A path that does not exist (yet): its deepest existing ancestor, resolved, and the rest. */
+const realPathOfMissing = (abs: string): Effect.Effect<string> =>
   Effect.gen(function* () {
-    const missing: Array<string> = []
-    let at = NodePath.resolve(abs)
+    // `abs` itself was just tried: start from its parent.
+    const missing: Array<string> = [NodePath.basename(abs)]
+    let at = NodePath.dirname(abs)
+    if (at === abs) return abs
     for (;;) {
       const real = yield* NativeFs.realPath(at).pipe(Effect.option)
       if (real._tag === "Some")
@@ -32,9 +41,9 @@ export const within = (dir: string, abs: string): boolean =>
  * Files whose reading asks by default: secrets, whatever directory they are in. `.env` and
  * `.env.*` (not `.env.example`, `.sample`, `.template`, `.dist`), `*.pem`, `*.key`, SSH private
  * keys (`id_rsa`, `id_dsa`, `id_ecdsa`, `id_ed25519`), `.netrc`, `.npmrc`, `.pypirc`. One
- * expression: a search tests every name it lists.
+ * expression, tested on the whole path (no substring per name): a search tests every name it lists.
  */
 const SENSITIVE =
-  /^(?:\.env|\.env\.(?!(?:example|sample|template|dist)$).+|id_(?:rsa|dsa|ecdsa|ed25519)|\.netrc|\.npmrc|\.pypirc)$|\.(?:pem|key)$/
+  /(?:^|\/)(?:\.env|\.env\.(?!(?:example|sample|template|dist)$)[^/]+|id_(?:rsa|dsa|ecdsa|ed25519)|\.netrc|\.npmrc|\.pypirc)$|\.(?:pem|key)$/
 
-export const isSensitive = (abs: string): boolean => SENSITIVE.test(abs.slice(abs.lastIndexOf("/") + 1))
+export const isSensitive = (abs: string): boolean => SENSITIVE.test(abs)

@@ -286,14 +286,14 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             }
           }
           if (kind === "file") {
-            const paths = yield* Effect.forEach(declared, (p) => {
+            const located = (p: string) => {
               const abs = path.resolve(ctx.root, p)
-              return Effect.map(realPath(abs), (real) => ({
-                abs,
-                real
-              }))
-            })
-            const reals = [...new Set(paths.map((p) => p.real))].sort()
+              return Effect.map(realPath(abs), (real) => ({ abs, real }))
+            }
+            // Most calls touch one path: no forEach for it.
+            const paths =
+              declared.length === 1 ? [yield* located(declared[0]!)] : yield* Effect.forEach(declared, located)
+            const reals = paths.length === 1 ? [paths[0]!.real] : [...new Set(paths.map((p) => p.real))].sort()
             return {
               kind,
               paths,
@@ -511,17 +511,17 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }
 
       const decide = (req: PermissionRequest, chain: ReadonlyArray<Policy> = []) =>
-        Effect.gen(function* () {
-          const s = yield* subjectsOf(req)
-          const saved = yield* granted(req.ctx.sessionId, s.grant)
-          let worst: Decision | undefined
-          for (const policy of [project, ...chain]) {
-            const d = decideOne(policy, req, s, saved)
-            if (worst === undefined || RANK[d.behavior] > RANK[worst.behavior]) worst = d
-            if (d.behavior === "deny") break
-          }
-          return worst!
-        })
+        Effect.flatMap(subjectsOf(req), (s) =>
+          Effect.map(granted(req.ctx.sessionId, s.grant), (saved) => {
+            let worst = decideOne(project, req, s, saved)
+            for (const policy of chain) {
+              if (worst.behavior === "deny") break
+              const d = decideOne(policy, req, s, saved)
+              if (RANK[d.behavior] > RANK[worst.behavior]) worst = d
+            }
+            return worst
+          })
+        )
 
       const searchable = (tool: Tool, chain: ReadonlyArray<Policy> = []) => {
         const policies = [project, ...chain]

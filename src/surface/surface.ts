@@ -399,6 +399,11 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       return { ...result, metadata: { ...result.metadata, via: CALL_TOOL } }
     })
 
+  /** Whether a null is anywhere in the arguments (most calls have none: nothing to drop). */
+  const hasNull = (value: unknown): boolean =>
+    value === null ||
+    (Array.isArray(value) ? value.some(hasNull) : isRecord(value) ? Object.values(value).some(hasNull) : false)
+
   const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
     Effect.gen(function* () {
       const name = call.name.toLowerCase()
@@ -412,10 +417,8 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       // A strict-mode model sends null for an optional argument it leaves out: that means absent.
       if (why === undefined) {
         const args = parseArgs(call.args)
-        return yield* dispatcher.dispatch(
-          { ...call, args: isRecord(args) ? dropStrictNulls(tool.value.inputSchema, args) : call.args },
-          context
-        )
+        if (!isRecord(args) || !hasNull(args)) return yield* dispatcher.dispatch(call, context)
+        return yield* dispatcher.dispatch({ ...call, args: dropStrictNulls(tool.value.inputSchema, args) }, context)
       }
       return localResult(
         call,

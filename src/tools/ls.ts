@@ -15,7 +15,6 @@ import { Effect, FileSystem, Schema } from "effect"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
-import { comparePaths } from "./search/backend.ts"
 import { makeMatcher } from "./search/ignore.ts"
 import { DENIED, hiddenFrom } from "./search/visibility.ts"
 import { type WalkEntry, walkTree } from "./search/walk.ts"
@@ -37,10 +36,15 @@ const Parameters = Schema.Struct({
   )
 })
 
-const displayOrder = (a: WalkEntry, b: WalkEntry): number => {
-  const ad = a.kind === "dir" ? 0 : 1
-  const bd = b.kind === "dir" ? 0 : 1
-  return ad - bd || comparePaths(a.name, b.name)
+/**
+ * A directory's entries as ls shows them: subdirectories first, then the rest, each in the
+ * walk's name order (a stable split, no second sort). Hidden entries are left out.
+ */
+const displayOrder = (entries: ReadonlyArray<WalkEntry>, hidden: (abs: string) => boolean): Array<WalkEntry> => {
+  const dirs: Array<WalkEntry> = []
+  const rest: Array<WalkEntry> = []
+  for (const e of entries) if (!hidden(e.path)) (e.kind === "dir" ? dirs : rest).push(e)
+  return dirs.length === 0 ? rest : dirs.concat(rest)
 }
 
 export const LsTool = defineTool({
@@ -81,7 +85,7 @@ export const LsTool = defineTool({
       // What a deny rule names is not listed, as it could not be read.
       const hidden = hiddenFrom(ctx, DENIED)
       const children = new Map<string, ReadonlyArray<WalkEntry>>()
-      for (const d of walked.dirs) children.set(d.path, d.entries.filter((e) => !hidden(e.path)).sort(displayOrder))
+      for (const d of walked.dirs) children.set(d.path, displayOrder(d.entries, hidden))
 
       // Choose breadth-first, in display order, so the top levels are always complete.
       const chosen = new Set<string>()

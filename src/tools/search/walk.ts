@@ -75,7 +75,9 @@ const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
   Effect.gen(function* () {
     const raw = yield* NativeFs.readDirectoryEntries(pending.path)
     // Only a file system that does not report types needs a stat per entry.
-    const typed = raw.some((e) => e.type === "Unknown")
+    const typed: ReadonlyArray<{ readonly name: string; readonly kind: EntryKind }> = raw.some(
+      (e) => e.type === "Unknown"
+    )
       ? yield* Effect.forEach(
           raw,
           (e) =>
@@ -92,6 +94,8 @@ const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
     const own = hasGitignore ? yield* loadLevel(fs, pending.path) : undefined
     return { entries: typed, chain: own === undefined ? pending.chain : [...pending.chain, own] }
   })
+
+const byName = (a: { readonly name: string }, b: { readonly name: string }) => comparePaths(a.name, b.name)
 
 /** Walks `dir` breadth-first, applying .gitignore rules, skipping `.git`, not following links. */
 export const walkTree = (
@@ -123,7 +127,8 @@ export const walkTree = (
           continue
         }
         const entries: Array<WalkEntry> = []
-        const sorted = [...result.entries].sort((a, b) => comparePaths(a.name, b.name))
+        // The array is this walk's own: sorted in place.
+        const sorted = (result.entries as Array<{ readonly name: string; readonly kind: EntryKind }>).sort(byName)
         for (const e of sorted) {
           if (isGitEntry(e.name)) continue
           const abs = childPath(pending.path, e.name)
