@@ -32,9 +32,10 @@ export const time = async (name: string, runs: number, body: () => Promise<unkno
 export const paired = async (
   runs: number,
   a: readonly [string, () => Promise<unknown> | unknown],
-  b: readonly [string, () => Promise<unknown> | unknown]
+  b: readonly [string, () => Promise<unknown> | unknown],
+  warmup = Math.min(50, Math.ceil(runs / 5))
 ): Promise<readonly [Timing, Timing]> => {
-  for (let i = 0; i < Math.min(50, Math.ceil(runs / 5)); i++) {
+  for (let i = 0; i < warmup; i++) {
     await a[1]()
     await b[1]()
   }

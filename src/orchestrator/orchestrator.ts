@@ -300,21 +300,45 @@ export class Orchestrator extends Context.Service<
               }
             })
 
-          const attempt = (t: Tool, args: unknown, n: number): Effect.Effect<ToolOutput, ExecuteError | ToolTimeout> =>
+          /** Completes when the person cancels a cancellable tool, failing with its partial output. */
+          const cancelledBy = (t: Tool): Effect.Effect<never, ToolInterrupted> | undefined =>
+            context.cancelled === undefined || t.interruptBehavior === "block"
+              ? undefined
+              : context.cancelled.pipe(
+                  Effect.andThen(
+                    Effect.suspend(() =>
+                      Effect.fail(
+                        new ToolInterrupted({
+                          tool: t.id,
+                          partialOutput: live.text,
+                          message: `${t.id} was cancelled by the person${live.size > 0 ? "; the output so far follows" : ""}.`
+                        })
+                      )
+                    )
+                  )
+                )
+
+          /** `effect`, unless the person cancels first. */
+          const cancellable = <A, E>(t: Tool, effect: Effect.Effect<A, E>): Effect.Effect<A, E | ToolInterrupted> => {
+            const cancelled = cancelledBy(t)
+            return cancelled === undefined ? effect : Effect.raceFirst(effect, cancelled)
+          }
+
+          /**
+           * One attempt, raced against its timeout and the person's cancel in one race: a tool that
+           * finishes at once forks one fiber, and neither the timer nor the cancel watch starts.
+           */
+          const attempt = (
+            t: Tool,
+            args: unknown,
+            n: number
+          ): Effect.Effect<ToolOutput, ExecuteError | ToolTimeout | ToolInterrupted> =>
             Effect.suspend(() => {
               attempts = n
               const timeout = Duration.fromInputUnsafe(t.timeout(args))
-              return t.execute(args, ctx).pipe(
-                Effect.catchDefect((defect) =>
-                  Effect.fail(
-                    new ToolFailure({
-                      message: `${t.id} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
-                    })
-                  )
-                ),
-                Effect.timeoutOrElse({
-                  duration: timeout,
-                  orElse: () =>
+              const timedOut = Effect.sleep(timeout).pipe(
+                Effect.andThen(
+                  Effect.suspend(() =>
                     Effect.fail(
                       new ToolTimeout({
                         tool: t.id,
@@ -323,35 +347,31 @@ export class Orchestrator extends Context.Service<
                         message: `${t.id} timed out after ${Duration.format(timeout)}${live.size > 0 ? "; the output so far follows" : ""}.`
                       })
                     )
-                })
+                  )
+                )
+              )
+              const cancelled = cancelledBy(t)
+              return Effect.raceFirst(
+                t.execute(args, ctx).pipe(
+                  Effect.catchDefect((defect) =>
+                    Effect.fail(
+                      new ToolFailure({
+                        message: `${t.id} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
+                      })
+                    )
+                  )
+                ),
+                cancelled === undefined ? timedOut : Effect.raceFirst(timedOut, cancelled)
               )
             }).pipe(
               Effect.catchTag("TransientFailure", (e) =>
                 t.retrySafe && n < MAX_ATTEMPTS
-                  ? Effect.sleep(Duration.millis(RETRY_BACKOFF_MS * n)).pipe(Effect.andThen(attempt(t, args, n + 1)))
+                  ? cancellable(t, Effect.sleep(Duration.millis(RETRY_BACKOFF_MS * n))).pipe(
+                      Effect.andThen(attempt(t, args, n + 1))
+                    )
                   : Effect.fail(e)
               )
             )
-
-          const cancellable = <A, E>(t: Tool, effect: Effect.Effect<A, E>): Effect.Effect<A, E | ToolInterrupted> =>
-            context.cancelled === undefined || t.interruptBehavior === "block"
-              ? effect
-              : Effect.raceFirst(
-                  effect,
-                  context.cancelled.pipe(
-                    Effect.andThen(
-                      Effect.suspend(() =>
-                        Effect.fail(
-                          new ToolInterrupted({
-                            tool: t.id,
-                            partialOutput: live.text,
-                            message: `${t.id} was cancelled by the person${live.size > 0 ? "; the output so far follows" : ""}.`
-                          })
-                        )
-                      )
-                    )
-                  )
-                )
 
           const pipeline: Effect.Effect<ToolOutput, ToolError> = Effect.gen(function* () {
             const t = decoded?.tool ?? (yield* registry.resolve(call.name))
@@ -375,7 +395,7 @@ export class Orchestrator extends Context.Service<
             if (events.listening()) yield* announce(paths)
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
             if (t.checkPermissions !== undefined || t.requiresApproval) yield* permit(t, args)
-            return yield* cancellable(t, attempt(t, args, 1))
+            return yield* attempt(t, args, 1)
           }).pipe(
             // A tool's paths, validateInput or checkPermissions may throw too: never a defect.
             Effect.catchDefect((defect) =>

@@ -7,10 +7,11 @@
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import * as NativeFs from "../fs/native.ts"
+import { isCleanAbsolute } from "../tools/paths.ts"
 
 /** The real path of `abs`, following symlinks as far as the path exists. */
 export const realPath = (abs: string): Effect.Effect<string> => {
-  const resolved = NodePath.resolve(abs)
+  const resolved = isCleanAbsolute(abs) ? abs : NodePath.resolve(abs)
   // Most paths exist: one realpath(3), and the walk up only when it fails.
   return Effect.catch(NativeFs.realPath(resolved), () => realPathOfMissing(resolved))
 }

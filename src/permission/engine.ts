@@ -17,6 +17,7 @@ import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
 import { GrantStore } from "../session/grants.ts"
 import type { Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
+import { resolvePath } from "../tools/paths.ts"
 import { isSensitive, realPath, within } from "./containment.ts"
 import {
   type CommandPattern,
@@ -287,7 +288,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           }
           if (kind === "file") {
             const located = (p: string) => {
-              const abs = path.resolve(ctx.root, p)
+              const abs = resolvePath(ctx.root, p)
               return Effect.map(realPath(abs), (real) => ({ abs, real }))
             }
             // Most calls touch one path: no forEach for it.

@@ -16,7 +16,11 @@ import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
 const toSlashes = (p: string): string => (NodePath.sep === "/" ? p : p.split(NodePath.sep).join("/"))
 
 /** Resolves a model-given path against the project root. Absolute paths are kept; `~` is not expanded. */
-export const resolvePath = (root: string, input: string): string => NodePath.resolve(root, input)
+export const resolvePath = (root: string, input: string): string =>
+  isCleanAbsolute(input) ? input : NodePath.resolve(root, input)
+
+/** An absolute path with nothing to normalise: path.resolve would return it unchanged. */
+export const isCleanAbsolute = (p: string): boolean => NodePath.sep === "/" && p.startsWith("/") && !UNCLEAN.test(p)
 
 /** True when `abs` is `dir` itself or lies below it. */
 export const isInside = (dir: string, abs: string): boolean => {
