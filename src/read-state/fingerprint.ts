@@ -3,7 +3,7 @@
  * line (FNV-1a), so a stale-file check can say which lines changed without keeping the text.
  * Built incrementally, so `read` can fingerprint a file while it streams it.
  */
-import { createHash, type Hash } from "node:crypto"
+import { createHash, type Hash, hash } from "node:crypto"
 
 export interface Fingerprint {
   readonly size: number
@@ -16,26 +16,39 @@ export interface Fingerprint {
 const MAX_LINES = 200_000
 /** FNV-1a's offset basis, as a signed 32-bit int: kept in int32 range, the loop never boxes a number. */
 const FNV_BASIS = 0x811c9dc5 | 0
+const EMPTY = new Uint8Array(0)
 
 export class Fingerprinter {
-  private readonly sha: Hash = createHash("sha1")
+  /** Created at the second chunk: a file read whole is hashed in one call, without a Hash object. */
+  private sha: Hash | undefined
+  /** The only chunk so far, until a second arrives. */
+  private first: Uint8Array | undefined
   private size = 0
   private line = FNV_BASIS
   private lineHashes: Array<number> | undefined = []
 
   update(bytes: Uint8Array): this {
-    this.sha.update(bytes)
+    if (this.sha !== undefined) this.sha.update(bytes)
+    else if (this.first === undefined) this.first = bytes
+    else {
+      this.sha = createHash("sha1").update(this.first).update(bytes)
+      this.first = undefined
+    }
     this.size += bytes.length
     const hashes = this.lineHashes
     if (hashes === undefined) return this
+    // Line ends found natively; the inner loop hashes a line's bytes with no branch.
     let h = this.line
+    let start = 0
     const n = bytes.length
-    for (let i = 0; i < n; i++) {
-      const b = bytes[i]!
-      if (b === 10) {
-        hashes.push(h)
-        h = FNV_BASIS
-      } else h = Math.imul(h ^ b, 0x01000193)
+    for (;;) {
+      const nl = bytes.indexOf(10, start)
+      const end = nl < 0 ? n : nl
+      for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193)
+      if (nl < 0) break
+      hashes.push(h)
+      h = FNV_BASIS
+      start = nl + 1
     }
     this.line = h
     if (hashes.length > MAX_LINES) this.lineHashes = undefined
@@ -47,7 +60,7 @@ export class Fingerprinter {
     if (hashes !== undefined && this.line !== FNV_BASIS) hashes.push(this.line)
     return {
       size: this.size,
-      hash: this.sha.digest("hex"),
+      hash: this.sha !== undefined ? this.sha.digest("hex") : hash("sha1", this.first ?? EMPTY, "hex"),
       // Uint32Array stores each signed hash as its unsigned 32-bit value.
       lines: hashes === undefined ? undefined : Uint32Array.from(hashes)
     }
