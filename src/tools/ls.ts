@@ -47,6 +47,24 @@ const displayOrder = (entries: ReadonlyArray<WalkEntry>, hidden: (abs: string) =
   return dirs.length === 0 ? rest : dirs.concat(rest)
 }
 
+/** At most MAX_LS_ENTRIES entries, level by level in display order from `dir`. */
+const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>): Set<string> => {
+  const chosen = new Set<string>()
+  let frontier: Array<string> = [dir]
+  while (frontier.length > 0 && chosen.size < MAX_LS_ENTRIES) {
+    const next: Array<string> = []
+    for (const parent of frontier) {
+      for (const entry of children.get(parent) ?? []) {
+        if (chosen.size >= MAX_LS_ENTRIES) break
+        chosen.add(entry.path)
+        if (entry.kind === "dir") next.push(entry.path)
+      }
+    }
+    frontier = next
+  }
+  return chosen
+}
+
 export const LsTool = defineTool({
   id: "ls",
   description:
@@ -88,19 +106,7 @@ export const LsTool = defineTool({
       for (const d of walked.dirs) children.set(d.path, displayOrder(d.entries, hidden))
 
       // Choose breadth-first, in display order, so the top levels are always complete.
-      const chosen = new Set<string>()
-      let frontier: Array<string> = [dir]
-      while (frontier.length > 0 && chosen.size < MAX_LS_ENTRIES) {
-        const next: Array<string> = []
-        for (const parent of frontier) {
-          for (const entry of children.get(parent) ?? []) {
-            if (chosen.size >= MAX_LS_ENTRIES) break
-            chosen.add(entry.path)
-            if (entry.kind === "dir") next.push(entry.path)
-          }
-        }
-        frontier = next
-      }
+      const chosen = chooseBreadthFirst(dir, children)
 
       const links = new Map<string, string>()
       for (const d of walked.dirs) {

@@ -109,10 +109,14 @@ export const ancestorDirs = (root: string, dir: string): Array<string> => {
 }
 
 /** The `.gitignore` rules of `dir`'s ancestors up to the project root, shallowest first. */
-export const ancestorChain = (fs: FileSystem.FileSystem, root: string, dir: string): Effect.Effect<IgnoreChain> =>
-  Effect.forEach(ancestorDirs(root, dir), (d) => loadLevel(fs, d), { concurrency: 8 }).pipe(
+export const ancestorChain = (fs: FileSystem.FileSystem, root: string, dir: string): Effect.Effect<IgnoreChain> => {
+  const dirs = ancestorDirs(root, dir)
+  // The root itself (the usual ls and search) has no ancestors to read.
+  if (dirs.length === 0) return Effect.succeed([])
+  return Effect.forEach(dirs, (d) => loadLevel(fs, d), { concurrency: 8 }).pipe(
     Effect.map((levels) => levels.filter((l): l is IgnoreLevel => l !== undefined))
   )
+}
 
 // ---------------------------------------------------------------------------------------------
 // Ripgrep: ancestor rules as one ignore file anchored at the project root

@@ -71,26 +71,25 @@ interface Pending {
   readonly chain: IgnoreChain
 }
 
+/** A directory's entries, each with a type (a stat only for those readdir could not type). */
 const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
   Effect.gen(function* () {
     const raw = yield* NativeFs.readDirectoryEntries(pending.path)
     // Only a file system that does not report types needs a stat per entry.
-    const typed: ReadonlyArray<{ readonly name: string; readonly kind: EntryKind }> = raw.some(
-      (e) => e.type === "Unknown"
-    )
+    const typed: ReadonlyArray<NativeFs.DirectoryEntry> = raw.some((e) => e.type === "Unknown")
       ? yield* Effect.forEach(
           raw,
           (e) =>
             e.type === "Unknown"
               ? fs.lstat(childPath(pending.path, e.name)).pipe(
-                  Effect.map((info) => ({ name: e.name, kind: kindOf(info.type) })),
-                  Effect.catch(() => Effect.succeed({ name: e.name, kind: "other" as EntryKind }))
+                  Effect.map((info): NativeFs.DirectoryEntry => ({ name: e.name, type: info.type })),
+                  Effect.catch(() => Effect.succeed(e))
                 )
-              : Effect.succeed({ name: e.name, kind: kindOf(e.type) }),
+              : Effect.succeed(e),
           { concurrency: 8 }
         )
-      : raw.map((e) => ({ name: e.name, kind: kindOf(e.type) }))
-    const hasGitignore = typed.some((e) => e.name === ".gitignore" && e.kind === "file")
+      : raw
+    const hasGitignore = typed.some((e) => e.name === ".gitignore" && e.type === "File")
     const own = hasGitignore ? yield* loadLevel(fs, pending.path) : undefined
     return { entries: typed, chain: own === undefined ? pending.chain : [...pending.chain, own] }
   })
@@ -127,18 +126,19 @@ export const walkTree = (
           continue
         }
         const entries: Array<WalkEntry> = []
-        // The array is this walk's own: sorted in place.
-        const sorted = (result.entries as Array<{ readonly name: string; readonly kind: EntryKind }>).sort(byName)
+        // The array is this walk's own (readDirectoryEntries makes a new one): sorted in place.
+        const sorted = (result.entries as Array<NativeFs.DirectoryEntry>).sort(byName)
         for (const e of sorted) {
           if (isGitEntry(e.name)) continue
           const abs = childPath(pending.path, e.name)
-          const isDir = e.kind === "dir"
+          const kind = kindOf(e.type)
+          const isDir = kind === "dir"
           if (options.extraIgnore !== undefined) {
             const rel = relativeInside(options.dir, abs)
             if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
           }
           if (isIgnored(result.chain, abs, isDir)) continue
-          entries.push({ name: e.name, path: abs, kind: e.kind })
+          entries.push({ name: e.name, path: abs, kind })
           if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
         }
         seen += entries.length
