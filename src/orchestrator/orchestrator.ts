@@ -335,22 +335,26 @@ export class Orchestrator extends Context.Service<
           ): Effect.Effect<ToolOutput, ExecuteError | ToolTimeout | ToolInterrupted> =>
             Effect.suspend(() => {
               attempts = n
-              const timeout = Duration.fromInputUnsafe(t.timeout(args))
-              const timedOut = Effect.sleep(timeout).pipe(
-                Effect.andThen(
-                  Effect.suspend(() =>
-                    Effect.fail(
-                      new ToolTimeout({
-                        tool: t.id,
-                        timeoutMs: Duration.toMillis(timeout),
-                        partialOutput: live.text,
-                        message: `${t.id} timed out after ${Duration.format(timeout)}${live.size > 0 ? "; the output so far follows" : ""}.`
-                      })
+              // Built only if the tool does not finish at once (the race's second arm is forked then).
+              const stopper = Effect.suspend(() => {
+                const timeout = Duration.fromInputUnsafe(t.timeout(args))
+                const timedOut = Effect.sleep(timeout).pipe(
+                  Effect.andThen(
+                    Effect.suspend(() =>
+                      Effect.fail(
+                        new ToolTimeout({
+                          tool: t.id,
+                          timeoutMs: Duration.toMillis(timeout),
+                          partialOutput: live.text,
+                          message: `${t.id} timed out after ${Duration.format(timeout)}${live.size > 0 ? "; the output so far follows" : ""}.`
+                        })
+                      )
                     )
                   )
                 )
-              )
-              const cancelled = cancelledBy(t)
+                const cancelled = cancelledBy(t)
+                return cancelled === undefined ? timedOut : Effect.raceFirst(timedOut, cancelled)
+              })
               return Effect.raceFirst(
                 t.execute(args, ctx).pipe(
                   Effect.catchDefect((defect) =>
@@ -361,7 +365,7 @@ export class Orchestrator extends Context.Service<
                     )
                   )
                 ),
-                cancelled === undefined ? timedOut : Effect.raceFirst(timedOut, cancelled)
+                stopper
               )
             }).pipe(
               Effect.catchTag("TransientFailure", (e) =>
