@@ -105,8 +105,11 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
       run(Effect.map(declaredTo(extra.sessionId ?? sessionId), (tools) => ({ tools: tools.map(toMcpTool) })))
     )
 
+    const callPrefix = randomUUID().slice(0, 8)
+    let calls = 0
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const callId = `mcp_${String(extra.requestId)}_${randomUUID().slice(0, 8)}`
+      // Unique across restarts of a persisted session too: request ids start again at 1.
+      const callId = `mcp_${String(extra.requestId)}_${callPrefix}${(calls++).toString(36)}`
       const progressToken = request.params._meta?.progressToken
       // A streaming tool's live output reaches the client as log messages, and as progress
       // when the call asked for it. Sent in order, without waiting: a slow client never stalls the tool.
@@ -126,21 +129,22 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
         if (extra.signal.aborted) return resume(Effect.void)
         extra.signal.addEventListener("abort", () => resume(Effect.void), { once: true })
       })
+      const dispatched = dispatcher.dispatch(
+        { id: callId, name: request.params.name, args: request.params.arguments ?? {} },
+        { sessionId: extra.sessionId ?? sessionId, cancelled, onOutput }
+      )
       return run(
-        dispatcher
-          .dispatch(
-            { id: callId, name: request.params.name, args: request.params.arguments ?? {} },
-            { sessionId: extra.sessionId ?? sessionId, cancelled, onOutput }
-          )
-          .pipe(
-            // A search that found tools changed this session's list: say so, so the client re-lists.
-            Effect.tap((result) =>
-              expands && result.tool === "tool_search" && result.status === "ok"
-                ? Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
-                : Effect.void
-            ),
-            Effect.map(toCallToolResult)
-          )
+        Effect.map(
+          expands
+            ? // A search that found tools changed this session's list: say so, so the client re-lists.
+              Effect.tap(dispatched, (result) =>
+                result.tool === "tool_search" && result.status === "ok"
+                  ? Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
+                  : Effect.void
+              )
+            : dispatched,
+          toCallToolResult
+        )
       )
     })
 

@@ -47,16 +47,19 @@ const displayOrder = (entries: ReadonlyArray<WalkEntry>, hidden: (abs: string) =
   return dirs.length === 0 ? rest : dirs.concat(rest)
 }
 
-/** At most MAX_LS_ENTRIES entries, level by level in display order from `dir`. */
-const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>): Set<string> => {
-  const chosen = new Set<string>()
+/**
+ * At most MAX_LS_ENTRIES entries, level by level in display order from `dir`. Held by identity:
+ * hashing each path string would cost more than the walk that made it.
+ */
+const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>): Set<WalkEntry> => {
+  const chosen = new Set<WalkEntry>()
   let frontier: Array<string> = [dir]
   while (frontier.length > 0 && chosen.size < MAX_LS_ENTRIES) {
     const next: Array<string> = []
     for (const parent of frontier) {
       for (const entry of children.get(parent) ?? []) {
         if (chosen.size >= MAX_LS_ENTRIES) break
-        chosen.add(entry.path)
+        chosen.add(entry)
         if (entry.kind === "dir") next.push(entry.path)
       }
     }
@@ -111,7 +114,7 @@ export const LsTool = defineTool({
       const links = new Map<string, string>()
       for (const d of walked.dirs) {
         for (const e of d.entries) {
-          if (e.kind !== "symlink" || !chosen.has(e.path)) continue
+          if (e.kind !== "symlink" || !chosen.has(e)) continue
           const target = yield* fs.readLink(e.path).pipe(Effect.option)
           if (target._tag === "Some") links.set(e.path, target.value)
         }
@@ -122,7 +125,7 @@ export const LsTool = defineTool({
         const entries = children.get(parent) ?? []
         let hidden = 0
         for (const entry of entries) {
-          if (!chosen.has(entry.path)) {
+          if (!chosen.has(entry)) {
             hidden++
             continue
           }
@@ -130,7 +133,7 @@ export const LsTool = defineTool({
           const link = links.get(entry.path)
           if (entry.kind === "dir") {
             const sub = children.get(entry.path)
-            const omitted = sub === undefined ? 0 : sub.filter((s) => !chosen.has(s.path)).length
+            const omitted = sub === undefined ? 0 : sub.filter((s) => !chosen.has(s)).length
             const notWalked = sub === undefined && !walked.complete
             lines.push(
               `${indent}${entry.name}/${omitted > 0 ? ` [+${omitted} not shown]` : notWalked ? " [not shown]" : ""}`
