@@ -478,7 +478,7 @@ export class Orchestrator extends Context.Service<
             compressed !== undefined
               ? { ...compressed, uiOutput: tailCap(view.kind === "text" ? view.text : view.tail, settings.uiMaxChars) }
               : view.kind === "text"
-                ? shape({ text: view.text, ...shapeOptions })
+                ? shape({ text: view.text, ...shapeOptions, lines: outputLines })
                 : shapeSpilledView(view, shapeOptions)
           const outputChars = view.kind === "text" ? full.length : view.chars
           const modelOutput =

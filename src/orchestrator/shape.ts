@@ -14,6 +14,8 @@ export interface ShapeInput {
   readonly maxLines: number
   readonly uiMaxChars: number
   readonly direction: TruncateDirection
+  /** `countLines(text)`, when the caller has it already. */
+  readonly lines?: number
 }
 
 export interface Shaped {
@@ -40,7 +42,8 @@ export const shape = (input: ShapeInput): Shaped => {
     maxChars: input.maxChars,
     maxLines: input.maxLines,
     direction: input.direction,
-    marker: omittedMarker(input.callId, input.stored)
+    marker: omittedMarker(input.callId, input.stored),
+    ...(input.lines === undefined ? {} : { lines: input.lines })
   })
   return { modelOutput: cut.text, uiOutput: tailCap(input.text, input.uiMaxChars), truncated: cut.truncated }
 }

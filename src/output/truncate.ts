@@ -12,6 +12,8 @@ export interface TruncateOptions {
   readonly direction: TruncateDirection
   /** Builds the marker put where lines were omitted. Lines are 1-based and inclusive. */
   readonly marker: (omitted: OmittedRange) => string
+  /** `countLines(text)`, when the caller has it already. */
+  readonly lines?: number
 }
 
 export interface OmittedRange {
@@ -94,7 +96,7 @@ export const takeLines = (lines: ReadonlyArray<string>, chars: number, count: nu
 export const adaptiveTruncate = (text: string, options: TruncateOptions): Truncated => {
   const { maxChars, maxLines, direction } = options
   // Most outputs fit: decide that without allocating their lines.
-  if (text.length <= maxChars && countLines(text) <= maxLines) return { text, truncated: false }
+  if (text.length <= maxChars && (options.lines ?? countLines(text)) <= maxLines) return { text, truncated: false }
   const lines = splitLines(text)
 
   if (lines.length === 1) return { text: cutLongLine(text, maxChars, direction), truncated: true }

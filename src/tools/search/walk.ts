@@ -73,26 +73,34 @@ interface Pending {
 
 /** A directory's entries, each with a type (a stat only for those readdir could not type). */
 const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
-  Effect.gen(function* () {
-    const raw = yield* NativeFs.readDirectoryEntries(pending.path)
+  Effect.flatMap(NativeFs.readDirectoryEntries(pending.path), (raw) =>
     // Only a file system that does not report types needs a stat per entry.
-    const typed: ReadonlyArray<NativeFs.DirectoryEntry> = raw.some((e) => e.type === "Unknown")
-      ? yield* Effect.forEach(
-          raw,
-          (e) =>
-            e.type === "Unknown"
-              ? fs.lstat(childPath(pending.path, e.name)).pipe(
-                  Effect.map((info): NativeFs.DirectoryEntry => ({ name: e.name, type: info.type })),
-                  Effect.catch(() => Effect.succeed(e))
-                )
-              : Effect.succeed(e),
-          { concurrency: 8 }
+    raw.some((e) => e.type === "Unknown")
+      ? Effect.flatMap(
+          Effect.forEach(
+            raw,
+            (e) =>
+              e.type === "Unknown"
+                ? fs.lstat(childPath(pending.path, e.name)).pipe(
+                    Effect.map((info): NativeFs.DirectoryEntry => ({ name: e.name, type: info.type })),
+                    Effect.catch(() => Effect.succeed(e))
+                  )
+                : Effect.succeed(e),
+            { concurrency: 8 }
+          ),
+          (typed) => withRules(fs, pending, typed)
         )
-      : raw
-    const hasGitignore = typed.some((e) => e.name === ".gitignore" && e.type === "File")
-    const own = hasGitignore ? yield* loadLevel(fs, pending.path) : undefined
-    return { entries: typed, chain: own === undefined ? pending.chain : [...pending.chain, own] }
-  })
+      : withRules(fs, pending, raw)
+  )
+
+/** The entries with the ignore rules that apply below them: the directory's own .gitignore added. */
+const withRules = (fs: FileSystem.FileSystem, pending: Pending, entries: ReadonlyArray<NativeFs.DirectoryEntry>) => {
+  const result = (chain: IgnoreChain) => ({ entries, chain })
+  if (!entries.some((e) => e.name === ".gitignore" && e.type === "File")) return Effect.succeed(result(pending.chain))
+  return Effect.map(loadLevel(fs, pending.path), (own) =>
+    result(own === undefined ? pending.chain : [...pending.chain, own])
+  )
+}
 
 const byName = (a: { readonly name: string }, b: { readonly name: string }) => comparePaths(a.name, b.name)
 
