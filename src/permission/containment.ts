@@ -42,9 +42,17 @@ export const within = (dir: string, abs: string): boolean =>
  * Files whose reading asks by default: secrets, whatever directory they are in. `.env` and
  * `.env.*` (not `.env.example`, `.sample`, `.template`, `.dist`), `*.pem`, `*.key`, SSH private
  * keys (`id_rsa`, `id_dsa`, `id_ecdsa`, `id_ed25519`), `.netrc`, `.npmrc`, `.pypirc`. One
- * expression, tested on the whole path (no substring per name): a search tests every name it lists.
+ * expression, tested on the whole path (no substring per name), and only for a name that can match:
+ * a search tests every name it lists.
  */
 const SENSITIVE =
   /(?:^|\/)(?:\.env|\.env\.(?!(?:example|sample|template|dist)$)[^/]+|id_(?:rsa|dsa|ecdsa|ed25519)|\.netrc|\.npmrc|\.pypirc)$|\.(?:pem|key)$/
 
-export const isSensitive = (abs: string): boolean => SENSITIVE.test(abs)
+export const isSensitive = (abs: string): boolean => {
+  // Most names can be told apart by their first character or their end, without the expression.
+  const first = abs.charCodeAt(abs.lastIndexOf("/") + 1)
+  return (first === DOT || first === LOWER_I || abs.endsWith(".pem") || abs.endsWith(".key")) && SENSITIVE.test(abs)
+}
+
+const DOT = ".".charCodeAt(0)
+const LOWER_I = "i".charCodeAt(0)

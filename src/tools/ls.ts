@@ -47,25 +47,43 @@ const displayOrder = (entries: ReadonlyArray<WalkEntry>, hidden: (abs: string) =
   return dirs.length === 0 ? rest : dirs.concat(rest)
 }
 
+/** The entries ls shows, and the symbolic links among them (whose targets it shows). */
+interface Chosen {
+  readonly has: (entry: WalkEntry) => boolean
+  readonly size: number
+  readonly links: ReadonlyArray<WalkEntry>
+}
+
 /**
- * At most MAX_LS_ENTRIES entries, level by level in display order from `dir`. Held by identity:
- * hashing each path string would cost more than the walk that made it.
+ * At most MAX_LS_ENTRIES entries, level by level in display order from `dir`. When every
+ * reachable entry fits (the usual case), no set is built: all that rendering visits is shown.
  */
-const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>): Set<WalkEntry> => {
-  const chosen = new Set<WalkEntry>()
+const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>): Chosen => {
+  const order: Array<WalkEntry> = []
+  let capped = false
   let frontier: Array<string> = [dir]
-  while (frontier.length > 0 && chosen.size < MAX_LS_ENTRIES) {
+  while (frontier.length > 0 && !capped) {
     const next: Array<string> = []
     for (const parent of frontier) {
       for (const entry of children.get(parent) ?? []) {
-        if (chosen.size >= MAX_LS_ENTRIES) break
-        chosen.add(entry)
+        if (order.length >= MAX_LS_ENTRIES) {
+          capped = true
+          break
+        }
+        order.push(entry)
         if (entry.kind === "dir") next.push(entry.path)
       }
+      if (capped) break
     }
     frontier = next
   }
-  return chosen
+  // Held by identity: hashing each path string would cost more than the walk that made it.
+  const set = capped ? new Set(order) : undefined
+  return {
+    has: set === undefined ? () => true : (entry) => set.has(entry),
+    size: order.length,
+    links: order.filter((e) => e.kind === "symlink")
+  }
 }
 
 export const LsTool = defineTool({
@@ -112,12 +130,9 @@ export const LsTool = defineTool({
       const chosen = chooseBreadthFirst(dir, children)
 
       const links = new Map<string, string>()
-      for (const d of walked.dirs) {
-        for (const e of d.entries) {
-          if (e.kind !== "symlink" || !chosen.has(e)) continue
-          const target = yield* fs.readLink(e.path).pipe(Effect.option)
-          if (target._tag === "Some") links.set(e.path, target.value)
-        }
+      for (const e of chosen.links) {
+        const target = yield* fs.readLink(e.path).pipe(Effect.option)
+        if (target._tag === "Some") links.set(e.path, target.value)
       }
 
       const lines: Array<string> = [shownDir]
