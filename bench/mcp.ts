@@ -2,7 +2,8 @@
  * MCP round trips: the same SDK client, over stdio, calling our `read` and `ls` (served by
  * `freecode-tools mcp`) and server-filesystem's `read_text_file` and `list_directory`, on the same
  * files, call by call in alternation, after BENCH_MCP_WARMUP (500) calls to each. Median round
- * trip; target ≤ 1.0× server-filesystem.
+ * trip; target ≤ 1.0× server-filesystem. BENCH_MCP_ROUNDS (7) more rounds show how the ratio
+ * moves from one minute to the next on a shared machine.
  *   node bench/mcp.ts
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -23,6 +24,8 @@ const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 1000)
  * than server-filesystem's and takes more calls to warm; the first calls are timed separately).
  */
 const WARMUP = Number(process.env.BENCH_MCP_WARMUP ?? 500)
+/** Further rounds of paired calls, each giving its own ratio: how much the ratio moves run to run. */
+const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 7)
 
 const connect = async (command: string, args: Array<string>, env: Record<string, string> = {}) => {
   const client = new Client({ name: "bench", version: "1.0.0" })
@@ -89,6 +92,17 @@ export const benchMcp = async () => {
       ["freecode-tools mcp ls (51 entries)", ourListCall],
       WARMUP
     )
+    const ratios = { read: [] as Array<number>, ls: [] as Array<number> }
+    for (let r = 0; r < ROUNDS; r++) {
+      const [a, b] = await paired(300, ["", theirRead], ["", ourReadCall], 0)
+      const [c, d] = await paired(300, ["", theirList], ["", ourListCall], 0)
+      ratios.read.push(b.medianMs / a.medianMs)
+      ratios.ls.push(d.medianMs / c.medianMs)
+    }
+    const spread = (xs: Array<number>) => {
+      const sorted = [...xs].sort((x, y) => x - y)
+      return `${xs.map((x) => x.toFixed(2)).join(", ")} (median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}×)`
+    }
     // The same calls without MCP: what the execution path itself costs (permissions, hooks,
     // orchestrator, store, the tool's own work), so the MCP layer's share is visible.
     process.env.FREECODE_READ_DEDUP = "0"
@@ -121,6 +135,8 @@ export const benchMcp = async () => {
       row(fsList),
       row(ourList, fsList),
       row(inList, fsList),
+      "",
+      `Ratio in ${ROUNDS} further rounds of 300 paired calls each: read ${spread(ratios.read)}; ls ${spread(ratios.ls)}.`,
       "",
       `Server CPU per read call (user + system, all threads, ${cpuRuns} calls): server-filesystem ${Math.round(theirCpu)} µs, freecode-tools ${Math.round(ourCpu)} µs (${(ourCpu / theirCpu).toFixed(2)}×).`
     ].join("\n")
