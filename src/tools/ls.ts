@@ -138,14 +138,14 @@ export const LsTool = defineTool({
       const lines: Array<string> = [shownDir]
       const render = (parent: string, depth: number) => {
         const entries = children.get(parent) ?? []
+        const indent = "  ".repeat(depth)
         let hidden = 0
         for (const entry of entries) {
           if (!chosen.has(entry)) {
             hidden++
             continue
           }
-          const indent = "  ".repeat(depth)
-          const link = links.get(entry.path)
+          const link = links.size === 0 ? undefined : links.get(entry.path)
           if (entry.kind === "dir") {
             const sub = children.get(entry.path)
             const omitted = sub === undefined ? 0 : sub.filter((s) => !chosen.has(s)).length

@@ -136,9 +136,10 @@ export const walkTree = (
         const entries: Array<WalkEntry> = []
         // The array is this walk's own (readDirectoryEntries makes a new one): sorted in place.
         const sorted = (result.entries as Array<NativeFs.DirectoryEntry>).sort(byName)
+        const prefix = childPath(pending.path, "")
         for (const e of sorted) {
           if (isGitEntry(e.name)) continue
-          const abs = childPath(pending.path, e.name)
+          const abs = prefix + e.name
           const kind = kindOf(e.type)
           const isDir = kind === "dir"
           if (options.extraIgnore !== undefined) {
