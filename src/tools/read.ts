@@ -464,7 +464,8 @@ export const ReadTool = defineTool({
       const fingerprint = new Fingerprinter()
       // A small file on a local disk is read whole in one synchronous step; anything else
       // (an image, a large file, a network mount) is opened and streamed.
-      const whole = isImage ? undefined : readWholeIfLocal(abs, WHOLE_FILE_BYTES)
+      // (A known binary extension is only opened and typed: it is refused unread.)
+      const whole = isImage ? undefined : readWholeIfLocal(abs, BINARY_EXTENSIONS.has(ext) ? 0 : WHOLE_FILE_BYTES)
       const file = whole === undefined ? undefined : yield* openFailure(ctx.root, abs)(whole)
       if (file !== undefined) {
         const refused =
