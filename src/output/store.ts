@@ -183,15 +183,19 @@ export const makeMemoryStore = (
           gone.push(...forget(oldest))
         }
       }
-      // Oldest first; a spilled entry's bytes are on disk, so it is skipped (no copy of the map).
-      for (const oldest of bucket.entries.values()) {
-        if (bucket.bytes <= bytesPerSession) break
-        if (oldest.file !== undefined) continue
-        bucket.entries.delete(oldest.id)
-        bucket.bytes -= oldest.bytes
-      }
+      if (bucket.bytes > bytesPerSession) evict(bucket)
       return removeFiles(gone)
     })
+
+  /** Drops a session's oldest outputs until it fits; a spilled one's bytes are on disk, so it stays. */
+  const evict = (bucket: Bucket) => {
+    for (const oldest of bucket.entries.values()) {
+      if (bucket.bytes <= bytesPerSession) break
+      if (oldest.file !== undefined) continue
+      bucket.entries.delete(oldest.id)
+      bucket.bytes -= oldest.bytes
+    }
+  }
 
   const tooLarge = `it is larger than the per-session store (${bytesPerSession} bytes)`
 
