@@ -5,17 +5,17 @@
 import { NodeServices } from "@effect/platform-node"
 import { Layer } from "effect"
 import { OutputConfig, type OutputSettings } from "../src/output/config.ts"
-import type { Tool } from "../src/tool/tool.ts"
-import type { BuiltinRequirements } from "../src/tools/index.ts"
-import { toolSystem } from "./system.ts"
+import { type ToolSystemOptions, toolSystem } from "./system.ts"
 
-export const testToolSystem = (options: {
-  readonly root: string
-  readonly output?: Partial<OutputSettings>
-  readonly tools?: ReadonlyArray<Tool<BuiltinRequirements>>
-}) =>
-  toolSystem({
-    root: options.root,
-    outputConfig: OutputConfig.layerWith(options.output ?? {}),
-    ...(options.tools === undefined ? {} : { tools: options.tools })
-  }).pipe(Layer.provideMerge(NodeServices.layer))
+/**
+ * `toolSystem` with `output` settings fixed (default: the defaults) instead of read from the
+ * environment, and the Node services provided. Every other option passes through.
+ */
+export const testToolSystem = (
+  options: Omit<ToolSystemOptions, "outputConfig"> & { readonly output?: Partial<OutputSettings> }
+) => {
+  const { output, ...rest } = options
+  return toolSystem({ ...rest, outputConfig: OutputConfig.layerWith(output ?? {}) }).pipe(
+    Layer.provideMerge(NodeServices.layer)
+  )
+}

@@ -2,12 +2,10 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { toolSystem } from "../../layers/system.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
-import { OutputConfig } from "../../src/output/config.ts"
 import { Approval, type ApprovalAnswer, type ApprovalQuestion } from "../../src/permission/approval.ts"
 import { makeStateDir } from "./helpers.ts"
 
@@ -23,13 +21,12 @@ const bashIn = (sessionId: string, answer: ApprovalAnswer, asked: Array<Approval
   Effect.scoped(
     Effect.gen(function* () {
       const context = yield* Layer.build(
-        toolSystem({
+        testToolSystem({
           root,
           config: {},
-          outputConfig: OutputConfig.layerWith({}),
           sessions: { stateDir: state.dir },
           approval: Approval.layerTest(answer, asked)
-        }).pipe(Layer.provideMerge(NodeServices.layer))
+        })
       )
       return yield* Context.get(context, Dispatcher).dispatch(
         { id: `c-${Math.random()}`, name: "bash", args: { command: "echo saved" } },

@@ -2,12 +2,10 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { toolSystem } from "../../layers/system.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
-import { OutputConfig } from "../../src/output/config.ts"
 import { Prompter, type PromptOutcome, type Question } from "../../src/prompt/prompter.ts"
 
 const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-question-")))
@@ -26,13 +24,7 @@ const ask = (prompter: Layer.Layer<Prompter> | undefined, args: unknown) =>
   Effect.scoped(
     Effect.gen(function* () {
       const context = yield* Layer.build(
-        toolSystem({
-          root,
-          config: {},
-          outputConfig: OutputConfig.layerWith({}),
-          sessions: "memory",
-          ...(prompter === undefined ? {} : { prompter })
-        }).pipe(Layer.provideMerge(NodeServices.layer))
+        testToolSystem({ root, config: {}, sessions: "memory", ...(prompter === undefined ? {} : { prompter }) })
       )
       return yield* Context.get(context, Dispatcher).dispatch({ id: "q1", name: "question", args }, { sessionId: "s" })
     })

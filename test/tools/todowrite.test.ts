@@ -6,6 +6,7 @@ import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { toolSystem } from "../../layers/system.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { OutputConfig } from "../../src/output/config.ts"
 import { projectStateDir } from "../../src/session/location.ts"
@@ -158,12 +159,7 @@ describe("todowrite on a locked database", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const context = yield* Layer.build(
-          toolSystem({
-            root,
-            config: {},
-            outputConfig: OutputConfig.layerWith({}),
-            sessions: { stateDir: state.dir, busyTimeoutMs: 20 }
-          }).pipe(Layer.provideMerge(NodeServices.layer))
+          testToolSystem({ root, config: {}, sessions: { stateDir: state.dir, busyTimeoutMs: 20 } })
         )
         const file = NodePath.join(projectStateDir(state.dir, root), "sessions.db")
         const { DatabaseSync } = yield* Effect.promise(() => import("node:sqlite"))
