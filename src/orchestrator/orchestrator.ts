@@ -135,10 +135,6 @@ class LiveOutput {
   get size(): number {
     return this.writer?.chars() ?? 0
   }
-  /** Whether the tool emitted anything (or opened a capture): most tools never do. */
-  get opened(): boolean {
-    return this.writer !== undefined
-  }
   /** The output so far, while it is held in memory; "" once it spilled. */
   get text(): string {
     return this.writer?.text() ?? ""
@@ -176,15 +172,19 @@ class LiveOutput {
       )
     )
   }
-  /** Brings the output up to date (a capture reads its file to the end) before it is read. */
+  /**
+   * Brings the output up to date (a capture reads its file to the end) before it is read. Like
+   * discard, it is the writer's as it is when asked for: nothing to do for a tool that emitted
+   * nothing, most tools.
+   */
   get settle(): Effect.Effect<void> {
-    return Effect.suspend(() => this.writer?.settle ?? Effect.void)
+    return this.writer?.settle ?? Effect.void
   }
   commit(): Effect.Effect<{ readonly result: PutResult; readonly view: OutputView }> {
     return this.writer!.commit
   }
   get discard(): Effect.Effect<void> {
-    return Effect.suspend(() => this.writer?.discard ?? Effect.void)
+    return this.writer?.discard ?? Effect.void
   }
 }
 
@@ -250,20 +250,19 @@ export class Orchestrator extends Context.Service<
           let outputKind: string | undefined
           let announced = false
 
-          const announce = (paths: ReadonlyArray<string>) =>
-            Effect.suspend(() => {
-              if (announced) return Effect.void
-              announced = true
-              if (!events.listening()) return Effect.void
-              return events.publish({
-                type: "tool_start",
-                ...base,
-                tool: toolId,
-                args: argsForEvent(call.args, windowSize),
-                paths,
-                operations: tool?.operations ?? []
-              })
+          /** tool_start, once, when someone listens (yielded where it is made). */
+          const announce = (paths: ReadonlyArray<string>): Effect.Effect<void> => {
+            if (announced || !events.listening()) return Effect.void
+            announced = true
+            return events.publish({
+              type: "tool_start",
+              ...base,
+              tool: toolId,
+              args: argsForEvent(call.args, windowSize),
+              paths,
+              operations: tool?.operations ?? []
             })
+          }
 
           const ctx: ToolContext = {
             sessionId,
@@ -394,9 +393,7 @@ export class Orchestrator extends Context.Service<
               args = checked.success
             }
             outputKind = t.outputKind?.(args)
-            // Computed even when nobody listens: a tool whose paths throw fails here, either way.
-            const paths = t.paths(args, ctx)
-            if (events.listening()) yield* announce(paths)
+            yield* announce(t.paths(args, ctx))
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
             if (t.checkPermissions !== undefined || t.requiresApproval) yield* permit(t, args)
             return yield* attempt(t, args, 1)
@@ -413,8 +410,8 @@ export class Orchestrator extends Context.Service<
 
           // If this call is itself interrupted, the writer's file (if any) must not outlive it.
           const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))
-          if (!announced && events.listening()) yield* announce([])
-          if (live.opened) yield* live.settle
+          yield* announce([])
+          yield* live.settle
 
           const error = Result.isFailure(outcome) ? outcome.failure : undefined
           const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
@@ -434,7 +431,7 @@ export class Orchestrator extends Context.Service<
             view = committed.view
             outputLines = committed.view.kind === "text" ? countLines(committed.view.text) : committed.view.lines
           } else {
-            if (live.opened) yield* live.discard
+            yield* live.discard
             outputLines = countLines(full)
             stored =
               full.length === 0
