@@ -15,7 +15,7 @@ import type { ConfigError } from "../config/load.ts"
 import { ToolEvents } from "../events/events.ts"
 import { type HookOutcome, Hooks } from "../hooks/hooks.ts"
 import { declaredConcurrencySafe, runInBatches } from "../orchestrator/batching.ts"
-import { type ApprovalRequest, type CallContext, Orchestrator } from "../orchestrator/orchestrator.ts"
+import { type ApprovalRequest, type CallContext, type DecodedCall, Orchestrator } from "../orchestrator/orchestrator.ts"
 import { Approval, type ApprovalAnswer } from "../permission/approval.ts"
 import { type Decision, PermissionEngine, type Policy } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
@@ -151,11 +151,13 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             // Unknown tools and arguments that do not decode get the orchestrator's own error result.
             if (Result.isFailure(resolved) || !isRecord(raw)) return yield* orchestrator.execute(call, context)
             const tool = resolved.success
-            let coerced: ReadonlyArray<string> = []
+            // Decoded once here; the orchestrator is handed the result (with what was coerced).
             const decodeArgs = (input: Record<string, unknown>) => {
               const repaired = coerceArgs(tool.inputSchema, input)
-              coerced = repaired.paths
-              return tool.decode(repaired.value)
+              return Result.map(
+                tool.decode(repaired.value),
+                (args): DecodedCall => ({ tool, args, coerced: repaired.paths })
+              )
             }
             const first = decodeArgs(raw)
             if (Result.isFailure(first)) return yield* orchestrator.execute(call, context)
@@ -167,7 +169,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
               canSeeImages: context.canSeeImages ?? false,
               emit: () => Effect.void
             }
-            let args: unknown = first.success
+            let decoded = first.success
             let input: Record<string, unknown> = raw
             // A bug in the engine must not run the call: fail closed.
             const decide = (a: unknown) =>
@@ -181,7 +183,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
                   })
                 )
               )
-            let decision = yield* decide(args)
+            let decision = yield* decide(decoded.args)
             const outcomes: Array<HookOutcome> = []
             const notes: Array<string> = []
             const meta = () => ({
@@ -225,8 +227,8 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
                     "error"
                   )
                 }
-                args = again.success
-                decision = yield* decide(args)
+                decoded = again.success
+                decision = yield* decide(decoded.args)
                 if (decision.behavior === "deny") return yield* refused(decision.reason)
               }
               if (pre.decision === "ask" && decision.behavior === "allow") {
@@ -252,7 +254,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
               const answer = yield* ask(context, {
                 callId: call.id,
                 tool: tool.id,
-                args,
+                args: decoded.args,
                 reason: decision.reason,
                 ...(always === undefined ? {} : { always })
               })
@@ -304,7 +306,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             const result = yield* orchestrator.execute(
               { ...call, args: input },
               unattended ? searching : { ...searching, approve },
-              { tool, args, coerced }
+              decoded
             )
             // The tool's own check refused it: the metadata says so, as the refusal's decider.
             if (result.status === "denied" && result.error?.tag === "PermissionDenied") {
