@@ -526,11 +526,13 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
 
       const searchable = (tool: Tool, chain: ReadonlyArray<Policy> = []) => {
         const policies = [project, ...chain]
-        // Once per call: the deny rules that can hide a path from this tool.
-        const denies = policies.flatMap((policy) =>
-          policy.deny.filter((c) => c.rule.specifier !== undefined && namesTool(c.rule, tool))
-        )
+        // Once per call, at its first path (most calls are not searches and never ask): the deny
+        // rules that can hide a path from this tool.
+        let denies: ReadonlyArray<CompiledRule> | undefined
         return (abs: string): Searchable => {
+          denies ??= policies.flatMap((policy) =>
+            policy.deny.filter((c) => c.rule.specifier !== undefined && namesTool(c.rule, tool))
+          )
           for (const c of denies) {
             const spec = c.rule.specifier!
             if (matchesPath(spec, root, abs) || matchesPath(spec, realRoot, abs)) return "denied"
