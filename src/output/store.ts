@@ -106,6 +106,35 @@ interface Bucket {
   bytes: number
 }
 
+/**
+ * An output held in memory as UTF-8 bytes outside the JS heap: a session holds up to its whole
+ * budget of outputs, and as strings every young-generation GC would copy each new one (twice)
+ * before it settled. Decoded only when asked for, which is rare (the `output` tool).
+ */
+class HeldOutput implements StoredOutput {
+  readonly sessionId: string
+  readonly id: string
+  readonly tool: string
+  readonly chars: number
+  readonly lines: number
+  readonly bytes: number
+  private readonly utf8: Uint8Array
+  constructor(entry: StoredOutput) {
+    this.sessionId = entry.sessionId
+    this.id = entry.id
+    this.tool = entry.tool
+    this.chars = entry.chars
+    this.lines = entry.lines
+    this.bytes = entry.bytes
+    // Not Buffer.from: a small one is a slice of a shared 8 KB slab, which it would keep alive.
+    this.utf8 = Buffer.allocUnsafeSlow(entry.bytes)
+    Buffer.from(this.utf8.buffer, this.utf8.byteOffset, entry.bytes).write(entry.text, "utf8")
+  }
+  get text(): string {
+    return Buffer.from(this.utf8.buffer, this.utf8.byteOffset, this.bytes).toString("utf8")
+  }
+}
+
 /** Maps keep insertion order, so delete-then-set moves a key to the most recent end. */
 const touch = <K, V>(map: Map<K, V>, key: K, value: V): void => {
   map.delete(key)
@@ -166,6 +195,8 @@ export const makeMemoryStore = (
   const file = (entry: StoredOutput): Effect.Effect<void> =>
     Effect.suspend(() => {
       const gone: Array<string> = []
+      // (A string with a lone surrogate would not survive UTF-8: it stays a string.)
+      if (entry.file === undefined && entry.bytes > 0 && entry.text.isWellFormed()) entry = new HeldOutput(entry)
       const bucket = bucketFor(entry.sessionId, gone)
       const previous = bucket.entries.get(entry.id)
       if (previous !== undefined) {

@@ -1,6 +1,6 @@
 /**
  * What identifies a file's content: its size, a SHA-1 of its bytes, and one 32-bit hash per
- * line (FNV-1a), so a stale-file check can say which lines changed without keeping the text.
+ * line (FNV-style, a word at a time), so a stale-file check can say which lines changed without keeping the text.
  * Built incrementally, so `read` can fingerprint a file while it streams it.
  */
 import { createHash, type Hash, hash } from "node:crypto"
@@ -14,9 +14,16 @@ export interface Fingerprint {
 
 /** Files with more lines than this get no per-line hashes (4 bytes a line would add up). */
 const MAX_LINES = 200_000
-/** FNV-1a's offset basis, as a signed 32-bit int: kept in int32 range, the loop never boxes a number. */
-const FNV_BASIS = 0x811c9dc5 | 0
+/** FNV's offset basis and prime, as signed 32-bit ints: kept in int32 range, no number is boxed. */
+const BASIS = 0x811c9dc5 | 0
+const PRIME = 0x01000193
+/** Each byte's top bit (0x80808080) as an int32, so the newline test stays in int32 arithmetic. */
+const HIGH_BITS = 0x80808080 | 0
 const EMPTY = new Uint8Array(0)
+
+/** A line's hash from its state: the last, partial word and the line's length mixed in. */
+const finish = (h: number, word: number, length: number): number =>
+  Math.imul(Math.imul(h ^ word, PRIME) ^ length, PRIME)
 
 export class Fingerprinter {
   /** Created at the second chunk: a file read whole is hashed in one call, without a Hash object. */
@@ -24,7 +31,10 @@ export class Fingerprinter {
   /** The only chunk so far, until a second arrives. */
   private first: Uint8Array | undefined
   private size = 0
-  private line = FNV_BASIS
+  /** The current line: its hash so far, the bytes of its unfinished word, and its length. */
+  private line = BASIS
+  private word = 0
+  private lineLength = 0
   private lineHashes: Array<number> | undefined = []
 
   update(bytes: Uint8Array): this {
@@ -37,27 +47,50 @@ export class Fingerprinter {
     this.size += bytes.length
     const hashes = this.lineHashes
     if (hashes === undefined) return this
-    // Line ends found natively; the inner loop hashes a line's bytes with no branch.
+    // FNV-style over 4-byte words taken from each line's start, so a line hashes the same
+    // however its bytes were split into chunks. A word with no newline in it (tested all four
+    // bytes at once) is one step; bytes near a newline or a chunk's edge go one at a time.
     let h = this.line
-    let start = 0
+    let word = this.word
+    let length = this.lineLength
     const n = bytes.length
-    for (;;) {
-      const nl = bytes.indexOf(10, start)
-      const end = nl < 0 ? n : nl
-      for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193)
-      if (nl < 0) break
-      hashes.push(h)
-      h = FNV_BASIS
-      start = nl + 1
+    let i = 0
+    while (i < n) {
+      if ((length & 3) === 0 && i + 4 <= n) {
+        const v = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24)
+        const x = v ^ 0x0a0a0a0a
+        if (((x - 0x01010101) & ~x & HIGH_BITS) === 0) {
+          h = Math.imul(h ^ v, PRIME)
+          length += 4
+          i += 4
+          continue
+        }
+      }
+      const b = bytes[i++]!
+      if (b === 10) {
+        hashes.push(finish(h, word, length))
+        h = BASIS
+        word = 0
+        length = 0
+        continue
+      }
+      word |= b << ((length & 3) << 3)
+      length++
+      if ((length & 3) === 0) {
+        h = Math.imul(h ^ word, PRIME)
+        word = 0
+      }
     }
     this.line = h
+    this.word = word
+    this.lineLength = length
     if (hashes.length > MAX_LINES) this.lineHashes = undefined
     return this
   }
 
   digest(): Fingerprint {
     const hashes = this.lineHashes
-    if (hashes !== undefined && this.line !== FNV_BASIS) hashes.push(this.line)
+    if (hashes !== undefined && this.lineLength > 0) hashes.push(finish(this.line, this.word, this.lineLength))
     return {
       size: this.size,
       hash: this.sha !== undefined ? this.sha.digest("hex") : hash("sha1", this.first ?? EMPTY, "hex"),

@@ -27,6 +27,19 @@ describe("OutputStore (memory)", () => {
     })
   )
 
+  it.effect("gives back exactly the text it was given, whatever its characters", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryStore(1_000_000, 5)
+      const texts = ["ascii\n", "naïve café — 日本語 🎉\r\n\ttab", "\u0000nul and \uFEFFbom", "lone \uD800 surrogate"]
+      for (const [i, text] of texts.entries()) yield* store.put({ sessionId: "s", id: `c${i}`, tool: "t", text })
+      for (const [i, text] of texts.entries()) {
+        const got = Option.getOrThrow(yield* store.get("s", `c${i}`))
+        expect(got.text).toBe(text)
+        expect(got.chars).toBe(text.length)
+      }
+    })
+  )
+
   it.effect("counts bytes, not characters", () =>
     Effect.gen(function* () {
       const store = makeMemoryStore(10, 5)
