@@ -22,7 +22,7 @@ import { ToolRegistry } from "../registry/registry.ts"
 import { coerceArgs } from "../schema/coerce.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
-import type { Tool, ToolContext } from "../tool/tool.ts"
+import type { Searchability, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 
 /**
@@ -146,11 +146,10 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
         const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
           Effect.gen(function* () {
             const started = yield* Clock.currentTimeMillis
-            const resolved = yield* Effect.result(registry.resolve(call.name))
+            const tool = registry.lookup(call.name)
             const raw = parseRaw(call.args)
             // Unknown tools and arguments that do not decode get the orchestrator's own error result.
-            if (Result.isFailure(resolved) || !isRecord(raw)) return yield* orchestrator.execute(call, context)
-            const tool = resolved.success
+            if (tool === undefined || !isRecord(raw)) return yield* orchestrator.execute(call, context)
             // Decoded once here; the orchestrator is handed the result (with what was coerced).
             const decodeArgs = (input: Record<string, unknown>) => {
               const repaired = coerceArgs(tool.inputSchema, input)
@@ -300,7 +299,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             // this call (a search of a .env-like file asks) has let it read the secrets.
             const rules = engine.searchable(tool, chain)
             const approved = decision.by === "person" || decision.by === "session"
-            const searchable = approved ? (abs: string) => (rules(abs) === "denied" ? "denied" : "ok") : rules
+            const searchable: Searchability = approved ? (abs) => rules(abs, false) : rules
             const searching = { ...context, searchable }
             // (Unattended implies the caller gave no approver either: `searching` has none.)
             const result = yield* orchestrator.execute(

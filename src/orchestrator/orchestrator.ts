@@ -26,7 +26,7 @@ import {
   ToolTimeout
 } from "../tool/errors.ts"
 import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
-import type { Searchable, Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
+import type { Searchability, Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
 
@@ -51,7 +51,7 @@ export interface CallContext {
   /** Answers a call that asks for approval; without it, such a call is refused. */
   readonly approve?: (request: ApprovalRequest) => Effect.Effect<boolean>
   /** What a search may show (the Dispatcher sets it from the permission rules); see ToolContext. */
-  readonly searchable?: (abs: string) => Searchable
+  readonly searchable?: Searchability
   /**
    * Sees this call's live output, window by window, as the tool emits it (the MCP server sends
    * it to its client). Called synchronously: it must not block. ToolEvents carries the same.
@@ -134,6 +134,10 @@ class LiveOutput {
   }
   get size(): number {
     return this.writer?.chars() ?? 0
+  }
+  /** True once the tool emitted something (or opened a capture): there is a writer to settle or discard. */
+  get active(): boolean {
+    return this.writer !== undefined
   }
   /** The output so far, while it is held in memory; "" once it spilled. */
   get text(): string {
@@ -250,9 +254,9 @@ export class Orchestrator extends Context.Service<
           let outputKind: string | undefined
           let announced = false
 
-          /** tool_start, once, when someone listens (yielded where it is made). */
+          /** Whether tool_start is still to be published: once, and only when someone listens. */
+          const announcing = () => !announced && events.listening()
           const announce = (paths: ReadonlyArray<string>): Effect.Effect<void> => {
-            if (announced || !events.listening()) return Effect.void
             announced = true
             return events.publish({
               type: "tool_start",
@@ -393,7 +397,9 @@ export class Orchestrator extends Context.Service<
               args = checked.success
             }
             outputKind = t.outputKind?.(args)
-            yield* announce(t.paths(args, ctx))
+            // Asked even when no one listens: a declaration that throws must stop the call.
+            const paths = t.paths(args, ctx)
+            if (announcing()) yield* announce(paths)
             if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
             if (t.checkPermissions !== undefined || t.requiresApproval) yield* permit(t, args)
             return yield* attempt(t, args, 1)
@@ -410,8 +416,9 @@ export class Orchestrator extends Context.Service<
 
           // If this call is itself interrupted, the writer's file (if any) must not outlive it.
           const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))
-          yield* announce([])
-          yield* live.settle
+          // (Guarded here, not yielded as no-ops: most calls have no listener and emit nothing.)
+          if (announcing()) yield* announce([])
+          if (live.active) yield* live.settle
 
           const error = Result.isFailure(outcome) ? outcome.failure : undefined
           const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
@@ -431,7 +438,7 @@ export class Orchestrator extends Context.Service<
             view = committed.view
             outputLines = committed.view.kind === "text" ? countLines(committed.view.text) : committed.view.lines
           } else {
-            yield* live.discard
+            if (live.active) yield* live.discard
             outputLines = countLines(full)
             stored =
               full.length === 0

@@ -192,31 +192,33 @@ export const makeMemoryStore = (
   }
 
   /** Files an entry; memory entries count against the session's bytes, spilled ones against the disk. */
-  const file = (entry: StoredOutput): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      const gone: Array<string> = []
-      // (A string with a lone surrogate would not survive UTF-8: it stays a string.)
-      if (entry.file === undefined && entry.bytes > 0 && entry.text.isWellFormed()) entry = new HeldOutput(entry)
-      const bucket = bucketFor(entry.sessionId, gone)
-      const previous = bucket.entries.get(entry.id)
-      if (previous !== undefined) {
-        if (previous.file === undefined) bucket.bytes -= previous.bytes
-        else gone.push(...forget(previous))
+  const file = (entry: StoredOutput): Effect.Effect<void> => Effect.suspend(() => removeFiles(fileNow(entry)))
+
+  /** `file`'s bookkeeping, done now: returns the spilled files it let go of, for removal. */
+  const fileNow = (entry: StoredOutput): Array<string> => {
+    const gone: Array<string> = []
+    // (A string with a lone surrogate would not survive UTF-8: it stays a string.)
+    if (entry.file === undefined && entry.bytes > 0 && entry.text.isWellFormed()) entry = new HeldOutput(entry)
+    const bucket = bucketFor(entry.sessionId, gone)
+    const previous = bucket.entries.get(entry.id)
+    if (previous !== undefined) {
+      if (previous.file === undefined) bucket.bytes -= previous.bytes
+      else gone.push(...forget(previous))
+    }
+    touch(bucket.entries, entry.id, entry)
+    if (entry.file === undefined) bucket.bytes += entry.bytes
+    else {
+      files.set(entry.file, entry)
+      diskBytes += entry.bytes - (entry.droppedBytes ?? 0)
+      while (spill !== undefined && diskBytes > spill.maxBytes && files.size > 1) {
+        const oldest = files.values().next().value!
+        buckets.get(oldest.sessionId)?.entries.delete(oldest.id)
+        gone.push(...forget(oldest))
       }
-      touch(bucket.entries, entry.id, entry)
-      if (entry.file === undefined) bucket.bytes += entry.bytes
-      else {
-        files.set(entry.file, entry)
-        diskBytes += entry.bytes - (entry.droppedBytes ?? 0)
-        while (spill !== undefined && diskBytes > spill.maxBytes && files.size > 1) {
-          const oldest = files.values().next().value!
-          buckets.get(oldest.sessionId)?.entries.delete(oldest.id)
-          gone.push(...forget(oldest))
-        }
-      }
-      if (bucket.bytes > bytesPerSession) evict(bucket)
-      return removeFiles(gone)
-    })
+    }
+    if (bucket.bytes > bytesPerSession) evict(bucket)
+    return gone
+  }
 
   /** Drops a session's oldest outputs until it fits; a spilled one's bytes are on disk, so it stays. */
   const evict = (bucket: Bucket) => {
@@ -264,7 +266,9 @@ export const makeMemoryStore = (
         const bytes = Buffer.byteLength(text, "utf8")
         if (bytes <= bytesPerSession) {
           const entry = { sessionId, id, tool, text, chars: text.length, lines: lines ?? countLines(text), bytes }
-          return Effect.as(file(entry), STORED)
+          // Filed at once: only a spilled output it evicts leaves a file to remove.
+          const gone = fileNow(entry)
+          return gone.length === 0 ? Effect.succeed(STORED) : Effect.as(removeFiles(gone), STORED)
         }
         if (spill === undefined) return Effect.succeed({ stored: false, reason: tooLarge })
         return Effect.gen(function* () {

@@ -15,7 +15,7 @@ import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
 import { GrantStore } from "../session/grants.ts"
-import type { Searchable, Tool, ToolContext } from "../tool/tool.ts"
+import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { resolvePath } from "../tools/paths.ts"
 import { isSensitive, realPath, within } from "./containment.ts"
@@ -100,7 +100,7 @@ export interface PermissionEngineShape {
    * glob and ls as from read), "secret" when it is a .env-like file that no allow rule or mode
    * lets be read without asking.
    */
-  readonly searchable: (tool: Tool, profiles?: ReadonlyArray<Policy>) => (abs: string) => Searchable
+  readonly searchable: (tool: Tool, profiles?: ReadonlyArray<Policy>) => Searchability
 }
 
 const compile = (parser: () => Parser, text: string, where: string): CompiledRule | ConfigError => {
@@ -529,7 +529,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         // Once per call, at its first path (most calls are not searches and never ask): the deny
         // rules that can hide a path from this tool.
         let denies: ReadonlyArray<CompiledRule> | undefined
-        return (abs: string): Searchable => {
+        return (abs: string, secrets = true): Searchable => {
           denies ??= policies.flatMap((policy) =>
             policy.deny.filter((c) => c.rule.specifier !== undefined && namesTool(c.rule, tool))
           )
@@ -537,7 +537,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             const spec = c.rule.specifier!
             if (matchesPath(spec, root, abs) || matchesPath(spec, realRoot, abs)) return "denied"
           }
-          if (!isSensitive(abs)) return "ok"
+          if (!secrets || !isSensitive(abs)) return "ok"
           const file = { abs, real: abs }
           return policies.some((p) => p.mode !== "bypassPermissions" && !allowsPath(p, tool, file)) ? "secret" : "ok"
         }

@@ -80,6 +80,11 @@ export class ToolRegistry extends Context.Service<
     readonly get: (id: string) => Effect.Effect<Option.Option<Tool>>
     /** The name a model sent: exact, else a wrong-case name repaired, else UnknownTool with suggestions. */
     readonly resolve: (name: string) => Effect.Effect<Tool, UnknownTool>
+    /**
+     * `resolve` without the effect or the error: the tool, or undefined. For the per-call path,
+     * where the answer is needed now and a miss is handled by calling `resolve` for its message.
+     */
+    readonly lookup: (name: string) => Tool | undefined
     readonly tools: Effect.Effect<ReadonlyArray<Tool>>
     readonly definitions: Effect.Effect<ReadonlyArray<ToolDefinition>>
     readonly toolsParam: (provider: Provider) => Effect.Effect<ReadonlyArray<unknown>>
@@ -122,12 +127,17 @@ export class ToolRegistry extends Context.Service<
       const unregister = (id: string) =>
         Effect.suspend(() => (tools.delete(id) ? Effect.as(changed("unregistered", id), true) : Effect.succeed(false)))
 
+      const lookup = (name: string): Tool | undefined => {
+        const exact = tools.get(name)
+        if (exact !== undefined) return exact
+        const folded = orderedTools().filter((t) => t.id.toLowerCase() === name.toLowerCase())
+        return folded.length === 1 ? folded[0] : undefined
+      }
+
       const resolve = (name: string): Effect.Effect<Tool, UnknownTool> =>
         Effect.suspend(() => {
-          const exact = tools.get(name)
-          if (exact !== undefined) return Effect.succeed(exact)
-          const folded = orderedTools().filter((t) => t.id.toLowerCase() === name.toLowerCase())
-          if (folded.length === 1) return Effect.succeed(folded[0]!)
+          const found = lookup(name)
+          if (found !== undefined) return Effect.succeed(found)
           const suggestions = closestNames(
             name,
             orderedTools().map((t) => t.id)
@@ -155,6 +165,7 @@ export class ToolRegistry extends Context.Service<
         unregister,
         get: (id) => Effect.sync(() => Option.fromNullishOr(tools.get(id))),
         resolve,
+        lookup,
         tools: Effect.sync(orderedTools),
         definitions: Effect.sync(defs),
         toolsParam: (provider) =>

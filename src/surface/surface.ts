@@ -411,24 +411,16 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       const deferring = v.deferred !== undefined
       if (deferring && name === SEARCH_TOOL) return yield* runSearch(call, context)
       if (deferring && strategy === "bridge" && name === CALL_TOOL) return yield* runBridge(call, context)
-      const tool = yield* Effect.option(registry.resolve(call.name))
-      const why = Option.isSome(tool) ? unreachable(v, tool.value, context.sessionId) : undefined
-      if (Option.isNone(tool)) return yield* dispatcher.dispatch(call, context)
+      const tool = registry.lookup(call.name)
+      if (tool === undefined) return yield* dispatcher.dispatch(call, context)
+      const why = unreachable(v, tool, context.sessionId)
       // A strict-mode model sends null for an optional argument it leaves out: that means absent.
       if (why === undefined) {
         const args = parseArgs(call.args)
         if (!isRecord(args) || !hasNull(args)) return yield* dispatcher.dispatch(call, context)
-        return yield* dispatcher.dispatch({ ...call, args: dropStrictNulls(tool.value.inputSchema, args) }, context)
+        return yield* dispatcher.dispatch({ ...call, args: dropStrictNulls(tool.inputSchema, args) }, context)
       }
-      return localResult(
-        call,
-        tool.value.id,
-        "error",
-        `${tool.value.id}: not declared`,
-        why,
-        { surface: options.surface },
-        0
-      )
+      return localResult(call, tool.id, "error", `${tool.id}: not declared`, why, { surface: options.surface }, 0)
     })
 
   const concurrencySafe = (tools: ReadonlyArray<Tool>, deferring: boolean) => {

@@ -34,12 +34,17 @@ export interface ToolContext {
   /**
    * Whether a file a search found may be shown to this caller, by the permission rules the call
    * runs under: "denied" by a deny rule (hide it entirely), "secret" (a .env-like file whose
-   * reading needs approval: hide its contents). Absent: everything may be shown.
+   * reading needs approval: hide its contents). Absent: everything may be shown. A search that
+   * hides only what is denied (ls, glob list names, never contents) passes `secrets: false`,
+   * and is told "ok" for a secret file without the check being made.
    */
-  readonly searchable?: (abs: string) => Searchable
+  readonly searchable?: Searchability
 }
 
 export type Searchable = "ok" | "denied" | "secret"
+
+/** ToolContext.searchable: a found file's verdict; `secrets` (default true): tell secret files apart. */
+export type Searchability = (abs: string, secrets?: boolean) => Searchable
 
 /** A file a child process writes its output into; see ToolContext.capture. */
 export interface Capture {

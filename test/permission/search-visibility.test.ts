@@ -8,6 +8,8 @@ import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { PermissionEngine } from "../../src/permission/engine.ts"
+import type { Tool } from "../../src/tool/tool.ts"
 import { GlobTool } from "../../src/tools/glob.ts"
 import { GrepTool } from "../../src/tools/grep.ts"
 import { LsTool } from "../../src/tools/ls.ts"
@@ -45,6 +47,17 @@ describe("searches show only what the caller may read", () => {
       const ls = yield* dispatch("ls", {})
       expect(ls.modelOutput).toContain("app.ts")
       expect(ls.modelOutput).not.toContain("key.txt")
+    }).pipe(Effect.provide(system({ root, config: denySecrets, tools })))
+  )
+
+  it.live("the verdict tells secrets apart unless the search hides only denied files", () =>
+    Effect.gen(function* () {
+      const engine = yield* PermissionEngine
+      const verdict = engine.searchable(GrepTool as Tool)
+      expect(verdict(NodePath.join(root, ".env"))).toBe("secret")
+      expect(verdict(NodePath.join(root, ".env"), false)).toBe("ok")
+      expect(verdict(NodePath.join(root, "secrets/key.txt"), false)).toBe("denied")
+      expect(verdict(NodePath.join(root, "notes.md"))).toBe("ok")
     }).pipe(Effect.provide(system({ root, config: denySecrets, tools })))
   )
 

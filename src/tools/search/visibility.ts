@@ -10,7 +10,9 @@ export const hiddenFrom = (ctx: ToolContext, hide: ReadonlySet<Searchable>): ((a
   const check = ctx.searchable
   if (check === undefined) return () => false
   // No memo: the check is a regex and the deny rules naming the tool, cheaper than a Map.
-  return (abs) => hide.has(check(abs))
+  // A search that hides only denied files is not made to test each name for secrets.
+  const secrets = hide.has("secret")
+  return (abs) => hide.has(check(abs, secrets))
 }
 
 export const DENIED: ReadonlySet<Searchable> = new Set(["denied"])
