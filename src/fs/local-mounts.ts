@@ -34,9 +34,32 @@ const LOCAL_TYPES = new Set([
   "hfsplus"
 ])
 
+/**
+ * Local file systems whose ctime is kept by the kernel and cannot be set back (listing-cache.ts
+ * relies on it). FAT, exFAT, NTFS and HFS+ are left out: their ctime is derived or emulated.
+ */
+const REAL_CTIME_TYPES = new Set([
+  "ext2",
+  "ext3",
+  "ext4",
+  "xfs",
+  "btrfs",
+  "zfs",
+  "f2fs",
+  "bcachefs",
+  "jfs",
+  "reiserfs",
+  "tmpfs",
+  "ramfs",
+  "overlay",
+  "squashfs",
+  "iso9660"
+])
+
 interface Mount {
   readonly point: string
   readonly local: boolean
+  readonly realCtime: boolean
 }
 
 /** mountinfo writes space, tab, newline and backslash in a mount point as octal escapes. */
@@ -50,7 +73,8 @@ export const parseMountInfo = (text: string): ReadonlyArray<Mount> => {
     const fields = line.split(" ")
     const dash = fields.indexOf("-")
     if (dash < 0 || fields[4] === undefined || fields[dash + 1] === undefined) continue
-    mounts.push({ point: decodeOctal(fields[4]), local: LOCAL_TYPES.has(fields[dash + 1]!) })
+    const type = fields[dash + 1]!
+    mounts.push({ point: decodeOctal(fields[4]), local: LOCAL_TYPES.has(type), realCtime: REAL_CTIME_TYPES.has(type) })
   }
   return mounts.sort((a, b) => b.point.length - a.point.length)
 }
@@ -79,5 +103,11 @@ const under = (path: string, point: string): boolean =>
  */
 export const isOnLocalMount = (path: string, table: ReadonlyArray<Mount> = mounts()): boolean => {
   for (const mount of table) if (under(path, mount.point)) return mount.local
+  return false
+}
+
+/** Whether `path` (absolute) is on a local mount whose ctime the kernel keeps (see REAL_CTIME_TYPES). */
+export const hasRealCtime = (path: string, table: ReadonlyArray<Mount> = mounts()): boolean => {
+  for (const mount of table) if (under(path, mount.point)) return mount.local && mount.realCtime
   return false
 }

@@ -17,7 +17,8 @@
  */
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
-import { isOnLocalMount } from "./local-mounts.ts"
+import { makeListingCache } from "./listing-cache.ts"
+import { hasRealCtime, isOnLocalMount } from "./local-mounts.ts"
 
 const reasonOf = (code: string | undefined): PlatformError.SystemErrorTag => {
   switch (code) {
@@ -107,12 +108,24 @@ export interface DirectoryEntry {
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
   entries.map((entry) => ({ name: entry.name, type: typeOf(entry) }))
 
-/** The entries of a directory, with the types readdir reports (no stat per entry). */
+const listings = makeListingCache<DirectoryEntry>()
+
+/** How often a directory listing was reused rather than read (listing-cache.ts). */
+export const listingStats = listings.stats
+
+/**
+ * The entries of a directory, with the types readdir reports (no stat per entry), in a new
+ * array the caller may sort. On a local mount with a real ctime, an unchanged directory's
+ * listing is reused (listing-cache.ts).
+ */
 export const readDirectoryEntries = (
   path: string
 ): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError> =>
   isOnLocalMount(path)
-    ? now("readDirectory", path, () => toEntries(NFS.readdirSync(path, { withFileTypes: true })))
+    ? now("readDirectory", path, () => {
+        const read = () => toEntries(NFS.readdirSync(path, { withFileTypes: true }))
+        return hasRealCtime(path) ? listings.list(path, read) : read()
+      })
     : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
         NFS.readdir(path, { withFileTypes: true }, done)
       ).pipe(Effect.map(toEntries))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { isOnLocalMount, parseMountInfo } from "../../src/fs/local-mounts.ts"
+import { hasRealCtime, isOnLocalMount, parseMountInfo } from "../../src/fs/local-mounts.ts"
 
 const MOUNTINFO = [
   "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
@@ -8,6 +8,7 @@ const MOUNTINFO = [
   "32 22 0:30 / /mnt/sshfs rw - fuse.sshfs me@host:/ rw",
   "33 22 0:31 / /tmp rw - tmpfs tmpfs rw",
   "34 22 0:5 / /proc rw - proc proc rw",
+  "35 22 8:17 / /media/usb rw - vfat /dev/sdc1 rw",
   ""
 ].join("\n")
 
@@ -31,6 +32,16 @@ describe("local mounts", () => {
     expect(isOnLocalMount("/proc/kmsg", table)).toBe(false)
     // On this machine's own mount table too.
     expect(isOnLocalMount("/proc/self/status")).toBe(false)
+  })
+
+  it("only a local file system whose kernel keeps the ctime counts as having a real one", () => {
+    expect(hasRealCtime("/usr/lib/x.so", table)).toBe(true)
+    expect(hasRealCtime("/tmp/x", table)).toBe(true)
+    expect(isOnLocalMount("/media/usb/a.txt", table)).toBe(true)
+    expect(hasRealCtime("/media/usb/a.txt", table)).toBe(false)
+    expect(hasRealCtime("/home/me/project/a.ts", table)).toBe(false)
+    expect(hasRealCtime("/proc/self/status", table)).toBe(false)
+    expect(hasRealCtime("/usr/lib/x.so", [])).toBe(false)
   })
 
   it("with no mount table nothing is local", () => {
