@@ -147,7 +147,13 @@ export const makeReadState = (options: { readonly dedup: boolean }): ReadStateSh
         // Copies of other content are no longer what the file holds.
         if (existing !== undefined && !sameView(existing.snapshot, view)) dropReads(s, record)
         record.snapshot = { ...view, by: "read", known: true }
-        record.reads = record.reads.filter((r) => r.window.offset !== window.offset || r.window.limit !== window.limit)
+        // A read of the same window replaces the earlier one, which is forgotten with its call id
+        // (kept, every repeated read would grow the session's call map for as long as it lives).
+        record.reads = record.reads.filter((r) => {
+          const same = r.window.offset === window.offset && r.window.limit === window.limit
+          if (same) s.calls.delete(r.callId)
+          return !same
+        })
         record.reads.push({ callId, window, view, inContext: true })
         s.calls.set(callId, path)
         touch(s, path, record)
