@@ -35,7 +35,7 @@ const LOCAL_TYPES = new Set([
 ])
 
 /**
- * Local file systems whose ctime is kept by the kernel and cannot be set back (listing-cache.ts
+ * Local file systems whose ctime is kept by the kernel and cannot be set back (stat-cache.ts
  * relies on it). FAT, exFAT, NTFS and HFS+ are left out: their ctime is derived or emulated.
  */
 const REAL_CTIME_TYPES = new Set([

@@ -17,8 +17,8 @@
  */
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
-import { makeListingCache } from "./listing-cache.ts"
 import { hasRealCtime, isOnLocalMount } from "./local-mounts.ts"
+import { makeStatCache } from "./stat-cache.ts"
 
 const reasonOf = (code: string | undefined): PlatformError.SystemErrorTag => {
   switch (code) {
@@ -108,15 +108,20 @@ export interface DirectoryEntry {
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
   entries.map((entry) => ({ name: entry.name, type: typeOf(entry) }))
 
-const listings = makeListingCache<DirectoryEntry>()
+/** Listings of unchanged directories, reused (stat-cache.ts); a listing weighs its entries. */
+const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
+  maxPaths: 1_000,
+  maxWeight: 100_000,
+  weight: (entries) => entries.length
+})
 
-/** How often a directory listing was reused rather than read (listing-cache.ts). */
+/** How often a directory listing was reused rather than read. */
 export const listingStats = listings.stats
 
 /**
  * The entries of a directory, with the types readdir reports (no stat per entry), in a new
  * array the caller may sort. On a local mount with a real ctime, an unchanged directory's
- * listing is reused (listing-cache.ts).
+ * listing is reused (stat-cache.ts): a stat instead of reading it.
  */
 export const readDirectoryEntries = (
   path: string
@@ -124,7 +129,11 @@ export const readDirectoryEntries = (
   isOnLocalMount(path)
     ? now("readDirectory", path, () => {
         const read = () => toEntries(NFS.readdirSync(path, { withFileTypes: true }))
-        return hasRealCtime(path) ? listings.list(path, read) : read()
+        if (!hasRealCtime(path)) return read()
+        const st = NFS.statSync(path, { throwIfNoEntry: false })
+        // Missing or not a directory: reading says so, with the error the caller expects.
+        if (st === undefined || !st.isDirectory()) return read()
+        return listings.get(path, st, read).slice()
       })
     : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
         NFS.readdir(path, { withFileTypes: true }, done)

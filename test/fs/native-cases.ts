@@ -85,6 +85,8 @@ export const nativeCases = (mode: "local" | "pool") =>
           ])
           const notDir = yield* Effect.flip(NativeFs.readDirectoryEntries(join(dir, "f.txt")))
           expect(notDir.reason._tag).toBe("BadResource")
+          const missing = yield* Effect.flip(NativeFs.readDirectoryEntries(join(dir, "missing")))
+          expect(missing.reason._tag).toBe("NotFound")
         })
       )
     )

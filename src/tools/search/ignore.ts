@@ -14,8 +14,11 @@
  * not entered, so nothing below it can be re-included.
  */
 
+import * as NFS from "node:fs"
 import { Effect, type FileSystem } from "effect"
 import ignore, { type Ignore } from "ignore"
+import { hasRealCtime } from "../../fs/local-mounts.ts"
+import { makeStatCache } from "../../fs/stat-cache.ts"
 import { dirnameOf, isInside, joinPath, relativeInside } from "../paths.ts"
 
 /** The rules of one `.gitignore`, anchored at the directory that holds it. */
@@ -83,15 +86,38 @@ export const matchesPatterns = (matcher: Ignore, rel: string, isDir: boolean): b
 
 const splitLines = (text: string): Array<string> => text.split(/\r?\n/)
 
+const compileLevel = (dir: string, text: string): IgnoreLevel => {
+  const lines = splitLines(text)
+  return { dir, lines, matcher: makeMatcher(lines) }
+}
+
+/**
+ * Compiled .gitignore files, reused while the file is unchanged (stat-cache.ts): every walk
+ * below a directory reads its ancestors' rules. Shared between walks: a matcher is only ever
+ * asked through testOne, which keeps no per-path cache.
+ */
+const levels = makeStatCache<IgnoreLevel>({ maxPaths: 1_000, maxWeight: 1_000, weight: () => 1 })
+
 /** Reads `dir/.gitignore` when it is a readable file; nothing otherwise. */
-export const loadLevel = (fs: FileSystem.FileSystem, dir: string): Effect.Effect<IgnoreLevel | undefined> =>
-  fs.readFileString(joinPath(dir, ".gitignore")).pipe(
-    Effect.map((text): IgnoreLevel | undefined => {
-      const lines = splitLines(text)
-      return { dir, lines, matcher: makeMatcher(lines) }
-    }),
+export const loadLevel = (fs: FileSystem.FileSystem, dir: string): Effect.Effect<IgnoreLevel | undefined> => {
+  const file = joinPath(dir, ".gitignore")
+  if (hasRealCtime(file)) {
+    // A stat, not a failed read, says there is none (the usual case for an ancestor).
+    return Effect.sync(() => {
+      try {
+        const st = NFS.statSync(file, { throwIfNoEntry: false })
+        if (st === undefined || !st.isFile()) return undefined
+        return levels.get(file, st, () => compileLevel(dir, NFS.readFileSync(file, "utf8")))
+      } catch {
+        return undefined
+      }
+    })
+  }
+  return fs.readFileString(file).pipe(
+    Effect.map((text): IgnoreLevel | undefined => compileLevel(dir, text)),
     Effect.catch(() => Effect.succeed(undefined))
   )
+}
 
 /** The directories from the root down to `dir`'s parent; empty when `dir` is the root or outside it. */
 export const ancestorDirs = (root: string, dir: string): Array<string> => {
