@@ -380,29 +380,41 @@ export class Orchestrator extends Context.Service<
               )
             )
 
-          const pipeline: Effect.Effect<ToolOutput, ToolError> = Effect.gen(function* () {
-            const t = decoded?.tool ?? (yield* registry.resolve(call.name))
-            tool = t
-            toolId = t.id
-            let args: unknown
-            if (decoded !== undefined) {
-              args = decoded.args
-              coerced = decoded.coerced
-            } else {
-              const raw = yield* Effect.fromResult(parseArgs(t.id, call.args))
-              const repaired = coerceArgs(t.inputSchema, raw)
-              coerced = repaired.paths
-              const checked = t.decode(repaired.value)
-              if (Result.isFailure(checked)) return yield* checked.failure
-              args = checked.success
-            }
+          /** The checks and the run, for a resolved tool and decoded arguments. */
+          const run = (t: Tool, args: unknown): Effect.Effect<ToolOutput, ToolError> => {
             outputKind = t.outputKind?.(args)
             // Asked even when no one listens: a declaration that throws must stop the call.
             const paths = t.paths(args, ctx)
-            if (announcing()) yield* announce(paths)
-            if (t.validateInput !== undefined) yield* t.validateInput(args, ctx)
-            if (t.checkPermissions !== undefined || t.requiresApproval) yield* permit(t, args)
-            return yield* attempt(t, args, 1)
+            let steps: Effect.Effect<ToolOutput, ToolError> = attempt(t, args, 1)
+            if (t.checkPermissions !== undefined || t.requiresApproval) steps = Effect.andThen(permit(t, args), steps)
+            if (t.validateInput !== undefined) {
+              const validate = t.validateInput
+              steps = Effect.andThen(
+                Effect.suspend(() => validate(args, ctx)),
+                steps
+              )
+            }
+            return announcing() ? Effect.andThen(announce(paths), steps) : steps
+          }
+
+          // (Effects chained, not a generator: every call passes through here.)
+          const pipeline: Effect.Effect<ToolOutput, ToolError> = Effect.suspend(() => {
+            if (decoded !== undefined) {
+              tool = decoded.tool
+              toolId = decoded.tool.id
+              coerced = decoded.coerced
+              return run(decoded.tool, decoded.args)
+            }
+            return Effect.flatMap(registry.resolve(call.name), (t) => {
+              tool = t
+              toolId = t.id
+              const raw = parseArgs(t.id, call.args)
+              if (Result.isFailure(raw)) return Effect.fail(raw.failure)
+              const repaired = coerceArgs(t.inputSchema, raw.success)
+              coerced = repaired.paths
+              const checked = t.decode(repaired.value)
+              return Result.isFailure(checked) ? Effect.fail(checked.failure) : run(t, checked.success)
+            })
           }).pipe(
             // A tool's paths, validateInput or checkPermissions may throw too: never a defect.
             Effect.catchDefect((defect) =>

@@ -404,23 +404,25 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
     value === null ||
     (Array.isArray(value) ? value.some(hasNull) : isRecord(value) ? Object.values(value).some(hasNull) : false)
 
+  // (A map, not a generator: every call passes through here.)
   const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
-    Effect.gen(function* () {
+    Effect.flatMap(view, (v) => {
       const name = call.name.toLowerCase()
-      const v = yield* view
       const deferring = v.deferred !== undefined
-      if (deferring && name === SEARCH_TOOL) return yield* runSearch(call, context)
-      if (deferring && strategy === "bridge" && name === CALL_TOOL) return yield* runBridge(call, context)
+      if (deferring && name === SEARCH_TOOL) return runSearch(call, context)
+      if (deferring && strategy === "bridge" && name === CALL_TOOL) return runBridge(call, context)
       const tool = registry.lookup(call.name)
-      if (tool === undefined) return yield* dispatcher.dispatch(call, context)
+      if (tool === undefined) return dispatcher.dispatch(call, context)
       const why = unreachable(v, tool, context.sessionId)
-      // A strict-mode model sends null for an optional argument it leaves out: that means absent.
-      if (why === undefined) {
-        const args = parseArgs(call.args)
-        if (!isRecord(args) || !hasNull(args)) return yield* dispatcher.dispatch(call, context)
-        return yield* dispatcher.dispatch({ ...call, args: dropStrictNulls(tool.inputSchema, args) }, context)
+      if (why !== undefined) {
+        return Effect.succeed(
+          localResult(call, tool.id, "error", `${tool.id}: not declared`, why, { surface: options.surface }, 0)
+        )
       }
-      return localResult(call, tool.id, "error", `${tool.id}: not declared`, why, { surface: options.surface }, 0)
+      // A strict-mode model sends null for an optional argument it leaves out: that means absent.
+      const args = parseArgs(call.args)
+      if (!isRecord(args) || !hasNull(args)) return dispatcher.dispatch(call, context)
+      return dispatcher.dispatch({ ...call, args: dropStrictNulls(tool.inputSchema, args) }, context)
     })
 
   const concurrencySafe = (tools: ReadonlyArray<Tool>, deferring: boolean) => {
