@@ -139,7 +139,10 @@ export const ancestorChain = (fs: FileSystem.FileSystem, root: string, dir: stri
   const dirs = ancestorDirs(root, dir)
   // The root itself (the usual ls and search) has no ancestors to read.
   if (dirs.length === 0) return Effect.succeed([])
-  return Effect.forEach(dirs, (d) => loadLevel(fs, d), { concurrency: 8 }).pipe(
+  // On a local disk each level is a stat (and a compile kept from before): one after another,
+  // with no fiber forked for each. Elsewhere a read waits on the network: 8 at a time.
+  const concurrency = dirs.every((d) => hasRealCtime(d)) ? 1 : 8
+  return Effect.forEach(dirs, (d) => loadLevel(fs, d), { concurrency }).pipe(
     Effect.map((levels) => levels.filter((l): l is IgnoreLevel => l !== undefined))
   )
 }
