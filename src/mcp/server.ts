@@ -86,7 +86,9 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
   Effect.gen(function* () {
     const registry = Context.get(system, ToolRegistry)
     const dispatcher = Context.get(system, Dispatcher)
-    const run = Effect.runPromiseWith(yield* Effect.context<never>())
+    // Calls run in the caller's context (its logger, on stderr) with the system's services
+    // merged in, flat: a tool's services are then found where it looks, not layered on per call.
+    const run = Effect.runPromiseWith(Context.merge(yield* Effect.context<never>(), system))
 
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: true }, logging: {} },
