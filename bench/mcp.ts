@@ -1,20 +1,33 @@
 /**
  * MCP round trips: the same SDK client, over stdio, calling our `read` and `ls` (served by
  * `freecode-tools mcp`) and server-filesystem's `read_text_file` and `list_directory`, on the same
- * files, call by call in alternation, after BENCH_MCP_WARMUP (500) calls to each. Median round
- * trip; target ≤ 1.0× server-filesystem. BENCH_MCP_ROUNDS (7) more rounds show how the ratio
- * moves from one minute to the next on a shared machine.
+ * files. Median round trip; target ≤ 1.0× server-filesystem.
+ *
+ * One server of each kind, as one client would use it; BENCH_MCP_PROCESSES=2 (or more) runs that
+ * many of each side by side, the calls spread over them (one process's JIT can land some 10%
+ * faster or slower than the next for its whole life; but every extra live server also evicts
+ * the others' code and data between calls, which costs the longer path most: see
+ * docs/benchmarks.md). Each is warmed with BENCH_MCP_WARMUP (500) calls, then BENCH_MCP_RUNS
+ * (1000) calls per kind are timed twice:
+ *   - steady: blocks of 100 calls to one server, the servers taking turns block by block, so a
+ *     drift in the machine's speed hits both kinds alike and each block sees a server as one
+ *     client calling it does;
+ *   - alternating: one call to each server in turn, so every call finds the caches holding the
+ *     other servers' work (harder on the longer code path: ours).
  *   node bench/mcp.ts
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
+import { performance } from "node:perf_hooks"
+import { setTimeout as sleep } from "node:timers/promises"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, ManagedRuntime } from "effect"
 import { ToolSystem } from "../layers/live.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
-import { header, paired, row, time } from "./lib.ts"
+import { RACY_MS } from "../src/fs/stat-cache.ts"
+import { fmt, paired, row, type Timing, time } from "./lib.ts"
 
 const REPO = resolve(import.meta.dirname, "..")
 const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 1000)
@@ -24,8 +37,8 @@ const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 1000)
  * than server-filesystem's and takes more calls to warm; the first calls are timed separately).
  */
 const WARMUP = Number(process.env.BENCH_MCP_WARMUP ?? 500)
-/** Further rounds of paired calls, each giving its own ratio: how much the ratio moves run to run. */
-const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 7)
+const PROCESSES = Number(process.env.BENCH_MCP_PROCESSES ?? 1)
+const BLOCK = 100
 
 const connect = async (command: string, args: Array<string>, env: Record<string, string> = {}) => {
   const client = new Client({ name: "bench", version: "1.0.0" })
@@ -56,57 +69,159 @@ const ok = (result: Awaited<ReturnType<Client["callTool"]>>) => {
   if (result.isError === true) throw new Error(`call failed: ${JSON.stringify(result.content).slice(0, 300)}`)
 }
 
+type Call = () => Promise<unknown>
+
+/** One kind of server: a call to each of its processes. */
+interface Side {
+  readonly name: string
+  readonly calls: ReadonlyArray<Call>
+}
+
+interface Measured extends Timing {
+  /** Each process's own median, in ms. */
+  readonly perProcess: ReadonlyArray<number>
+}
+
+const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+/**
+ * `runs` calls to each side, spread over its processes: `block` calls to one process, then the
+ * same to the other side's process, and on through every process in turn. `before` runs
+ * untimed ahead of every call (the changed-directory row touches its directory there).
+ */
+const interleaved = async (
+  runs: number,
+  block: number,
+  sides: readonly [Side, Side],
+  before: () => void = () => undefined
+): Promise<readonly [Measured, Measured]> => {
+  const samples = sides.map((side) => side.calls.map(() => [] as Array<number>))
+  const perProcess = Math.ceil(runs / sides[0].calls.length)
+  for (let done = 0; done < perProcess; done += block) {
+    for (let p = 0; p < sides[0].calls.length; p++) {
+      for (const [k, side] of sides.entries()) {
+        for (let i = 0; i < Math.min(block, perProcess - done); i++) {
+          before()
+          const start = performance.now()
+          await side.calls[p]!()
+          samples[k]![p]!.push(performance.now() - start)
+        }
+      }
+    }
+  }
+  const summarize = (side: Side, k: number): Measured => {
+    const all = samples[k]!.flat().sort((a, b) => a - b)
+    return {
+      name: side.name,
+      runs: all.length,
+      medianMs: all[Math.floor(all.length / 2)]!,
+      p90Ms: all[Math.floor(all.length * 0.9)]!,
+      perProcess: samples[k]!.map(median)
+    }
+  }
+  return [summarize(sides[0], 0), summarize(sides[1], 1)]
+}
+
+const measuredRow = (t: Measured, baseline?: Measured) => `${row(t, baseline)} ${t.perProcess.map(fmt).join(", ")} |`
+
 export const benchMcp = async () => {
-  const dir = mkdtempSync(join(tmpdir(), "bench-mcp-"))
+  // The project: one directory that stays as written, one that changes before every call.
+  const root = mkdtempSync(join(tmpdir(), "bench-mcp-"))
+  const dir = join(root, "settled")
+  const changing = join(root, "changing")
+  mkdirSync(dir)
+  mkdirSync(changing)
   const line = "export const value = compute(alpha, beta) // a typical line of code\n"
   const file = join(dir, "file.ts")
   writeFileSync(file, line.repeat(Math.ceil(4096 / line.length)).slice(0, 4096))
   for (let i = 0; i < 50; i++) writeFileSync(join(dir, `f${String(i).padStart(2, "0")}.txt`), `${i}\n`)
+  const written = Date.now()
+  // No listing of this one can be reused (stat-cache.ts).
+  for (let i = 0; i < 50; i++) writeFileSync(join(changing, `f${String(i).padStart(2, "0")}.txt`), `${i}\n`)
+  let flip = false
+  const change = () => {
+    const marker = join(changing, "marker")
+    flip ? unlinkSync(marker) : writeFileSync(marker, "")
+    flip = !flip
+  }
 
-  // De-duplication would answer repeated identical reads with a pointer: measure real reads.
-  const ours = await connect(process.execPath, [join(REPO, "src/cli/main.ts"), "mcp", "--root", dir], {
-    FREECODE_READ_DEDUP: "0"
-  })
-  const theirs = await connect(join(REPO, "node_modules/.bin/mcp-server-filesystem"), [dir])
+  const servers = await Promise.all(
+    Array.from({ length: PROCESSES }, async () => ({
+      // De-duplication would answer repeated identical reads with a pointer: measure real reads.
+      ours: await connect(process.execPath, [join(REPO, "src/cli/main.ts"), "mcp", "--root", root], {
+        FREECODE_READ_DEDUP: "0"
+      }),
+      theirs: await connect(join(REPO, "node_modules/.bin/mcp-server-filesystem"), [root])
+    }))
+  )
   try {
-    const theirRead = async () => ok(await theirs.callTool({ name: "read_text_file", arguments: { path: file } }))
-    const ourReadCall = async () => ok(await ours.callTool({ name: "read", arguments: { filePath: file } }))
-    const theirList = async () => ok(await theirs.callTool({ name: "list_directory", arguments: { path: dir } }))
-    const ourListCall = async () => ok(await ours.callTool({ name: "ls", arguments: { path: dir } }))
+    const ourRead = (c: Client) => async () => ok(await c.callTool({ name: "read", arguments: { filePath: file } }))
+    const theirRead = (c: Client) => async () =>
+      ok(await c.callTool({ name: "read_text_file", arguments: { path: file } }))
+    const ourList = (c: Client, path: string) => async () => ok(await c.callTool({ name: "ls", arguments: { path } }))
+    const theirList = (c: Client, path: string) => async () =>
+      ok(await c.callTool({ name: "list_directory", arguments: { path } }))
+    /** `names`: server-filesystem's tool and ours; `what`: the case. */
+    const sides = (
+      names: readonly [string, string],
+      what: string,
+      theirs: (c: Client) => Call,
+      ours: (c: Client) => Call
+    ): readonly [Side, Side] => [
+      { name: `server-filesystem ${names[0]} ${what}`, calls: servers.map((s) => theirs(s.theirs)) },
+      { name: `freecode-tools mcp ${names[1]} ${what}`, calls: servers.map((s) => ours(s.ours)) }
+    ]
+
     // The first calls after connecting, before either JIT has warmed up.
     const [fsFirst, ourFirst] = await paired(
       50,
-      ["server-filesystem read_text_file, first 50 calls", theirRead],
-      ["freecode-tools mcp read, first 50 calls", ourReadCall],
+      ["server-filesystem read_text_file, first 50 calls", theirRead(servers[0]!.theirs)],
+      ["freecode-tools mcp read, first 50 calls", ourRead(servers[0]!.ours)],
       0
     )
-    const [fsRead, ourRead] = await paired(
-      RUNS,
-      ["server-filesystem read_text_file (4 KiB)", theirRead],
-      ["freecode-tools mcp read (4 KiB)", ourReadCall],
-      WARMUP
-    )
-    const [fsList, ourList] = await paired(
-      RUNS,
-      ["server-filesystem list_directory (51 entries)", theirList],
-      ["freecode-tools mcp ls (51 entries)", ourListCall],
-      WARMUP
-    )
-    const ratios = { read: [] as Array<number>, ls: [] as Array<number> }
-    for (let r = 0; r < ROUNDS; r++) {
-      const [a, b] = await paired(300, ["", theirRead], ["", ourReadCall], 0)
-      const [c, d] = await paired(300, ["", theirList], ["", ourListCall], 0)
-      ratios.read.push(b.medianMs / a.medianMs)
-      ratios.ls.push(d.medianMs / c.medianMs)
+    for (const s of servers) {
+      for (let i = 0; i < WARMUP; i++) {
+        await theirRead(s.theirs)()
+        await ourRead(s.ours)()
+        await theirList(s.theirs, dir)()
+        await ourList(s.ours, dir)()
+      }
     }
-    const spread = (xs: Array<number>) => {
-      const sorted = [...xs].sort((x, y) => x - y)
-      return `${xs.map((x) => x.toFixed(2)).join(", ")} (median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}×)`
-    }
+    const read = sides(["read_text_file", "read"], "(4 KiB)", theirRead, ourRead)
+    const [fsRead, ourReadT] = await interleaved(RUNS, BLOCK, read)
+    const [fsReadAlt, ourReadAlt] = await interleaved(RUNS, 1, [
+      { ...read[0], name: `${read[0].name}, alternating` },
+      { ...read[1], name: `${read[1].name}, alternating` }
+    ])
+    // A project's directories are older than the listing cache's racy window: so is this one.
+    await sleep(Math.max(0, written + RACY_MS + 100 - Date.now()))
+    const list = sides(
+      ["list_directory", "ls"],
+      "(51 entries)",
+      (c) => theirList(c, dir),
+      (c) => ourList(c, dir)
+    )
+    const [fsList, ourListT] = await interleaved(RUNS, BLOCK, list)
+    const [fsListAlt, ourListAlt] = await interleaved(RUNS, 1, [
+      { ...list[0], name: `${list[0].name}, alternating` },
+      { ...list[1], name: `${list[1].name}, alternating` }
+    ])
+    const [fsChanging, ourChanging] = await interleaved(
+      RUNS,
+      BLOCK,
+      sides(
+        ["list_directory", "ls"],
+        "(50 entries), directory changed before every call",
+        (c) => theirList(c, changing),
+        (c) => ourList(c, changing)
+      ),
+      change
+    )
+
     // The same calls without MCP: what the execution path itself costs (permissions, hooks,
     // orchestrator, store, the tool's own work), so the MCP layer's share is visible.
     process.env.FREECODE_READ_DEDUP = "0"
-    const runtime = ManagedRuntime.make(ToolSystem.layer({ root: dir }))
+    const runtime = ManagedRuntime.make(ToolSystem.layer({ root }))
     const dispatcher = await runtime.runPromise(
       Effect.gen(function* () {
         return yield* Dispatcher
@@ -116,34 +231,40 @@ export const benchMcp = async () => {
     const direct = (name: string, args: unknown) => () =>
       runtime.runPromise(dispatcher.dispatch({ id: `b${n++}`, name, args }, { sessionId: "bench" }))
     const cpuRuns = RUNS * 5
-    const theirCpu = await cpuPerCall(theirs.pid, cpuRuns, () =>
-      theirs.callTool({ name: "read_text_file", arguments: { path: file } })
-    )
-    const ourCpu = await cpuPerCall(ours.pid, cpuRuns, () =>
-      ours.callTool({ name: "read", arguments: { filePath: file } })
-    )
+    const { ours, theirs } = servers[0]!
+    const cpu = {
+      theirRead: await cpuPerCall(theirs.pid, cpuRuns, theirRead(theirs)),
+      ourRead: await cpuPerCall(ours.pid, cpuRuns, ourRead(ours)),
+      theirList: await cpuPerCall(theirs.pid, cpuRuns, theirList(theirs, dir)),
+      ourList: await cpuPerCall(ours.pid, cpuRuns, ourList(ours, dir))
+    }
     const inRead = await time("in-process Dispatcher.dispatch read (no MCP)", RUNS, direct("read", { filePath: file }))
     const inList = await time("in-process Dispatcher.dispatch ls (no MCP)", RUNS, direct("ls", { path: dir }))
     await runtime.dispose()
+    const µs = (x: number) => `${Math.round(x)} µs`
     return [
-      header,
-      row(fsFirst),
-      row(ourFirst, fsFirst),
-      row(fsRead),
-      row(ourRead, fsRead),
-      row(inRead, fsRead),
-      row(fsList),
-      row(ourList, fsList),
-      row(inList, fsList),
+      "| what | runs | median | p90 | vs baseline | each process |",
+      "| --- | --- | --- | --- | --- | --- |",
+      `${row(fsFirst)} |`,
+      `${row(ourFirst, fsFirst)} |`,
+      measuredRow(fsRead),
+      measuredRow(ourReadT, fsRead),
+      measuredRow(fsReadAlt),
+      measuredRow(ourReadAlt, fsReadAlt),
+      `${row(inRead, fsRead)} |`,
+      measuredRow(fsList),
+      measuredRow(ourListT, fsList),
+      measuredRow(fsListAlt),
+      measuredRow(ourListAlt, fsListAlt),
+      measuredRow(fsChanging),
+      measuredRow(ourChanging, fsChanging),
+      `${row(inList, fsList)} |`,
       "",
-      `Ratio in ${ROUNDS} further rounds of 300 paired calls each: read ${spread(ratios.read)}; ls ${spread(ratios.ls)}.`,
-      "",
-      `Server CPU per read call (user + system, all threads, ${cpuRuns} calls): server-filesystem ${Math.round(theirCpu)} µs, freecode-tools ${Math.round(ourCpu)} µs (${(ourCpu / theirCpu).toFixed(2)}×).`
+      `Server CPU per call (user + system, all threads, ${cpuRuns} calls): read ${µs(cpu.theirRead)} for server-filesystem, ${µs(cpu.ourRead)} for freecode-tools (${(cpu.ourRead / cpu.theirRead).toFixed(2)}×); ls ${µs(cpu.theirList)} and ${µs(cpu.ourList)} (${(cpu.ourList / cpu.theirList).toFixed(2)}×).`
     ].join("\n")
   } finally {
-    await ours.close()
-    await theirs.close()
-    rmSync(dir, { recursive: true, force: true })
+    await Promise.all(servers.flatMap((s) => [s.ours.close(), s.theirs.close()]))
+    rmSync(root, { recursive: true, force: true })
   }
 }
 
