@@ -8,12 +8,18 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import {
+  CallToolResultSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
 import { testToolSystem } from "../../layers/test.ts"
 import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
-import { makeToolServer } from "../../src/mcp/server.ts"
+import { makeToolServer, toCallToolResult } from "../../src/mcp/server.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
+import type { ToolResult } from "../../src/tool/result.ts"
 import { defineTool } from "../../src/tool/tool.ts"
 import { REPO } from "./helpers.ts"
 
@@ -316,7 +322,89 @@ describe("freecode-tools mcp over streamable HTTP", () => {
   }, 300_000)
 })
 
+describe("toCallToolResult", () => {
+  const base: ToolResult = {
+    id: "c1",
+    tool: "t",
+    status: "ok",
+    title: "t",
+    modelOutput: "out",
+    uiOutput: "out",
+    outputChars: 3,
+    outputLines: 1,
+    truncated: false,
+    metadata: {},
+    attempts: 1,
+    durationMs: 1
+  }
+  const png = { mimeType: "image/png", data: Buffer.from("png").toString("base64") }
+
+  // The server skips the SDK's own check of each result (src/mcp/server.ts): this is it.
+  it("makes a result the MCP schema accepts, for every kind of content", () => {
+    const cases: Array<ToolResult> = [
+      base,
+      { ...base, modelOutput: "" },
+      { ...base, status: "error", modelOutput: "it failed", error: { tag: "ToolFailure", message: "it failed" } },
+      { ...base, status: "denied", modelOutput: "" },
+      { ...base, metadata: { image: png } },
+      { ...base, metadata: { images: [png, png, { mimeType: 1 }] } },
+      { ...base, metadata: { audio: { mimeType: "audio/wav", data: "AAAA" } } },
+      {
+        ...base,
+        metadata: {
+          resources: [
+            { uri: "file:///a.txt", text: "a", mimeType: "text/plain" },
+            { uri: "file:///b.bin", blob: "AAAA" },
+            { uri: 7 },
+            "nonsense"
+          ]
+        }
+      },
+      { ...base, metadata: { structuredContent: { answer: 42 } } },
+      { ...base, metadata: { structuredContent: "not an object" } }
+    ]
+    for (const result of cases) {
+      const made = toCallToolResult(result)
+      const parsed = CallToolResultSchema.safeParse(made)
+      expect(parsed.success, JSON.stringify(made)).toBe(true)
+      expect(made.content.length).toBeGreaterThan(0)
+      expect(made.isError === true).toBe(result.status !== "ok")
+    }
+    expect(toCallToolResult({ ...base, metadata: { images: [png, png, { mimeType: 1 }] } }).content).toHaveLength(3)
+    expect(toCallToolResult({ ...base, metadata: { structuredContent: "not an object" } })).not.toHaveProperty(
+      "structuredContent"
+    )
+  })
+})
+
 describe("makeToolServer", () => {
+  it.live("refuses a tool call asked to run as a task, which it does not offer, before the handler", () =>
+    Effect.gen(function* () {
+      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
+      const server = yield* makeToolServer(system)
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      const client = new Client({ name: "test", version: "1.0.0" })
+      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
+      const refused = yield* Effect.promise(() =>
+        client
+          .request(
+            { method: "tools/call", params: { name: "read", arguments: { filePath: "x" }, task: { ttl: 1000 } } },
+            CallToolResultSchema
+          )
+          .then(
+            () => undefined,
+            (e: unknown) => e
+          )
+      )
+      expect(refused).toBeInstanceOf(McpError)
+      expect((refused as McpError).message).toMatch(/does not support task/i)
+      // An ordinary call still works.
+      const ok = yield* Effect.promise(() => client.callTool({ name: "ls", arguments: {} }))
+      expect(ok.isError).not.toBe(true)
+      yield* Effect.promise(() => client.close())
+    }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
+  )
+
   it.live("sends a running tool's live output as log messages, and as progress when asked", () =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
