@@ -101,7 +101,6 @@ export const LsTool = defineTool({
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
   execute: ({ path, ignore }, ctx) =>
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const dir = resolvePath(ctx.root, path ?? ".")
       const shownDir = displayDir(ctx.root, dir)
       // No stat first: reading the directory says all a stat would (missing, not a directory),
@@ -114,7 +113,9 @@ export const LsTool = defineTool({
       }).pipe(
         Effect.catchTag("PlatformError", (e) =>
           e.reason._tag === "NotFound"
-            ? Effect.flatMap(notFoundMessage(fs, ctx.root, dir, "Directory"), (m) => Effect.fail(fail(m)))
+            ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
+                Effect.flatMap(notFoundMessage(fs, ctx.root, dir, "Directory"), (m) => Effect.fail(fail(m)))
+              )
             : e.reason._tag === "BadResource"
               ? Effect.fail(fail(`${displayPath(ctx.root, dir)} is not a directory; use read to see a file.`))
               : Effect.fail(fsFailure(e, ctx.root, dir))
@@ -130,9 +131,12 @@ export const LsTool = defineTool({
       const chosen = chooseBreadthFirst(dir, children)
 
       const links = new Map<string, string>()
-      for (const e of chosen.links) {
-        const target = yield* fs.readLink(e.path).pipe(Effect.option)
-        if (target._tag === "Some") links.set(e.path, target.value)
+      if (chosen.links.length > 0) {
+        const fs = yield* FileSystem.FileSystem
+        for (const e of chosen.links) {
+          const target = yield* fs.readLink(e.path).pipe(Effect.option)
+          if (target._tag === "Some") links.set(e.path, target.value)
+        }
       }
 
       const lines: Array<string> = [shownDir]

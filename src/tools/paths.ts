@@ -24,6 +24,8 @@ export const isCleanAbsolute = (p: string): boolean => NodePath.sep === "/" && p
 
 /** True when `abs` is `dir` itself or lies below it. */
 export const isInside = (dir: string, abs: string): boolean => {
+  // Two clean absolute paths: a prefix test (path.relative resolves both sides first).
+  if (isCleanAbsolute(dir) && isCleanAbsolute(abs)) return abs === dir || abs.startsWith(dir === "/" ? "/" : `${dir}/`)
   const rel = NodePath.relative(dir, abs)
   return rel === "" || (!rel.startsWith("..") && !NodePath.isAbsolute(rel))
 }

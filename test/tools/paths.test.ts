@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { GlobTool } from "../../src/tools/glob.ts"
 import { GrepTool } from "../../src/tools/grep.ts"
 import { LsTool } from "../../src/tools/ls.ts"
-import { displayDir, displayPath, relativeInside, resolvePath, similarNames } from "../../src/tools/paths.ts"
+import { displayDir, displayPath, isInside, relativeInside, resolvePath, similarNames } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 
 describe("paths", () => {
@@ -40,7 +40,10 @@ describe("paths", () => {
       ["/a/b", "/a/b//c"],
       ["/a/b", "/x/y"]
     ]
-    for (const [dir, abs] of cases) expect(relativeInside(dir, abs), `${dir} ~ ${abs}`).toBe(slow(dir, abs))
+    for (const [dir, abs] of cases) {
+      expect(relativeInside(dir, abs), `${dir} ~ ${abs}`).toBe(slow(dir, abs))
+      expect(isInside(dir, abs), `${dir} ~ ${abs}`).toBe(slow(dir, abs) !== undefined)
+    }
   })
 
   it("finds similar names: case, extension, containment, small edits; best first", () => {
