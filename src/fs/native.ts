@@ -115,9 +115,6 @@ const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
   weight: (entries) => entries.length
 })
 
-/** How often a directory listing was reused rather than read. */
-export const listingStats = listings.stats
-
 /**
  * The entries of a directory, with the types readdir reports (no stat per entry), in a new
  * array the caller may sort. On a local mount with a real ctime, an unchanged directory's

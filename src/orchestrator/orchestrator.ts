@@ -387,13 +387,12 @@ export class Orchestrator extends Context.Service<
             const paths = t.paths(args, ctx)
             let steps: Effect.Effect<ToolOutput, ToolError> = attempt(t, args, 1)
             if (t.checkPermissions !== undefined || t.requiresApproval) steps = Effect.andThen(permit(t, args), steps)
-            if (t.validateInput !== undefined) {
-              const validate = t.validateInput
+            const validate = t.validateInput
+            if (validate !== undefined)
               steps = Effect.andThen(
                 Effect.suspend(() => validate(args, ctx)),
                 steps
               )
-            }
             return announcing() ? Effect.andThen(announce(paths), steps) : steps
           }
 

@@ -118,7 +118,7 @@ class HeldOutput implements StoredOutput {
   readonly chars: number
   readonly lines: number
   readonly bytes: number
-  private readonly utf8: Uint8Array
+  private readonly utf8: Buffer
   constructor(entry: StoredOutput) {
     this.sessionId = entry.sessionId
     this.id = entry.id
@@ -128,10 +128,10 @@ class HeldOutput implements StoredOutput {
     this.bytes = entry.bytes
     // Not Buffer.from: a small one is a slice of a shared 8 KB slab, which it would keep alive.
     this.utf8 = Buffer.allocUnsafeSlow(entry.bytes)
-    Buffer.from(this.utf8.buffer, this.utf8.byteOffset, entry.bytes).write(entry.text, "utf8")
+    this.utf8.write(entry.text, "utf8")
   }
   get text(): string {
-    return Buffer.from(this.utf8.buffer, this.utf8.byteOffset, this.bytes).toString("utf8")
+    return this.utf8.toString("utf8")
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * What identifies a file's content: its size, a SHA-1 of its bytes, and one 32-bit hash per
- * line (FNV-style, a word at a time), so a stale-file check can say which lines changed without keeping the text.
- * Built incrementally, so `read` can fingerprint a file while it streams it.
+ * line (FNV-style, a word at a time), so a stale-file check can say which lines changed
+ * without keeping the text. Built incrementally, so `read` can fingerprint a file while it
+ * streams it.
  */
 import { createHash, type Hash, hash } from "node:crypto"
 
