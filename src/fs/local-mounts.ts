@@ -35,26 +35,10 @@ const LOCAL_TYPES = new Set([
 ])
 
 /**
- * Local file systems whose ctime is kept by the kernel and cannot be set back (stat-cache.ts
- * relies on it). FAT, exFAT, NTFS and HFS+ are left out: their ctime is derived or emulated.
+ * Local file systems whose ctime is derived or emulated rather than kept by the kernel:
+ * stat-cache.ts, which relies on a ctime nothing can set back, does not trust them.
  */
-const REAL_CTIME_TYPES = new Set([
-  "ext2",
-  "ext3",
-  "ext4",
-  "xfs",
-  "btrfs",
-  "zfs",
-  "f2fs",
-  "bcachefs",
-  "jfs",
-  "reiserfs",
-  "tmpfs",
-  "ramfs",
-  "overlay",
-  "squashfs",
-  "iso9660"
-])
+const EMULATED_CTIME_TYPES = new Set(["vfat", "exfat", "ntfs3", "hfsplus"])
 
 interface Mount {
   readonly point: string
@@ -74,7 +58,8 @@ export const parseMountInfo = (text: string): ReadonlyArray<Mount> => {
     const dash = fields.indexOf("-")
     if (dash < 0 || fields[4] === undefined || fields[dash + 1] === undefined) continue
     const type = fields[dash + 1]!
-    mounts.push({ point: decodeOctal(fields[4]), local: LOCAL_TYPES.has(type), realCtime: REAL_CTIME_TYPES.has(type) })
+    const local = LOCAL_TYPES.has(type)
+    mounts.push({ point: decodeOctal(fields[4]), local, realCtime: local && !EMULATED_CTIME_TYPES.has(type) })
   }
   return mounts.sort((a, b) => b.point.length - a.point.length)
 }
@@ -106,8 +91,8 @@ export const isOnLocalMount = (path: string, table: ReadonlyArray<Mount> = mount
   return false
 }
 
-/** Whether `path` (absolute) is on a local mount whose ctime the kernel keeps (see REAL_CTIME_TYPES). */
+/** Whether `path` (absolute) is on a local mount whose ctime the kernel keeps (see EMULATED_CTIME_TYPES). */
 export const hasRealCtime = (path: string, table: ReadonlyArray<Mount> = mounts()): boolean => {
-  for (const mount of table) if (under(path, mount.point)) return mount.local && mount.realCtime
+  for (const mount of table) if (under(path, mount.point)) return mount.realCtime
   return false
 }
