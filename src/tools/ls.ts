@@ -103,8 +103,8 @@ export const LsTool = defineTool({
     Effect.gen(function* () {
       const dir = resolvePath(ctx.root, path ?? ".")
       const shownDir = displayDir(ctx.root, dir)
-      // No stat first: reading the directory says all a stat would (missing, not a directory),
-      // one file-system round trip sooner.
+      // No stat of its own first: reading the directory (or finding its kept listing) says all
+      // a stat would (missing, not a directory), one file-system round trip sooner.
       const walked = yield* walkTree({
         root: ctx.root,
         dir,
