@@ -40,7 +40,7 @@ const LOCAL_TYPES = new Set([
  */
 const EMULATED_CTIME_TYPES = new Set(["vfat", "exfat", "ntfs3", "hfsplus"])
 
-interface Mount {
+export interface Mount {
   readonly point: string
   readonly local: boolean
   readonly realCtime: boolean
@@ -81,18 +81,20 @@ const mounts = (): ReadonlyArray<Mount> => {
 const under = (path: string, point: string): boolean =>
   point === "/" || path === point || (path.startsWith(point) && path[point.length] === "/")
 
+/** The mount `path` (absolute) sits on; undefined when the table knows none (not Linux). */
+export const mountOf = (path: string, table: ReadonlyArray<Mount> = mounts()): Mount | undefined => {
+  for (const mount of table) if (under(path, mount.point)) return mount
+  return undefined
+}
+
 /**
  * Whether the mount `path` (absolute) sits on is local. A symlink on a local mount that leads
  * onto a network mount is still followed synchronously: the one way a hung mount can stall the
  * process.
  */
-export const isOnLocalMount = (path: string, table: ReadonlyArray<Mount> = mounts()): boolean => {
-  for (const mount of table) if (under(path, mount.point)) return mount.local
-  return false
-}
+export const isOnLocalMount = (path: string, table?: ReadonlyArray<Mount>): boolean =>
+  mountOf(path, table)?.local ?? false
 
 /** Whether `path` (absolute) is on a local mount whose ctime the kernel keeps (see EMULATED_CTIME_TYPES). */
-export const hasRealCtime = (path: string, table: ReadonlyArray<Mount> = mounts()): boolean => {
-  for (const mount of table) if (under(path, mount.point)) return mount.realCtime
-  return false
-}
+export const hasRealCtime = (path: string, table?: ReadonlyArray<Mount>): boolean =>
+  mountOf(path, table)?.realCtime ?? false

@@ -17,7 +17,7 @@
  */
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
-import { hasRealCtime, isOnLocalMount } from "./local-mounts.ts"
+import { isOnLocalMount, mountOf } from "./local-mounts.ts"
 import { makeStatCache } from "./stat-cache.ts"
 
 const reasonOf = (code: string | undefined): PlatformError.SystemErrorTag => {
@@ -122,11 +122,12 @@ const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
  */
 export const readDirectoryEntries = (
   path: string
-): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError> =>
-  isOnLocalMount(path)
+): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError> => {
+  const mount = mountOf(path)
+  return mount?.local === true
     ? now("readDirectory", path, () => {
         const read = () => toEntries(NFS.readdirSync(path, { withFileTypes: true }))
-        if (!hasRealCtime(path)) return read()
+        if (!mount.realCtime) return read()
         const st = NFS.statSync(path, { throwIfNoEntry: false })
         // Missing or not a directory: reading says so, with the error the caller expects.
         if (st === undefined || !st.isDirectory()) return read()
@@ -135,6 +136,7 @@ export const readDirectoryEntries = (
     : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
         NFS.readdir(path, { withFileTypes: true }, done)
       ).pipe(Effect.map(toEntries))
+}
 
 /** A file opened read-only; closed when the scope closes. */
 export interface OpenFile {
