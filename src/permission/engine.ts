@@ -18,7 +18,7 @@ import { GrantStore } from "../session/grants.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { resolvePath } from "../tools/paths.ts"
-import { isSensitive, realPath, within } from "./containment.ts"
+import { isSensitive, realPath, realPathBelow, within } from "./containment.ts"
 import {
   type CommandPattern,
   commandSpecifier,
@@ -289,7 +289,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           if (kind === "file") {
             const located = (p: string) => {
               const abs = resolvePath(ctx.root, p)
-              return Effect.map(realPath(abs), (real) => ({ abs, real }))
+              return Effect.map(realPathBelow(realRoot, abs), (real) => ({ abs, real }))
             }
             // Most calls touch one path: no forEach for it.
             const paths =

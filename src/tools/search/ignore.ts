@@ -98,21 +98,25 @@ const compileLevel = (dir: string, text: string): IgnoreLevel => {
  */
 const levels = makeStatCache<IgnoreLevel>({ maxPaths: 1_000, maxWeight: 1_000, weight: () => 1 })
 
+/**
+ * `dir/.gitignore` on a local disk with a real ctime, read at once: a stat, not a failed read,
+ * says there is none (the usual case for an ancestor), and an unchanged file is not compiled again.
+ */
+const loadLocalLevel = (dir: string): IgnoreLevel | undefined => {
+  const file = joinPath(dir, ".gitignore")
+  try {
+    const st = NFS.statSync(file, { throwIfNoEntry: false })
+    if (st === undefined || !st.isFile()) return undefined
+    return levels.get(file, st, () => compileLevel(dir, NFS.readFileSync(file, "utf8")))
+  } catch {
+    return undefined
+  }
+}
+
 /** Reads `dir/.gitignore` when it is a readable file; nothing otherwise. */
 export const loadLevel = (fs: FileSystem.FileSystem, dir: string): Effect.Effect<IgnoreLevel | undefined> => {
+  if (hasRealCtime(dir)) return Effect.sync(() => loadLocalLevel(dir))
   const file = joinPath(dir, ".gitignore")
-  if (hasRealCtime(file)) {
-    // A stat, not a failed read, says there is none (the usual case for an ancestor).
-    return Effect.sync(() => {
-      try {
-        const st = NFS.statSync(file, { throwIfNoEntry: false })
-        if (st === undefined || !st.isFile()) return undefined
-        return levels.get(file, st, () => compileLevel(dir, NFS.readFileSync(file, "utf8")))
-      } catch {
-        return undefined
-      }
-    })
-  }
   return fs.readFileString(file).pipe(
     Effect.map((text): IgnoreLevel | undefined => compileLevel(dir, text)),
     Effect.catch(() => Effect.succeed(undefined))
@@ -139,11 +143,13 @@ export const ancestorChain = (fs: FileSystem.FileSystem, root: string, dir: stri
   const dirs = ancestorDirs(root, dir)
   // The root itself (the usual ls and search) has no ancestors to read.
   if (dirs.length === 0) return Effect.succeed([])
-  // On a local disk each level is a stat (and a compile kept from before): one after another,
-  // with no fiber forked for each. Elsewhere a read waits on the network: 8 at a time.
-  const concurrency = dirs.every((d) => hasRealCtime(d)) ? 1 : 8
-  return Effect.forEach(dirs, (d) => loadLevel(fs, d), { concurrency }).pipe(
-    Effect.map((levels) => levels.filter((l): l is IgnoreLevel => l !== undefined))
+  // On a local disk each level is a stat (and a compile kept from before), done at once.
+  // Elsewhere a read waits on the network: 8 at a time.
+  const keep = (levels: ReadonlyArray<IgnoreLevel | undefined>) => levels.filter((l) => l !== undefined)
+  if (dirs.every((d) => hasRealCtime(d))) return Effect.sync(() => keep(dirs.map(loadLocalLevel)))
+  return Effect.map(
+    Effect.forEach(dirs, (d) => loadLevel(fs, d), { concurrency: 8 }),
+    keep
   )
 }
 
