@@ -16,7 +16,7 @@ import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 import { makeMatcher } from "./search/ignore.ts"
-import { DENIED, hiddenFrom } from "./search/visibility.ts"
+import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 import { type WalkEntry, walkTree } from "./search/walk.ts"
 
 export const MAX_LS_ENTRIES = 1000
@@ -38,12 +38,35 @@ const Parameters = Schema.Struct({
 
 /**
  * A directory's entries as ls shows them: subdirectories first, then the rest, each in the
- * walk's name order (a stable split, no second sort). Hidden entries are left out.
+ * walk's name order (a stable split, no second sort). Hidden entries are left out. Most often
+ * nothing is hidden and no directory comes after a file: the walk's array is then shown as it is.
  */
-const displayOrder = (entries: ReadonlyArray<WalkEntry>, hidden: (abs: string) => boolean): Array<WalkEntry> => {
+const displayOrder = (
+  entries: ReadonlyArray<WalkEntry>,
+  hidden: (abs: string) => boolean
+): ReadonlyArray<WalkEntry> => {
+  let sawFile = false
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
+    const isDir = e.kind === "dir"
+    if (hidden(e.path) || (isDir && sawFile)) return splitOrder(entries, i, hidden)
+    if (!isDir) sawFile = true
+  }
+  return entries
+}
+
+/** displayOrder's split, from `from` on (the entries before it are in order and shown). */
+const splitOrder = (
+  entries: ReadonlyArray<WalkEntry>,
+  from: number,
+  hidden: (abs: string) => boolean
+): Array<WalkEntry> => {
   const dirs: Array<WalkEntry> = []
   const rest: Array<WalkEntry> = []
-  for (const e of entries) if (!hidden(e.path)) (e.kind === "dir" ? dirs : rest).push(e)
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
+    if (i < from || !hidden(e.path)) (e.kind === "dir" ? dirs : rest).push(e)
+  }
   return dirs.length === 0 ? rest : dirs.concat(rest)
 }
 
@@ -52,13 +75,37 @@ interface Chosen {
   readonly has: (entry: WalkEntry) => boolean
   readonly size: number
   readonly links: ReadonlyArray<WalkEntry>
+  /** Every entry the rules let the caller see (below a hidden directory nothing is). */
+  readonly visible: number
+  /** Entries the rules hide, in the directories the caller sees. */
+  readonly hidden: number
 }
+
+const all = () => true
 
 /**
  * At most MAX_LS_ENTRIES entries, level by level in display order from `dir`. When every
- * reachable entry fits (the usual case), no set is built: all that rendering visits is shown.
+ * visible entry fits (the usual case), nothing is chosen: all that rendering visits is shown.
+ * `hiddenIn`: how many entries the rules hide in each directory.
  */
-const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>): Chosen => {
+const chooseBreadthFirst = (
+  dir: string,
+  children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>,
+  hiddenIn: ReadonlyMap<string, number>
+): Chosen => {
+  let visible = 0
+  let hidden = 0
+  const allLinks: Array<WalkEntry> = []
+  const visit = (parent: string) => {
+    hidden += hiddenIn.get(parent) ?? 0
+    for (const e of children.get(parent) ?? []) {
+      visible++
+      if (e.kind === "dir") visit(e.path)
+      else if (e.kind === "symlink") allLinks.push(e)
+    }
+  }
+  visit(dir)
+  if (visible <= MAX_LS_ENTRIES) return { has: all, size: visible, links: allLinks, visible, hidden }
   const order: Array<WalkEntry> = []
   let capped = false
   let frontier: Array<string> = [dir]
@@ -78,11 +125,13 @@ const chooseBreadthFirst = (dir: string, children: ReadonlyMap<string, ReadonlyA
     frontier = next
   }
   // Held by identity: hashing each path string would cost more than the walk that made it.
-  const set = capped ? new Set(order) : undefined
+  const set = new Set(order)
   return {
-    has: set === undefined ? () => true : (entry) => set.has(entry),
+    has: (entry) => set.has(entry),
     size: order.length,
-    links: order.filter((e) => e.kind === "symlink")
+    links: order.filter((e) => e.kind === "symlink"),
+    visible,
+    hidden
   }
 }
 
@@ -125,10 +174,15 @@ export const LsTool = defineTool({
       // What a deny rule names is not listed, as it could not be read.
       const hidden = hiddenFrom(ctx, DENIED)
       const children = new Map<string, ReadonlyArray<WalkEntry>>()
-      for (const d of walked.dirs) children.set(d.path, displayOrder(d.entries, hidden))
+      const hiddenIn = new Map<string, number>()
+      for (const d of walked.dirs) {
+        const shown = displayOrder(d.entries, hidden)
+        children.set(d.path, shown)
+        if (shown.length < d.entries.length) hiddenIn.set(d.path, d.entries.length - shown.length)
+      }
 
       // Choose breadth-first, in display order, so the top levels are always complete.
-      const chosen = chooseBreadthFirst(dir, children)
+      const chosen = chooseBreadthFirst(dir, children, hiddenIn)
 
       const links = new Map<string, string>()
       if (chosen.links.length > 0) {
@@ -167,9 +221,11 @@ export const LsTool = defineTool({
       const hiddenAtTop = render(dir, 1)
       if (hiddenAtTop > 0) lines.push(`  [+${hiddenAtTop} not shown]`)
 
-      const total = walked.entries
+      // What the rules hide is not counted: "the rest" is what a narrower call would show.
+      const total = chosen.visible
       const shown = chosen.size
-      if (total === 0) lines.push("(empty directory)")
+      if (walked.entries === 0) lines.push("(empty directory)")
+      if (chosen.hidden > 0) lines.push(hiddenNote(chosen.hidden, "", ["entry", "entries"]))
       if (shown < total || !walked.complete) {
         lines.push(
           `(Showing ${shown} of ${walked.complete ? total : `more than ${total}`} entries. Pass a deeper path or ignore patterns to see the rest.)`

@@ -80,6 +80,35 @@ describe("ls", () => {
     }).pipe(Effect.provide(NodeServices.layer))
   )
 
+  it.live("leaves out what the rules hide, a hidden directory with everything below it", () =>
+    Effect.gen(function* () {
+      const root = yield* makeFixture
+      const hidden = new Set([joinPath(root, "src/build"), joinPath(root, "src/a.ts"), joinPath(root, "docs")])
+      const ctx = { ...makeCtx(root), searchable: (abs: string) => (hidden.has(abs) ? "denied" : "ok") } as const
+      const src = yield* run(LsTool, { path: "src" }, ctx)
+      expect(src.output).toBe(
+        [
+          "src/",
+          "  sub/",
+          "    deep/",
+          "      c.ts",
+          "    .gitignore",
+          "    keep.log",
+          "    local.txt",
+          "  .gitignore",
+          "  b.tsx",
+          "  bin.dat",
+          "(2 entries are not shown: the project's permission rules keep them from you (a deny rule, or a .env-like file that needs approval to read).)"
+        ].join("\n")
+      )
+      // The walk went below src/build: nothing there is counted, or offered as "the rest".
+      expect(src.metadata).toMatchObject({ entries: 9, shown: 9, truncated: false })
+      const top = yield* run(LsTool, {}, ctx)
+      expect(top.output.split("\n").slice(0, 4)).toEqual(["./", "  .hidden/", "    secret.ts", "  empty/"])
+      expect(top.output).not.toContain("guide.txt")
+    }).pipe(Effect.provide(NodeServices.layer))
+  )
+
   it.live("caps the tree at 1,000 entries, top levels first, and says how many more and how to narrow", () =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem

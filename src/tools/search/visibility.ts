@@ -19,5 +19,9 @@ export const DENIED: ReadonlySet<Searchable> = new Set(["denied"])
 export const DENIED_OR_SECRET: ReadonlySet<Searchable> = new Set(["denied", "secret"])
 
 /** The line a search adds when it left files out, so the model knows why they are missing. */
-export const hiddenNote = (files: number, what: string): string =>
-  `(${files} ${files === 1 ? "file" : "files"} ${what} ${files === 1 ? "is" : "are"} not shown: the project's permission rules keep ${files === 1 ? "it" : "them"} from you (a deny rule, or a .env-like file that needs approval to read).)`
+export const hiddenNote = (
+  count: number,
+  what: string,
+  noun: readonly [one: string, many: string] = ["file", "files"]
+): string =>
+  `(${count} ${count === 1 ? noun[0] : noun[1]}${what === "" ? "" : ` ${what}`} ${count === 1 ? "is" : "are"} not shown: the project's permission rules keep ${count === 1 ? "it" : "them"} from you (a deny rule, or a .env-like file that needs approval to read).)`
