@@ -3,10 +3,11 @@
  * reader (the orchestrator, the registry, the permission layer); no table anywhere else
  * keys off a tool's name.
  */
-import { Duration, type Effect, Result, Schema, SchemaIssue } from "effect"
+import { Duration, type Effect, Result, Schema, type SchemaAST, SchemaIssue } from "effect"
 import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
 import type { ObjectJsonSchema } from "../schema/json-schema.ts"
+import { plainCheck } from "../schema/plain-decode.ts"
 import {
   type ArgumentIssue,
   type ExecuteError,
@@ -116,6 +117,8 @@ export interface Tool<R = never> {
   readonly inputSchema: ObjectJsonSchema
   /** Decodes raw arguments, reporting every failing path. */
   readonly decode: (input: unknown) => Result.Result<unknown, InvalidArguments>
+  /** The Schema `decode` uses, for a tool declared with one (an MCP tool has only its JSON Schema). */
+  readonly parameters?: Schema.Codec<unknown, unknown, never, unknown>
   readonly concurrencySafe: boolean
   readonly mutates: boolean
   readonly retrySafe: boolean
@@ -227,10 +230,15 @@ const constant =
   (_args: unknown): Duration.Input =>
     duration
 
+/** Every error at once (the model fixes them in one go); a property the tool does not take is one. */
+export const DECODE_OPTIONS: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "error" }
+
 /** Builds a tool from its declaration, filling the fail-closed defaults. */
 export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
   const inputSchema = deriveParameters(spec.id, spec.parameters)
   const decodeP = Schema.decodeUnknownResult(spec.parameters)
+  // Valid arguments of a plain JSON schema decode to themselves: checked, not decoded.
+  const plain = plainCheck(spec.parameters.ast, DECODE_OPTIONS)
   const timeout = spec.timeout ?? DEFAULT_TIMEOUT
   const as = (args: unknown) => args as P
   return {
@@ -238,10 +246,13 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     description: spec.description,
     source: spec.source ?? "builtin",
     inputSchema,
+    parameters: spec.parameters as Schema.Codec<unknown, unknown, never, unknown>,
     decode: (input) =>
-      Result.mapError(decodeP(input, { errors: "all", onExcessProperty: "error" }), (e) =>
-        invalidArguments(spec.id, argumentIssues(e.issue, input))
-      ),
+      plain?.(input) === true
+        ? Result.succeed(input)
+        : Result.mapError(decodeP(input, DECODE_OPTIONS), (e) =>
+            invalidArguments(spec.id, argumentIssues(e.issue, input))
+          ),
     concurrencySafe: spec.concurrencySafe ?? false,
     mutates: spec.mutates ?? false,
     retrySafe: spec.retrySafe ?? false,
