@@ -105,8 +105,11 @@ export interface DirectoryEntry {
   readonly type: FileType | "Unknown"
 }
 
+const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/** The entries sorted by name (UTF-16 code units), once, as they are read. */
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
-  entries.map((entry) => ({ name: entry.name, type: typeOf(entry) }))
+  entries.map((entry): DirectoryEntry => ({ name: entry.name, type: typeOf(entry) })).sort(byName)
 
 /** Listings of unchanged directories, reused (stat-cache.ts); a listing weighs its entries. */
 const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
@@ -116,9 +119,10 @@ const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
 })
 
 /**
- * The entries of a directory, with the types readdir reports (no stat per entry), in a new
- * array the caller may sort. On a local mount with a real ctime, an unchanged directory's
- * listing is reused (stat-cache.ts): a stat instead of reading it.
+ * The entries of a directory, sorted by name, with the types readdir reports (no stat per
+ * entry). On a local mount with a real ctime, an unchanged directory's listing is reused
+ * (stat-cache.ts): a stat instead of reading it. The array is then the same one each time, so
+ * a caller may key what it derives from it on it, and must not change it.
  */
 export const readDirectoryEntries = (
   path: string
@@ -131,7 +135,7 @@ export const readDirectoryEntries = (
         const st = NFS.statSync(path, { throwIfNoEntry: false })
         // Missing or not a directory: reading says so, with the error the caller expects.
         if (st === undefined || !st.isDirectory()) return read()
-        return listings.get(path, st, read).slice()
+        return listings.get(path, st, read)
       })
     : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
         NFS.readdir(path, { withFileTypes: true }, done)

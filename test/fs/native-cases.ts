@@ -71,14 +71,17 @@ export const nativeCases = (mode: "local" | "pool") =>
       )
     )
 
-    it.live("readDirectoryEntries gives each entry's type; a file is BadResource", () =>
+    it.live("readDirectoryEntries gives each entry's type, sorted by name; a file is BadResource", () =>
       withDir((dir) =>
         Effect.gen(function* () {
           writeFileSync(join(dir, "f.txt"), "x")
+          writeFileSync(join(dir, "Zed"), "x")
           mkdirSync(join(dir, "sub"))
           symlinkSync("f.txt", join(dir, "ln"))
           const entries = yield* NativeFs.readDirectoryEntries(dir)
-          expect([...entries].sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+          // By UTF-16 code unit: upper case before lower case, not a locale's order.
+          expect(entries).toEqual([
+            { name: "Zed", type: "File" },
             { name: "f.txt", type: "File" },
             { name: "ln", type: "SymbolicLink" },
             { name: "sub", type: "Directory" }

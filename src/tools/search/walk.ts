@@ -11,7 +11,6 @@ import picomatch from "picomatch"
 import * as NativeFs from "../../fs/native.ts"
 import { basenameOf, childPath, relativeInside } from "../paths.ts"
 import {
-  comparePaths,
   type FileList,
   type GrepRequest,
   InvalidPattern,
@@ -102,9 +101,34 @@ const withRules = (fs: FileSystem.FileSystem, pending: Pending, entries: Readonl
   )
 }
 
-const byName = (a: { readonly name: string }, b: { readonly name: string }) => comparePaths(a.name, b.name)
+/** The entries of one listing that are not ignored, with their paths and kinds. */
+const walkEntries = (
+  listing: ReadonlyArray<NativeFs.DirectoryEntry>,
+  dir: string,
+  chain: IgnoreChain,
+  options: WalkOptions
+): ReadonlyArray<WalkEntry> => {
+  const prefix = childPath(dir, "")
+  const entries: Array<WalkEntry> = []
+  for (const e of listing) {
+    if (isGitEntry(e.name)) continue
+    const abs = prefix + e.name
+    const kind = kindOf(e.type)
+    const isDir = kind === "dir"
+    if (options.extraIgnore !== undefined) {
+      const rel = relativeInside(options.dir, abs)
+      if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
+    }
+    if (isIgnored(chain, abs, isDir)) continue
+    entries.push({ name: e.name, path: abs, kind })
+  }
+  return entries
+}
 
-/** Walks `dir` breadth-first, applying .gitignore rules, skipping `.git`, not following links. */
+/**
+ * Walks `dir` breadth-first, applying .gitignore rules, skipping `.git`, not following links.
+ * Each directory's entries come sorted by name, as readDirectoryEntries gives them.
+ */
 export const walkTree = (
   options: WalkOptions
 ): Effect.Effect<WalkResult, PlatformError.PlatformError, FileSystem.FileSystem> =>
@@ -133,22 +157,9 @@ export const walkTree = (
           dirs.push({ path: pending.path, depth: pending.depth, entries: [] })
           continue
         }
-        const entries: Array<WalkEntry> = []
-        // The array is this walk's own (readDirectoryEntries makes a new one): sorted in place.
-        const sorted = (result.entries as Array<NativeFs.DirectoryEntry>).sort(byName)
-        const prefix = childPath(pending.path, "")
-        for (const e of sorted) {
-          if (isGitEntry(e.name)) continue
-          const abs = prefix + e.name
-          const kind = kindOf(e.type)
-          const isDir = kind === "dir"
-          if (options.extraIgnore !== undefined) {
-            const rel = relativeInside(options.dir, abs)
-            if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
-          }
-          if (isIgnored(result.chain, abs, isDir)) continue
-          entries.push({ name: e.name, path: abs, kind })
-          if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
+        const entries = walkEntries(result.entries, pending.path, result.chain, options)
+        for (const e of entries) {
+          if (e.kind === "dir") next.push({ path: e.path, depth: pending.depth + 1, chain: result.chain })
         }
         seen += entries.length
         dirs.push({ path: pending.path, depth: pending.depth, entries })
