@@ -145,7 +145,8 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
       const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
         const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
           Effect.gen(function* () {
-            const started = yield* Clock.currentTimeMillis
+            const clock = yield* Clock.Clock
+            const started = clock.currentTimeMillisUnsafe()
             const tool = registry.lookup(call.name)
             const raw = parseRaw(call.args)
             // Unknown tools and arguments that do not decode get the orchestrator's own error result.
@@ -189,11 +190,11 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
               permission: permissionMetadata(decision),
               ...(outcomes.length > 0 ? { hooks: outcomes } : {})
             })
-            const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - started)
             const refused = (message: string, status: ToolStatus = "denied") =>
-              Effect.flatMap(refuse(context.sessionId, call, tool, input, message, meta(), status), (r) =>
-                Effect.map(elapsed, (durationMs) => ({ ...r, durationMs }))
-              )
+              Effect.map(refuse(context.sessionId, call, tool, input, message, meta(), status), (r) => ({
+                ...r,
+                durationMs: clock.currentTimeMillisUnsafe() - started
+              }))
 
             if (decision.behavior === "deny") return yield* refused(decision.reason)
 

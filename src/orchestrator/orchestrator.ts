@@ -221,7 +221,9 @@ export class Orchestrator extends Context.Service<
 
       const execute = (call: ToolCall, context: CallContext, decoded?: DecodedCall): Effect.Effect<ToolResult> =>
         Effect.gen(function* () {
-          const started = yield* Clock.currentTimeMillis
+          // One look-up of the fiber's clock, read twice without a step each.
+          const clock = yield* Clock.Clock
+          const started = clock.currentTimeMillisUnsafe()
           const sessionId = context.sessionId
           const showLive = (chunk: string, at: number) =>
             Effect.forEach(
@@ -358,18 +360,8 @@ export class Orchestrator extends Context.Service<
                 const cancelled = cancelledBy(t)
                 return cancelled === undefined ? timedOut : Effect.raceFirst(timedOut, cancelled)
               })
-              return Effect.raceFirst(
-                t.execute(args, ctx).pipe(
-                  Effect.catchDefect((defect) =>
-                    Effect.fail(
-                      new ToolFailure({
-                        message: `${t.id} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
-                      })
-                    )
-                  )
-                ),
-                stopper
-              )
+              // (A defect of the tool's ends the race; the pipeline turns it into a ToolFailure.)
+              return Effect.raceFirst(t.execute(args, ctx), stopper)
             }).pipe(
               Effect.catchTag("TransientFailure", (e) =>
                 t.retrySafe && n < MAX_ATTEMPTS
@@ -415,7 +407,7 @@ export class Orchestrator extends Context.Service<
               return Result.isFailure(checked) ? Effect.fail(checked.failure) : run(t, checked.success)
             })
           }).pipe(
-            // A tool's paths, validateInput or checkPermissions may throw too: never a defect.
+            // A tool that throws (in execute, paths, validateInput or checkPermissions): never a defect.
             Effect.catchDefect((defect) =>
               Effect.fail(
                 new ToolFailure({
@@ -502,7 +494,7 @@ export class Orchestrator extends Context.Service<
               : outputChars === 0
                 ? error.message
                 : `${error.message}\n${shaped.modelOutput}`
-          const finished = yield* Clock.currentTimeMillis
+          const finished = clock.currentTimeMillisUnsafe()
 
           const result: ToolResult = {
             id: call.id,

@@ -244,80 +244,94 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         )
       }
 
-      const subjectsOf = (req: PermissionRequest): Effect.Effect<Subjects> =>
+      const shellSubjects = (id: string, args: unknown): Effect.Effect<Subjects> =>
         Effect.gen(function* () {
-          const { tool, args, ctx } = req
-          const kind = kindOf(tool)
-          const id = tool.id
-          if (kind === "shell") {
-            const command =
-              typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
-            loaded ??= yield* bashParser
-            const analysis = analyzeWith(loaded, command)
-            // One plain simple command is saved as its words, as a rule would match it: `npm  test`
-            // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
-            const only =
-              analysis.concerns.length === 0 && analysis.commands.length === 1 ? analysis.commands[0] : undefined
-            const plain = only !== undefined && !only.dynamic && only.words.length > 0 ? only.words : undefined
-            const text = plain === undefined ? command.trim() : plain.join(" ")
-            return {
-              kind,
-              shell: { command, analysis },
-              paths: [],
-              hosts: [],
-              grant: {
-                tool: id,
-                key: plain === undefined ? `cmd:${text}` : `argv:${JSON.stringify(plain)}`,
-                display: `${id}(${text})`
-              }
+          const command =
+            typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
+          loaded ??= yield* bashParser
+          const analysis = analyzeWith(loaded, command)
+          // One plain simple command is saved as its words, as a rule would match it: `npm  test`
+          // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
+          const only =
+            analysis.concerns.length === 0 && analysis.commands.length === 1 ? analysis.commands[0] : undefined
+          const plain = only !== undefined && !only.dynamic && only.words.length > 0 ? only.words : undefined
+          const text = plain === undefined ? command.trim() : plain.join(" ")
+          return {
+            kind: "shell",
+            shell: { command, analysis },
+            paths: [],
+            hosts: [],
+            grant: {
+              tool: id,
+              key: plain === undefined ? `cmd:${text}` : `argv:${JSON.stringify(plain)}`,
+              display: `${id}(${text})`
             }
           }
-          let declared: ReadonlyArray<string>
-          try {
-            declared = tool.paths(args, ctx)
-          } catch (e) {
-            // A declaration that cannot say what it touches is treated as touching the unknown.
-            const reason = `${id} could not say which paths it touches (${e instanceof Error ? e.message : String(e)})`
-            return {
-              kind,
-              paths: [],
-              hosts: [],
-              unknown: reason,
-              grant: { tool: id, key: `args:${canonical(args)}`, display: id }
-            }
-          }
-          if (kind === "file") {
-            const located = (p: string) => {
-              const abs = resolvePath(ctx.root, p)
-              return Effect.map(realPathBelow(realRoot, abs), (real) => ({ abs, real }))
-            }
-            // Most calls touch one path: no forEach for it.
-            const paths =
-              declared.length === 1 ? [yield* located(declared[0]!)] : yield* Effect.forEach(declared, located)
-            const reals = paths.length === 1 ? [paths[0]!.real] : [...new Set(paths.map((p) => p.real))].sort()
-            return {
-              kind,
-              paths,
-              hosts: [],
-              grant: { tool: id, key: `paths:${reals.join("\n")}`, display: `${id}(${reals.join(", ")})` }
-            }
-          }
-          if (kind === "network") {
-            const hosts = [...new Set(declared.map((h) => h.toLowerCase()))].sort()
-            return {
-              kind,
-              paths: [],
-              hosts,
-              grant: {
-                tool: id,
-                key: `hosts:${hosts.join(" ")}`,
-                display: `${id}(${hosts.map((h) => `domain:${h}`).join(", ")})`
-              }
-            }
-          }
-          const json = canonical(args)
-          return { kind, paths: [], hosts: [], grant: { tool: id, key: `args:${json}`, display: `${id}(${json})` } }
         })
+
+      const fileSubjects = (id: string, paths: ReadonlyArray<{ abs: string; real: string }>): Subjects => {
+        const reals = paths.length === 1 ? [paths[0]!.real] : [...new Set(paths.map((p) => p.real))].sort()
+        return {
+          kind: "file",
+          paths,
+          hosts: [],
+          grant: { tool: id, key: `paths:${reals.join("\n")}`, display: `${id}(${reals.join(", ")})` }
+        }
+      }
+
+      // (Effects chained, not a generator, but for a shell command: every call passes through here.)
+      const subjectsOf = (req: PermissionRequest): Effect.Effect<Subjects> => {
+        const { tool, args, ctx } = req
+        const kind = kindOf(tool)
+        const id = tool.id
+        if (kind === "shell") return shellSubjects(id, args)
+        let declared: ReadonlyArray<string>
+        try {
+          declared = tool.paths(args, ctx)
+        } catch (e) {
+          // A declaration that cannot say what it touches is treated as touching the unknown.
+          const reason = `${id} could not say which paths it touches (${e instanceof Error ? e.message : String(e)})`
+          return Effect.succeed({
+            kind,
+            paths: [],
+            hosts: [],
+            unknown: reason,
+            grant: { tool: id, key: `args:${canonical(args)}`, display: id }
+          })
+        }
+        if (kind === "file") {
+          const located = (p: string) => {
+            const abs = resolvePath(ctx.root, p)
+            return Effect.map(realPathBelow(realRoot, abs), (real) => ({ abs, real }))
+          }
+          // Most calls touch one path: no forEach for it.
+          if (declared.length === 1) {
+            const abs = resolvePath(ctx.root, declared[0]!)
+            return Effect.map(realPathBelow(realRoot, abs), (real) => fileSubjects(id, [{ abs, real }]))
+          }
+          return Effect.map(Effect.forEach(declared, located), (paths) => fileSubjects(id, paths))
+        }
+        if (kind === "network") {
+          const hosts = [...new Set(declared.map((h) => h.toLowerCase()))].sort()
+          return Effect.succeed({
+            kind,
+            paths: [],
+            hosts,
+            grant: {
+              tool: id,
+              key: `hosts:${hosts.join(" ")}`,
+              display: `${id}(${hosts.map((h) => `domain:${h}`).join(", ")})`
+            }
+          })
+        }
+        const json = canonical(args)
+        return Effect.succeed({
+          kind,
+          paths: [],
+          hosts: [],
+          grant: { tool: id, key: `args:${json}`, display: `${id}(${json})` }
+        })
+      }
 
       /** Whether a deny or ask rule applies to any part of the call. */
       const touchesAny = (c: CompiledRule, tool: Tool, s: Subjects): boolean => {
@@ -512,16 +526,19 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }
 
       const decide = (req: PermissionRequest, chain: ReadonlyArray<Policy> = []) =>
-        Effect.flatMap(subjectsOf(req), (s) =>
-          Effect.map(granted(req.ctx.sessionId, s.grant), (saved) => {
-            let worst = decideOne(project, req, s, saved)
-            for (const policy of chain) {
-              if (worst.behavior === "deny") break
-              const d = decideOne(policy, req, s, saved)
-              if (RANK[d.behavior] > RANK[worst.behavior]) worst = d
-            }
-            return worst
-          })
+        // Suspended: a bug that throws while the subjects are gathered is a defect of this effect.
+        Effect.flatMap(
+          Effect.suspend(() => subjectsOf(req)),
+          (s) =>
+            Effect.map(granted(req.ctx.sessionId, s.grant), (saved) => {
+              let worst = decideOne(project, req, s, saved)
+              for (const policy of chain) {
+                if (worst.behavior === "deny") break
+                const d = decideOne(policy, req, s, saved)
+                if (RANK[d.behavior] > RANK[worst.behavior]) worst = d
+              }
+              return worst
+            })
         )
 
       const searchable = (tool: Tool, chain: ReadonlyArray<Policy> = []) => {

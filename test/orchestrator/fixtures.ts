@@ -74,6 +74,14 @@ export const Boom = defineTool({
   execute: () => Effect.die(new Error("undefined is not a function"))
 })
 
+/** A bug that shows only after the tool has waited: its fiber dies while the timeout is armed. */
+export const LateBoom = defineTool({
+  id: "late_boom",
+  description: "Has a bug, later.",
+  parameters: Schema.Struct({}),
+  execute: () => Effect.andThen(Effect.sleep("5 millis"), Effect.die(new Error("x is undefined")))
+})
+
 export const Guarded = defineTool({
   id: "guarded",
   description: "Asks before it runs; refuses paths under /etc.",

@@ -16,6 +16,7 @@ import {
   flaky,
   Guarded,
   hang,
+  LateBoom,
   Lines,
   makeLatchTools,
   Picture,
@@ -252,6 +253,16 @@ describe("Orchestrator.execute", () => {
         "boom failed unexpectedly (a bug in the tool, not in your call): undefined is not a function"
       )
     }).pipe(Effect.provide(system([Boom])))
+  )
+
+  it.live("a bug that shows after the tool waited is an error result too", () =>
+    Effect.gen(function* () {
+      const result = yield* run("late_boom", {})
+      expect(result.status).toBe("error")
+      expect(result.modelOutput).toBe(
+        "late_boom failed unexpectedly (a bug in the tool, not in your call): x is undefined"
+      )
+    }).pipe(Effect.provide(system([LateBoom])))
   )
 
   it.effect("a bug in a tool's paths or validateInput is an error result too, and the tool never runs", () =>
