@@ -135,6 +135,14 @@ class HeldOutput implements StoredOutput {
   }
 }
 
+/**
+ * Outputs this large or larger are held as bytes (HeldOutput). A smaller one stays a string: a
+ * Buffer's own upkeep (its backing store, tracked by the GC from allocation to sweep) costs more
+ * than copying a few hundred characters, and an MCP server's store holds thousands of them
+ * (bench/mcp.ts: ls's ~600-byte outputs cost more CPU as Buffers; 4 KB reads less).
+ */
+export const HOLD_AS_BYTES_FROM = 2048
+
 /** Maps keep insertion order, so delete-then-set moves a key to the most recent end. */
 const touch = <K, V>(map: Map<K, V>, key: K, value: V): void => {
   map.delete(key)
@@ -198,7 +206,8 @@ export const makeMemoryStore = (
   const fileNow = (entry: StoredOutput): Array<string> => {
     const gone: Array<string> = []
     // (A string with a lone surrogate would not survive UTF-8: it stays a string.)
-    if (entry.file === undefined && entry.bytes > 0 && entry.text.isWellFormed()) entry = new HeldOutput(entry)
+    if (entry.file === undefined && entry.bytes >= HOLD_AS_BYTES_FROM && entry.text.isWellFormed())
+      entry = new HeldOutput(entry)
     const bucket = bucketFor(entry.sessionId, gone)
     const previous = bucket.entries.get(entry.id)
     if (previous !== undefined) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Option } from "effect"
 import { OutputConfig } from "../../src/output/config.ts"
-import { makeMemoryStore, OutputStore } from "../../src/output/store.ts"
+import { HOLD_AS_BYTES_FROM, makeMemoryStore, OutputStore } from "../../src/output/store.ts"
 
 describe("OutputStore (memory)", () => {
   it.effect("keeps whole outputs by session and id, and counts their lines", () =>
@@ -27,10 +27,12 @@ describe("OutputStore (memory)", () => {
     })
   )
 
-  it.effect("gives back exactly the text it was given, whatever its characters", () =>
+  it.effect("gives back exactly the text it was given, whatever its characters, held as a string or as bytes", () =>
     Effect.gen(function* () {
       const store = makeMemoryStore(1_000_000, 5)
-      const texts = ["ascii\n", "naïve café — 日本語 🎉\r\n\ttab", "\u0000nul and \uFEFFbom", "lone \uD800 surrogate"]
+      const short = ["ascii\n", "naïve café — 日本語 🎉\r\n\ttab", "\u0000nul and \uFEFFbom", "lone \uD800 surrogate"]
+      // The same, long enough to be held as UTF-8 bytes.
+      const texts = [...short, ...short.map((t) => t.repeat(Math.ceil(HOLD_AS_BYTES_FROM / t.length) + 1))]
       for (const [i, text] of texts.entries()) yield* store.put({ sessionId: "s", id: `c${i}`, tool: "t", text })
       for (const [i, text] of texts.entries()) {
         const got = Option.getOrThrow(yield* store.get("s", `c${i}`))
