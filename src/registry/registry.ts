@@ -86,6 +86,8 @@ export class ToolRegistry extends Context.Service<
      */
     readonly lookup: (name: string) => Tool | undefined
     readonly tools: Effect.Effect<ReadonlyArray<Tool>>
+    /** `tools` now, without the effect: for the per-call path, like `lookup`. */
+    readonly toolsNow: () => ReadonlyArray<Tool>
     readonly definitions: Effect.Effect<ReadonlyArray<ToolDefinition>>
     readonly toolsParam: (provider: Provider) => Effect.Effect<ReadonlyArray<unknown>>
     /** Every change to the set, as it happens (subscribers see changes after they start). */
@@ -167,6 +169,7 @@ export class ToolRegistry extends Context.Service<
         resolve,
         lookup,
         tools: Effect.sync(orderedTools),
+        toolsNow: orderedTools,
         definitions: Effect.sync(defs),
         toolsParam: (provider) =>
           Effect.sync(() => {

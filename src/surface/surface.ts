@@ -203,13 +203,16 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       ? { tools, deferred: undefined, auto: undefined }
       : { tools, deferred: ids((t) => t.source === "mcp"), auto: { tokens, threshold, deferred: mcp.length } }
   }
-  const view: Effect.Effect<View> = Effect.map(registry.tools, (all) => {
+  /** The view of the registry's tools as they are now (made once per set of tools). */
+  const viewNow = (): View => {
+    const all = registry.toolsNow()
     const cached = views.get(all)
     if (cached !== undefined) return cached
     const made = makeView(all)
     views.set(all, made)
     return made
-  })
+  }
+  const view: Effect.Effect<View> = Effect.sync(viewNow)
   const isDeferred = (v: View, tool: Tool) => v.deferred?.has(tool.id) ?? false
 
   const searchable = Effect.map(view, (v) => v.tools.filter((t) => isDeferred(v, t)))
@@ -404,9 +407,10 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
     value === null ||
     (Array.isArray(value) ? value.some(hasNull) : isRecord(value) ? Object.values(value).some(hasNull) : false)
 
-  // (A map, not a generator: every call passes through here.)
+  // (One suspended step, not a generator: every call passes through here.)
   const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
-    Effect.flatMap(view, (v) => {
+    Effect.suspend(() => {
+      const v = viewNow()
       const name = call.name.toLowerCase()
       const deferring = v.deferred !== undefined
       if (deferring && name === SEARCH_TOOL) return runSearch(call, context)
