@@ -3,17 +3,17 @@
  * `freecode-tools mcp`) and server-filesystem's `read_text_file` and `list_directory`, on the same
  * files. Median round trip; target ≤ 1.0× server-filesystem.
  *
- * One server of each kind, as one client would use it; BENCH_MCP_PROCESSES=2 (or more) runs that
- * many of each side by side, the calls spread over them (one process's JIT can land some 10%
- * faster or slower than the next for its whole life; but every extra live server also evicts
- * the others' code and data between calls, which costs the longer path most: see
- * docs/benchmarks.md). Each is warmed with BENCH_MCP_WARMUP (500) calls, then BENCH_MCP_RUNS
- * (1000) calls per kind are timed twice:
+ * BENCH_MCP_ROUNDS (3) rounds, each with fresh servers: one server of each kind, as one client
+ * would use it; BENCH_MCP_PROCESSES=2 (or more) runs that many of each side by side, the calls
+ * spread over them (every extra live server evicts the others' code and data between calls,
+ * which costs the longer path most: see docs/benchmarks.md). Each is warmed with
+ * BENCH_MCP_WARMUP (500) calls, then BENCH_MCP_RUNS (1000) calls per kind are timed twice:
  *   - steady: blocks of 100 calls to one server, the servers taking turns block by block, so a
  *     drift in the machine's speed hits both kinds alike and each block sees a server as one
  *     client calling it does;
  *   - alternating: one call to each server in turn, so every call finds the caches holding the
  *     other servers' work (harder on the longer code path: ours).
+ * The summary is the median, over the rounds, of each round's median.
  *   node bench/mcp.ts
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
@@ -38,6 +38,12 @@ const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 1000)
  */
 const WARMUP = Number(process.env.BENCH_MCP_WARMUP ?? 500)
 const PROCESSES = Number(process.env.BENCH_MCP_PROCESSES ?? 1)
+/**
+ * Rounds with fresh servers: one process's JIT can land some 10% faster or slower for its whole
+ * life, and this VM's speed drifts by as much from one minute to the next; the summary takes the
+ * median of the rounds.
+ */
+const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 3)
 const BLOCK = 100
 
 const connect = async (command: string, args: Array<string>, env: Record<string, string> = {}) => {
@@ -124,8 +130,23 @@ const interleaved = async (
 
 const measuredRow = (t: Measured, baseline?: Measured) => `${row(t, baseline)} ${t.perProcess.map(fmt).join(", ")} |`
 
-export const benchMcp = async () => {
-  // The project: one directory that stays as written, one that changes before every call.
+/** One case of the round: server-filesystem's timing and ours. */
+interface Pair {
+  readonly what: string
+  readonly theirs: Timing
+  readonly ours: Timing
+}
+
+interface Round {
+  readonly pairs: ReadonlyArray<Pair>
+  /** Server CPU per call, µs: [server-filesystem, ours] for read and for ls. */
+  readonly cpu: { readonly read: readonly [number, number]; readonly ls: readonly [number, number] }
+  /** The round's full table, as the single-round bench printed it. */
+  readonly table: ReadonlyArray<string>
+}
+
+/** The project every round lists and reads: one directory that stays as written, one that changes. */
+const makeProject = () => {
   const root = mkdtempSync(join(tmpdir(), "bench-mcp-"))
   const dir = join(root, "settled")
   const changing = join(root, "changing")
@@ -135,9 +156,16 @@ export const benchMcp = async () => {
   const file = join(dir, "file.ts")
   writeFileSync(file, line.repeat(Math.ceil(4096 / line.length)).slice(0, 4096))
   for (let i = 0; i < 50; i++) writeFileSync(join(dir, `f${String(i).padStart(2, "0")}.txt`), `${i}\n`)
-  const written = Date.now()
   // No listing of this one can be reused (stat-cache.ts).
   for (let i = 0; i < 50; i++) writeFileSync(join(changing, `f${String(i).padStart(2, "0")}.txt`), `${i}\n`)
+  return { root, dir, changing, file, written: Date.now() }
+}
+
+type Project = ReturnType<typeof makeProject>
+
+/** Fresh servers, warmed, every case timed, the servers closed. */
+const measureRound = async (project: Project): Promise<Round> => {
+  const { root, dir, changing, file } = project
   let flip = false
   const change = () => {
     const marker = join(changing, "marker")
@@ -171,6 +199,11 @@ export const benchMcp = async () => {
       { name: `server-filesystem ${names[0]} ${what}`, calls: servers.map((s) => theirs(s.theirs)) },
       { name: `freecode-tools mcp ${names[1]} ${what}`, calls: servers.map((s) => ours(s.ours)) }
     ]
+    const alternating = (pair: readonly [Side, Side]) =>
+      interleaved(RUNS, 1, [
+        { ...pair[0], name: `${pair[0].name}, alternating` },
+        { ...pair[1], name: `${pair[1].name}, alternating` }
+      ])
 
     // The first calls after connecting, before either JIT has warmed up.
     const [fsFirst, ourFirst] = await paired(
@@ -189,12 +222,9 @@ export const benchMcp = async () => {
     }
     const read = sides(["read_text_file", "read"], "(4 KiB)", theirRead, ourRead)
     const [fsRead, ourReadT] = await interleaved(RUNS, BLOCK, read)
-    const [fsReadAlt, ourReadAlt] = await interleaved(RUNS, 1, [
-      { ...read[0], name: `${read[0].name}, alternating` },
-      { ...read[1], name: `${read[1].name}, alternating` }
-    ])
+    const [fsReadAlt, ourReadAlt] = await alternating(read)
     // A project's directories are older than the listing cache's racy window: so is this one.
-    await sleep(Math.max(0, written + RACY_MS + 100 - Date.now()))
+    await sleep(Math.max(0, project.written + RACY_MS + 100 - Date.now()))
     const list = sides(
       ["list_directory", "ls"],
       "(51 entries)",
@@ -202,10 +232,7 @@ export const benchMcp = async () => {
       (c) => ourList(c, dir)
     )
     const [fsList, ourListT] = await interleaved(RUNS, BLOCK, list)
-    const [fsListAlt, ourListAlt] = await interleaved(RUNS, 1, [
-      { ...list[0], name: `${list[0].name}, alternating` },
-      { ...list[1], name: `${list[1].name}, alternating` }
-    ])
+    const [fsListAlt, ourListAlt] = await alternating(list)
     const [fsChanging, ourChanging] = await interleaved(
       RUNS,
       BLOCK,
@@ -217,11 +244,53 @@ export const benchMcp = async () => {
       ),
       change
     )
+    const cpuRuns = RUNS * 5
+    const { ours, theirs } = servers[0]!
+    const cpu = {
+      read: [
+        await cpuPerCall(theirs.pid, cpuRuns, theirRead(theirs)),
+        await cpuPerCall(ours.pid, cpuRuns, ourRead(ours))
+      ],
+      ls: [
+        await cpuPerCall(theirs.pid, cpuRuns, theirList(theirs, dir)),
+        await cpuPerCall(ours.pid, cpuRuns, ourList(ours, dir))
+      ]
+    } as const
+    return {
+      pairs: [
+        { what: "read, first 50 calls", theirs: fsFirst, ours: ourFirst },
+        { what: "read (4 KiB)", theirs: fsRead, ours: ourReadT },
+        { what: "read (4 KiB), alternating", theirs: fsReadAlt, ours: ourReadAlt },
+        { what: "ls (51 entries)", theirs: fsList, ours: ourListT },
+        { what: "ls (51 entries), alternating", theirs: fsListAlt, ours: ourListAlt },
+        { what: "ls, directory changed before every call", theirs: fsChanging, ours: ourChanging }
+      ],
+      cpu,
+      table: [
+        `${row(fsFirst)} |`,
+        `${row(ourFirst, fsFirst)} |`,
+        measuredRow(fsRead),
+        measuredRow(ourReadT, fsRead),
+        measuredRow(fsReadAlt),
+        measuredRow(ourReadAlt, fsReadAlt),
+        measuredRow(fsList),
+        measuredRow(ourListT, fsList),
+        measuredRow(fsListAlt),
+        measuredRow(ourListAlt, fsListAlt),
+        measuredRow(fsChanging),
+        measuredRow(ourChanging, fsChanging)
+      ]
+    }
+  } finally {
+    await Promise.all(servers.flatMap((s) => [s.ours.close(), s.theirs.close()]))
+  }
+}
 
-    // The same calls without MCP: what the execution path itself costs (permissions, hooks,
-    // orchestrator, store, the tool's own work), so the MCP layer's share is visible.
-    process.env.FREECODE_READ_DEDUP = "0"
-    const runtime = ManagedRuntime.make(ToolSystem.layer({ root }))
+/** The same calls without MCP: what the execution path itself costs, so the MCP layer's share is visible. */
+const inProcess = async (project: Project) => {
+  process.env.FREECODE_READ_DEDUP = "0"
+  const runtime = ManagedRuntime.make(ToolSystem.layer({ root: project.root }))
+  try {
     const dispatcher = await runtime.runPromise(
       Effect.gen(function* () {
         return yield* Dispatcher
@@ -230,41 +299,52 @@ export const benchMcp = async () => {
     let n = 0
     const direct = (name: string, args: unknown) => () =>
       runtime.runPromise(dispatcher.dispatch({ id: `b${n++}`, name, args }, { sessionId: "bench" }))
-    const cpuRuns = RUNS * 5
-    const { ours, theirs } = servers[0]!
-    const cpu = {
-      theirRead: await cpuPerCall(theirs.pid, cpuRuns, theirRead(theirs)),
-      ourRead: await cpuPerCall(ours.pid, cpuRuns, ourRead(ours)),
-      theirList: await cpuPerCall(theirs.pid, cpuRuns, theirList(theirs, dir)),
-      ourList: await cpuPerCall(ours.pid, cpuRuns, ourList(ours, dir))
-    }
-    const inRead = await time("in-process Dispatcher.dispatch read (no MCP)", RUNS, direct("read", { filePath: file }))
-    const inList = await time("in-process Dispatcher.dispatch ls (no MCP)", RUNS, direct("ls", { path: dir }))
-    await runtime.dispose()
-    const µs = (x: number) => `${Math.round(x)} µs`
     return [
+      await time("in-process Dispatcher.dispatch read (no MCP)", RUNS, direct("read", { filePath: project.file })),
+      await time("in-process Dispatcher.dispatch ls (no MCP)", RUNS, direct("ls", { path: project.dir }))
+    ] as const
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+const ratio = (x: number) => `${x.toFixed(2)}×`
+
+export const benchMcp = async () => {
+  const project = makeProject()
+  try {
+    const rounds: Array<Round> = []
+    for (let r = 0; r < ROUNDS; r++) rounds.push(await measureRound(project))
+    const [inRead, inList] = await inProcess(project)
+    const µs = (x: number) => `${Math.round(x)} µs`
+    const last = rounds[rounds.length - 1]!
+    const summary = last.pairs.map((pair, i) => {
+      const theirs = median(rounds.map((r) => r.pairs[i]!.theirs.medianMs))
+      const ours = median(rounds.map((r) => r.pairs[i]!.ours.medianMs))
+      const ratios = rounds.map((r) => r.pairs[i]!.ours.medianMs / r.pairs[i]!.theirs.medianMs)
+      return `| ${pair.what} | ${fmt(theirs)} | ${fmt(ours)} | ${ratios.map(ratio).join(", ")} | **${ratio(median(ratios))}** |`
+    })
+    const cpuRatios = (k: "read" | "ls") => rounds.map((r) => ratio(r.cpu[k][1] / r.cpu[k][0])).join(", ")
+    return [
+      `${ROUNDS} rounds, each with fresh servers (${PROCESSES} of each kind), ${WARMUP} calls to warm them, then ${RUNS} calls per case. Medians of the rounds' medians:`,
+      "",
+      "| case | server-filesystem | freecode-tools mcp | ours / theirs, each round | median |",
+      "| --- | --- | --- | --- | --- |",
+      ...summary,
+      "",
+      `Server CPU per call (user + system, all threads, ${RUNS * 5} calls), ours / theirs, each round: read ${cpuRatios("read")}; ls ${cpuRatios("ls")}. Last round: read ${µs(last.cpu.read[0])} for server-filesystem, ${µs(last.cpu.read[1])} for freecode-tools; ls ${µs(last.cpu.ls[0])} and ${µs(last.cpu.ls[1])}.`,
+      "",
+      "The last round in full, with the in-process rows (the same calls through the Dispatcher, no MCP):",
+      "",
       "| what | runs | median | p90 | vs baseline | each process |",
       "| --- | --- | --- | --- | --- | --- |",
-      `${row(fsFirst)} |`,
-      `${row(ourFirst, fsFirst)} |`,
-      measuredRow(fsRead),
-      measuredRow(ourReadT, fsRead),
-      measuredRow(fsReadAlt),
-      measuredRow(ourReadAlt, fsReadAlt),
-      `${row(inRead, fsRead)} |`,
-      measuredRow(fsList),
-      measuredRow(ourListT, fsList),
-      measuredRow(fsListAlt),
-      measuredRow(ourListAlt, fsListAlt),
-      measuredRow(fsChanging),
-      measuredRow(ourChanging, fsChanging),
-      `${row(inList, fsList)} |`,
-      "",
-      `Server CPU per call (user + system, all threads, ${cpuRuns} calls): read ${µs(cpu.theirRead)} for server-filesystem, ${µs(cpu.ourRead)} for freecode-tools (${(cpu.ourRead / cpu.theirRead).toFixed(2)}×); ls ${µs(cpu.theirList)} and ${µs(cpu.ourList)} (${(cpu.ourList / cpu.theirList).toFixed(2)}×).`
+      ...last.table.slice(0, 6),
+      `${row(inRead, last.pairs[1]!.theirs)} |`,
+      ...last.table.slice(6),
+      `${row(inList, last.pairs[3]!.theirs)} |`
     ].join("\n")
   } finally {
-    await Promise.all(servers.flatMap((s) => [s.ours.close(), s.theirs.close()]))
-    rmSync(root, { recursive: true, force: true })
+    rmSync(project.root, { recursive: true, force: true })
   }
 }
 
