@@ -81,10 +81,51 @@ const mounts = (): ReadonlyArray<Mount> => {
 const under = (path: string, point: string): boolean =>
   point === "/" || path === point || (path.startsWith(point) && path[point.length] === "/")
 
+/** `/a/b/c` → `a`. */
+const firstComponent = (path: string): string => {
+  const end = path.indexOf("/", 1)
+  return end === -1 ? path.slice(1) : path.slice(1, end)
+}
+
+/**
+ * A table's mount points grouped by their first component: a path can only be under a mount
+ * point that starts with the same one. Every file call asks for its path's mount, and most paths
+ * are on `/`, which a scan reaches last (a desktop has dozens of mounts, from /proc to /snap).
+ */
+interface MountIndex {
+  readonly root: Mount | undefined
+  readonly byFirst: ReadonlyMap<string, ReadonlyArray<Mount>>
+}
+
+const indexes = new WeakMap<ReadonlyArray<Mount>, MountIndex>()
+
+const indexOf = (table: ReadonlyArray<Mount>): MountIndex => {
+  const known = indexes.get(table)
+  if (known !== undefined) return known
+  let root: Mount | undefined
+  const byFirst = new Map<string, Array<Mount>>()
+  // In the table's order, longest mount point first: the first one a path is under is its mount.
+  for (const mount of table) {
+    if (mount.point === "/") {
+      root ??= mount
+      continue
+    }
+    const first = firstComponent(mount.point)
+    const group = byFirst.get(first)
+    if (group === undefined) byFirst.set(first, [mount])
+    else group.push(mount)
+  }
+  const index = { root, byFirst }
+  indexes.set(table, index)
+  return index
+}
+
 /** The mount `path` (absolute) sits on; undefined when the table knows none (not Linux). */
 export const mountOf = (path: string, table: ReadonlyArray<Mount> = mounts()): Mount | undefined => {
-  for (const mount of table) if (under(path, mount.point)) return mount
-  return undefined
+  const index = indexOf(table)
+  const candidates = index.byFirst.get(firstComponent(path))
+  if (candidates !== undefined) for (const mount of candidates) if (under(path, mount.point)) return mount
+  return index.root
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { hasRealCtime, isOnLocalMount, parseMountInfo } from "../../src/fs/local-mounts.ts"
+import { hasRealCtime, isOnLocalMount, type Mount, mountOf, parseMountInfo } from "../../src/fs/local-mounts.ts"
 
 const MOUNTINFO = [
   "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
@@ -42,6 +42,45 @@ describe("local mounts", () => {
     expect(hasRealCtime("/home/me/project/a.ts", table)).toBe(false)
     expect(hasRealCtime("/proc/self/status", table)).toBe(false)
     expect(hasRealCtime("/usr/lib/x.so", [])).toBe(false)
+  })
+
+  it("finds the same mount as a scan of the whole table, longest mount point first", () => {
+    const nested = parseMountInfo(
+      [
+        MOUNTINFO,
+        "40 22 0:40 / /home/me/local\\040disk/inner rw - nfs4 s:/x rw",
+        "41 22 0:41 / /dev rw - devtmpfs udev rw",
+        "42 41 0:42 / /dev/shm rw - tmpfs tmpfs rw",
+        "43 22 8:3 / / rw - xfs /dev/sdd1 rw",
+        ""
+      ].join("\n")
+    )
+    const scan = (path: string, table: ReadonlyArray<Mount>) =>
+      table.find(
+        (m) => m.point === "/" || path === m.point || (path.startsWith(m.point) && path[m.point.length] === "/")
+      )
+    const paths = [
+      "/",
+      "/usr",
+      "/home",
+      "/home/",
+      "/homework/a",
+      "/home/me/local disk",
+      "/home/me/local disk/inner/a",
+      "/home/me/local disk/innerx",
+      "/dev/shm/x",
+      "/dev/shmx",
+      "/devx/shm",
+      "/mnt/sshfs",
+      "/mnt/sshfs/a/b",
+      "/tmp",
+      "/media/usb/a.txt"
+    ]
+    for (const t of [table, nested]) {
+      for (const path of paths)
+        expect({ path, mount: mountOf(path, t) }).toEqual({ path, mount: scan(path, t) })
+    }
+    expect(mountOf("/home/me/local disk/inner/a", nested)?.local).toBe(false)
   })
 
   it("with no mount table nothing is local", () => {
