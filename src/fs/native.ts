@@ -121,8 +121,8 @@ const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
 /**
  * The entries of a directory, sorted by name, with the types readdir reports (no stat per
  * entry). On a local mount with a real ctime, an unchanged directory's listing is reused
- * (stat-cache.ts): a stat instead of reading it. The array is then the same one each time, so
- * a caller may key what it derives from it on it, and must not change it.
+ * (stat-cache.ts): a stat instead of reading it. The array is then the same one each time: a
+ * caller must not change it.
  */
 export const readDirectoryEntries = (
   path: string

@@ -101,30 +101,6 @@ const withRules = (fs: FileSystem.FileSystem, pending: Pending, entries: Readonl
   )
 }
 
-/** The entries of one listing that are not ignored, with their paths and kinds. */
-const walkEntries = (
-  listing: ReadonlyArray<NativeFs.DirectoryEntry>,
-  dir: string,
-  chain: IgnoreChain,
-  options: WalkOptions
-): ReadonlyArray<WalkEntry> => {
-  const prefix = childPath(dir, "")
-  const entries: Array<WalkEntry> = []
-  for (const e of listing) {
-    if (isGitEntry(e.name)) continue
-    const abs = prefix + e.name
-    const kind = kindOf(e.type)
-    const isDir = kind === "dir"
-    if (options.extraIgnore !== undefined) {
-      const rel = relativeInside(options.dir, abs)
-      if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
-    }
-    if (isIgnored(chain, abs, isDir)) continue
-    entries.push({ name: e.name, path: abs, kind })
-  }
-  return entries
-}
-
 /**
  * Walks `dir` breadth-first, applying .gitignore rules, skipping `.git`, not following links.
  * Each directory's entries come sorted by name, as readDirectoryEntries gives them.
@@ -157,9 +133,20 @@ export const walkTree = (
           dirs.push({ path: pending.path, depth: pending.depth, entries: [] })
           continue
         }
-        const entries = walkEntries(result.entries, pending.path, result.chain, options)
-        for (const e of entries) {
-          if (e.kind === "dir") next.push({ path: e.path, depth: pending.depth + 1, chain: result.chain })
+        const entries: Array<WalkEntry> = []
+        const prefix = childPath(pending.path, "")
+        for (const e of result.entries) {
+          if (isGitEntry(e.name)) continue
+          const abs = prefix + e.name
+          const kind = kindOf(e.type)
+          const isDir = kind === "dir"
+          if (options.extraIgnore !== undefined) {
+            const rel = relativeInside(options.dir, abs)
+            if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
+          }
+          if (isIgnored(result.chain, abs, isDir)) continue
+          entries.push({ name: e.name, path: abs, kind })
+          if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
         }
         seen += entries.length
         dirs.push({ path: pending.path, depth: pending.depth, entries })
