@@ -17,7 +17,7 @@ import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 import { makeMatcher } from "./search/ignore.ts"
 import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"
-import { type WalkEntry, walkTree } from "./search/walk.ts"
+import { type WalkEntry, type WalkResult, walkTree } from "./search/walk.ts"
 
 export const MAX_LS_ENTRIES = 1000
 /** Past this many entries the walk stops counting ("at least N more"). */
@@ -135,6 +135,87 @@ const chooseBreadthFirst = (
   }
 }
 
+/** Where each symbolic link points (one that cannot be read is shown without a target). */
+const linkTargets = (
+  entries: ReadonlyArray<WalkEntry>
+): Effect.Effect<ReadonlyMap<string, string>, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.map(
+      Effect.forEach(entries, (e) => Effect.option(fs.readLink(e.path))),
+      (targets) => {
+        const links = new Map<string, string>()
+        targets.forEach((target, i) => {
+          if (target._tag === "Some") links.set(entries[i]!.path, target.value)
+        })
+        return links
+      }
+    )
+  )
+
+interface Tree {
+  readonly root: string
+  readonly dir: string
+  readonly walked: WalkResult
+  readonly children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>
+  readonly chosen: Chosen
+}
+
+/** The listing as ls shows it, with the lines that say what was left out and why. */
+const render = ({ root, dir, walked, children, chosen }: Tree, links: ReadonlyMap<string, string>) => {
+  const shownDir = displayDir(root, dir)
+  const lines: Array<string> = [shownDir]
+  const renderLevel = (parent: string, depth: number) => {
+    const entries = children.get(parent) ?? []
+    const indent = "  ".repeat(depth)
+    let hidden = 0
+    for (const entry of entries) {
+      if (!chosen.has(entry)) {
+        hidden++
+        continue
+      }
+      const link = links.size === 0 ? undefined : links.get(entry.path)
+      if (entry.kind === "dir") {
+        const sub = children.get(entry.path)
+        const omitted = sub === undefined ? 0 : sub.filter((s) => !chosen.has(s)).length
+        const notWalked = sub === undefined && !walked.complete
+        lines.push(
+          `${indent}${entry.name}/${omitted > 0 ? ` [+${omitted} not shown]` : notWalked ? " [not shown]" : ""}`
+        )
+        renderLevel(entry.path, depth + 1)
+      } else {
+        lines.push(`${indent}${entry.name}${link === undefined ? "" : ` -> ${link}`}`)
+      }
+    }
+    return hidden
+  }
+  const hiddenAtTop = renderLevel(dir, 1)
+  if (hiddenAtTop > 0) lines.push(`  [+${hiddenAtTop} not shown]`)
+
+  // What the rules hide is not counted: "the rest" is what a narrower call would show.
+  const total = chosen.visible
+  const shown = chosen.size
+  if (walked.entries === 0) lines.push("(empty directory)")
+  if (chosen.hidden > 0) lines.push(hiddenNote(chosen.hidden, "", ["entry", "entries"]))
+  if (shown < total || !walked.complete) {
+    lines.push(
+      `(Showing ${shown} of ${walked.complete ? total : `more than ${total}`} entries. Pass a deeper path or ignore patterns to see the rest.)`
+    )
+  }
+  if (walked.unreadable.length > 0) {
+    lines.push(
+      `(${walked.unreadable.length} directories could not be read: ${walked.unreadable
+        .slice(0, 3)
+        .map((p) => displayPath(root, p))
+        .join(", ")})`
+    )
+  }
+  return {
+    title: `${shownDir} (${total} entries)`,
+    output: lines.join("\n"),
+    metadata: { path: dir, entries: total, shown, truncated: shown < total || !walked.complete }
+  }
+}
+
 export const LsTool = defineTool({
   id: "ls",
   description:
@@ -148,29 +229,28 @@ export const LsTool = defineTool({
   truncate: "both",
   permissions: { operations: ["file.read"] },
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
-  execute: ({ path, ignore }, ctx) =>
-    Effect.gen(function* () {
-      const dir = resolvePath(ctx.root, path ?? ".")
-      const shownDir = displayDir(ctx.root, dir)
-      // No stat of its own first: reading the directory (or finding its kept listing) says all
-      // a stat would (missing, not a directory), one file-system round trip sooner.
-      const walked = yield* walkTree({
-        root: ctx.root,
-        dir,
-        maxEntries: LS_SCAN_LIMIT,
-        ...(ignore === undefined || ignore.length === 0 ? {} : { extraIgnore: makeMatcher(ignore) })
-      }).pipe(
-        Effect.catchTag("PlatformError", (e) =>
-          e.reason._tag === "NotFound"
-            ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
-                Effect.flatMap(notFoundMessage(fs, ctx.root, dir, "Directory"), (m) => Effect.fail(fail(m)))
-              )
-            : e.reason._tag === "BadResource"
-              ? Effect.fail(fail(`${displayPath(ctx.root, dir)} is not a directory; use read to see a file.`))
-              : Effect.fail(fsFailure(e, ctx.root, dir))
-        )
+  // (Effects chained, not a generator: every ls passes through here.)
+  execute: ({ path, ignore }, ctx) => {
+    const dir = resolvePath(ctx.root, path ?? ".")
+    // No stat of its own first: reading the directory (or finding its kept listing) says all
+    // a stat would (missing, not a directory), one file-system round trip sooner.
+    const walk = walkTree({
+      root: ctx.root,
+      dir,
+      maxEntries: LS_SCAN_LIMIT,
+      ...(ignore === undefined || ignore.length === 0 ? {} : { extraIgnore: makeMatcher(ignore) })
+    }).pipe(
+      Effect.catchTag("PlatformError", (e) =>
+        e.reason._tag === "NotFound"
+          ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
+              Effect.flatMap(notFoundMessage(fs, ctx.root, dir, "Directory"), (m) => Effect.fail(fail(m)))
+            )
+          : e.reason._tag === "BadResource"
+            ? Effect.fail(fail(`${displayPath(ctx.root, dir)} is not a directory; use read to see a file.`))
+            : Effect.fail(fsFailure(e, ctx.root, dir))
       )
-
+    )
+    return Effect.flatMap(walk, (walked) => {
       // What a deny rule names is not listed, as it could not be read.
       const hidden = hiddenFrom(ctx, DENIED)
       const children = new Map<string, ReadonlyArray<WalkEntry>>()
@@ -180,69 +260,11 @@ export const LsTool = defineTool({
         children.set(d.path, shown)
         if (shown.length < d.entries.length) hiddenIn.set(d.path, d.entries.length - shown.length)
       }
-
       // Choose breadth-first, in display order, so the top levels are always complete.
       const chosen = chooseBreadthFirst(dir, children, hiddenIn)
-
-      const links = new Map<string, string>()
-      if (chosen.links.length > 0) {
-        const fs = yield* FileSystem.FileSystem
-        for (const e of chosen.links) {
-          const target = yield* fs.readLink(e.path).pipe(Effect.option)
-          if (target._tag === "Some") links.set(e.path, target.value)
-        }
-      }
-
-      const lines: Array<string> = [shownDir]
-      const render = (parent: string, depth: number) => {
-        const entries = children.get(parent) ?? []
-        const indent = "  ".repeat(depth)
-        let hidden = 0
-        for (const entry of entries) {
-          if (!chosen.has(entry)) {
-            hidden++
-            continue
-          }
-          const link = links.size === 0 ? undefined : links.get(entry.path)
-          if (entry.kind === "dir") {
-            const sub = children.get(entry.path)
-            const omitted = sub === undefined ? 0 : sub.filter((s) => !chosen.has(s)).length
-            const notWalked = sub === undefined && !walked.complete
-            lines.push(
-              `${indent}${entry.name}/${omitted > 0 ? ` [+${omitted} not shown]` : notWalked ? " [not shown]" : ""}`
-            )
-            render(entry.path, depth + 1)
-          } else {
-            lines.push(`${indent}${entry.name}${link === undefined ? "" : ` -> ${link}`}`)
-          }
-        }
-        return hidden
-      }
-      const hiddenAtTop = render(dir, 1)
-      if (hiddenAtTop > 0) lines.push(`  [+${hiddenAtTop} not shown]`)
-
-      // What the rules hide is not counted: "the rest" is what a narrower call would show.
-      const total = chosen.visible
-      const shown = chosen.size
-      if (walked.entries === 0) lines.push("(empty directory)")
-      if (chosen.hidden > 0) lines.push(hiddenNote(chosen.hidden, "", ["entry", "entries"]))
-      if (shown < total || !walked.complete) {
-        lines.push(
-          `(Showing ${shown} of ${walked.complete ? total : `more than ${total}`} entries. Pass a deeper path or ignore patterns to see the rest.)`
-        )
-      }
-      if (walked.unreadable.length > 0) {
-        lines.push(
-          `(${walked.unreadable.length} directories could not be read: ${walked.unreadable
-            .slice(0, 3)
-            .map((p) => displayPath(ctx.root, p))
-            .join(", ")})`
-        )
-      }
-      return {
-        title: `${shownDir} (${total} entries)`,
-        output: lines.join("\n"),
-        metadata: { path: dir, entries: total, shown, truncated: shown < total || !walked.complete }
-      }
+      const tree = { root: ctx.root, dir, walked, children, chosen }
+      if (chosen.links.length === 0) return Effect.succeed(render(tree, new Map()))
+      return Effect.map(linkTargets(chosen.links), (links) => render(tree, links))
     })
+  }
 })

@@ -108,57 +108,63 @@ const withRules = (fs: FileSystem.FileSystem, pending: Pending, entries: Readonl
 export const walkTree = (
   options: WalkOptions
 ): Effect.Effect<WalkResult, PlatformError.PlatformError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const ancestors = yield* ancestorChain(fs, options.root, options.dir)
-    const dirs: Array<WalkedDir> = []
-    const unreadable: Array<string> = []
-    let seen = 0
-    let complete = true
-    let level: Array<Pending> = [{ path: options.dir, depth: 0, chain: ancestors }]
-    while (level.length > 0) {
+  // (Effects chained, not a generator: every ls passes through here.)
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.flatMap(ancestorChain(fs, options.root, options.dir), (ancestors) => {
+      const dirs: Array<WalkedDir> = []
+      const unreadable: Array<string> = []
+      let seen = 0
       const readOne = (p: Pending) =>
         p.depth === 0
           ? readDir(fs, p)
           : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
-      // One directory needs no concurrent fibers (most ls calls read just one level).
-      const read =
-        level.length === 1 ? [yield* readOne(level[0]!)] : yield* Effect.forEach(level, readOne, { concurrency: 16 })
-      const next: Array<Pending> = []
-      for (let i = 0; i < level.length; i++) {
-        const pending = level[i] as Pending
-        const result = read[i]
-        if (result === undefined) {
-          unreadable.push(pending.path)
-          dirs.push({ path: pending.path, depth: pending.depth, entries: [] })
-          continue
-        }
-        const entries: Array<WalkEntry> = []
-        const prefix = childPath(pending.path, "")
-        for (const e of result.entries) {
-          if (isGitEntry(e.name)) continue
-          const abs = prefix + e.name
-          const kind = kindOf(e.type)
-          const isDir = kind === "dir"
-          if (options.extraIgnore !== undefined) {
-            const rel = relativeInside(options.dir, abs)
-            if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
+      /** One level of the tree, then the next. */
+      const walkLevel = (
+        level: ReadonlyArray<Pending>
+      ): Effect.Effect<WalkResult, PlatformError.PlatformError, FileSystem.FileSystem> =>
+        Effect.flatMap(
+          // One directory needs no concurrent fibers (most ls calls read just one level).
+          level.length === 1
+            ? Effect.map(readOne(level[0]!), (one) => [one])
+            : Effect.forEach(level, readOne, { concurrency: 16 }),
+          (read) => {
+            const next: Array<Pending> = []
+            for (let i = 0; i < level.length; i++) {
+              const pending = level[i] as Pending
+              const result = read[i]
+              if (result === undefined) {
+                unreadable.push(pending.path)
+                dirs.push({ path: pending.path, depth: pending.depth, entries: [] })
+                continue
+              }
+              const entries: Array<WalkEntry> = []
+              const prefix = childPath(pending.path, "")
+              for (const e of result.entries) {
+                if (isGitEntry(e.name)) continue
+                const abs = prefix + e.name
+                const kind = kindOf(e.type)
+                const isDir = kind === "dir"
+                if (options.extraIgnore !== undefined) {
+                  const rel = relativeInside(options.dir, abs)
+                  if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
+                }
+                if (isIgnored(result.chain, abs, isDir)) continue
+                entries.push({ name: e.name, path: abs, kind })
+                if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
+              }
+              seen += entries.length
+              dirs.push({ path: pending.path, depth: pending.depth, entries })
+            }
+            const stopped = options.maxEntries !== undefined && seen >= options.maxEntries && next.length > 0
+            if (stopped || next.length === 0) {
+              return Effect.succeed({ dirs, entries: seen, complete: !stopped, unreadable })
+            }
+            return walkLevel(next)
           }
-          if (isIgnored(result.chain, abs, isDir)) continue
-          entries.push({ name: e.name, path: abs, kind })
-          if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
-        }
-        seen += entries.length
-        dirs.push({ path: pending.path, depth: pending.depth, entries })
-      }
-      if (options.maxEntries !== undefined && seen >= options.maxEntries && next.length > 0) {
-        complete = false
-        break
-      }
-      level = next
-    }
-    return { dirs, entries: seen, complete, unreadable }
-  })
+        )
+      return walkLevel([{ path: options.dir, depth: 0, chain: ancestors }])
+    })
+  )
 
 const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
   paths.length === 0
