@@ -4,7 +4,7 @@
  *   cancellation) → OutputStore.put(FULL output) → shape (model budget, UI cap) → events.
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
-import { Clock, Context, Duration, Effect, FileSystem, Layer, Result } from "effect"
+import { Context, Duration, Effect, FileSystem, Layer, Result } from "effect"
 import { boundedMetadata, EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
 import { compressEnabledConfig, compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
@@ -102,6 +102,18 @@ const argsForEvent = (args: unknown, max: number): unknown => {
   const json = typeof args === "string" ? args : (JSON.stringify(args) ?? "")
   return json.length <= max ? args : { truncated: true, chars: json.length, preview: json.slice(0, max / 2) }
 }
+
+/** How an output is cut to the budget (shape, truncateSpilled and compression take the same). */
+interface ShapeOptions {
+  readonly callId: string
+  readonly stored: PutResult
+  readonly maxChars: number
+  readonly maxLines: number
+  readonly uiMaxChars: number
+  readonly direction: Tool["truncate"]
+}
+
+const NOT_STORED_EMPTY: PutResult = { stored: false, reason: "empty" }
 
 const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
@@ -219,10 +231,10 @@ export class Orchestrator extends Context.Service<
       const compress = yield* compressEnabledConfig
       const fs = yield* FileSystem.FileSystem
 
+      // (Effects chained, not a generator: every call passes through here.)
       const execute = (call: ToolCall, context: CallContext, decoded?: DecodedCall): Effect.Effect<ToolResult> =>
-        Effect.gen(function* () {
-          // One look-up of the fiber's clock, read twice without a step each.
-          const clock = yield* Clock.Clock
+        // One look-up of the fiber's clock, read at the start and the end.
+        Effect.clockWith((clock) => {
           const started = clock.currentTimeMillisUnsafe()
           const sessionId = context.sessionId
           const showLive = (chunk: string, at: number) =>
@@ -417,148 +429,169 @@ export class Orchestrator extends Context.Service<
             )
           )
 
-          // If this call is itself interrupted, the writer's file (if any) must not outlive it.
-          const outcome = yield* Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard))
-          // (Guarded here, not yielded as no-ops: most calls have no listener and emit nothing.)
-          if (announcing()) yield* announce([])
-          if (live.active) yield* live.settle
+          type Outcome = Result.Result<ToolOutput, ToolError>
 
-          const error = Result.isFailure(outcome) ? outcome.failure : undefined
-          const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
-          // A streamed output (and any partial one) is what the tool emitted; it may have spilled.
-          const fromLive = Result.isSuccess(outcome)
-            ? outcome.success.streamed === true
-            : error !== undefined && "partialOutput" in error && (partial !== "" || live.size > 0)
-          const full = fromLive ? live.text : Result.isSuccess(outcome) ? outcome.success.output : partial
-
-          // The whole output goes into the store BEFORE any lossy cap.
-          let stored: PutResult
-          let view: OutputView
-          let outputLines: number
-          if (fromLive && live.spilled) {
-            const committed = yield* live.commit()
-            stored = committed.result
-            view = committed.view
-            outputLines = committed.view.kind === "text" ? countLines(committed.view.text) : committed.view.lines
-          } else {
-            if (live.active) yield* live.discard
-            outputLines = countLines(full)
-            stored =
-              full.length === 0
-                ? { stored: false, reason: "empty" }
-                : yield* store.put({ sessionId, id: call.id, tool: toolId, text: full, lines: outputLines })
-            view = { kind: "text", text: full }
-          }
-
-          const toolMetadata = Result.isSuccess(outcome)
-            ? (outcome.success.metadata ?? {})
-            : error?._tag === "ToolFailure"
-              ? (error.metadata ?? {})
-              : {}
-          // The declared kind is on every result, failed or not, like the tool's own metadata.
-          const withKind = outputKind === undefined ? toolMetadata : { ...toolMetadata, outputKind }
-          const metadata = coerced.length > 0 ? { ...withKind, coercedArgs: coerced } : withKind
-
-          const budget = Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars)
-          const shapeOptions = {
-            callId: call.id,
-            stored,
-            maxChars: budget,
-            maxLines: settings.maxLines,
-            uiMaxChars: settings.uiMaxChars,
-            direction: tool?.truncate ?? "both"
-          } as const
-          // Content-aware compression, by the declared kind; a timeout's partial output too. A
-          // spilled output is read line by line from the store's file, never whole.
-          const compressed =
-            !compress || outputKind === undefined
-              ? undefined
-              : view.kind === "text"
-                ? compressForModel(outputKind, view.text, shapeOptions)
-                : yield* compressSpilled(
-                    outputKind,
-                    view,
-                    yield* spilledLines(store, fs, sessionId, call.id),
-                    shapeOptions
-                  )
-          const shaped: Shaped =
-            compressed !== undefined
-              ? { ...compressed, uiOutput: tailCap(view.kind === "text" ? view.text : view.tail, settings.uiMaxChars) }
-              : view.kind === "text"
-                ? shape({ text: view.text, ...shapeOptions, lines: outputLines })
-                : shapeSpilledView(view, shapeOptions)
-          const outputChars = view.kind === "text" ? full.length : view.chars
-          const modelOutput =
-            error === undefined
-              ? shaped.modelOutput
-              : outputChars === 0
-                ? error.message
-                : `${error.message}\n${shaped.modelOutput}`
-          const finished = clock.currentTimeMillisUnsafe()
-
-          const result: ToolResult = {
-            id: call.id,
-            tool: toolId,
-            status: error === undefined ? "ok" : STATUS[error._tag],
-            title: Result.isSuccess(outcome) ? outcome.success.title : `${toolId}: ${error?._tag ?? "error"}`,
-            modelOutput,
-            uiOutput:
+          /** The result and its events, once the output is stored and (maybe) compressed. */
+          const complete = (
+            outcome: Outcome,
+            stored: PutResult,
+            view: OutputView,
+            outputLines: number,
+            compressed: ReturnType<typeof compressForModel>,
+            shapeOptions: ShapeOptions
+          ): Effect.Effect<ToolResult> => {
+            const error = Result.isFailure(outcome) ? outcome.failure : undefined
+            const shaped: Shaped =
+              compressed !== undefined
+                ? {
+                    ...compressed,
+                    uiOutput: tailCap(view.kind === "text" ? view.text : view.tail, settings.uiMaxChars)
+                  }
+                : view.kind === "text"
+                  ? shape({ text: view.text, ...shapeOptions, lines: outputLines })
+                  : shapeSpilledView(view, shapeOptions)
+            const outputChars = view.kind === "text" ? view.text.length : view.chars
+            const modelOutput =
               error === undefined
-                ? shaped.uiOutput
+                ? shaped.modelOutput
                 : outputChars === 0
                   ? error.message
-                  : `${error.message}\n${shaped.uiOutput}`,
-            ...(stored.stored ? { outputId: call.id } : {}),
-            outputChars,
-            outputLines,
-            truncated: shaped.truncated,
-            metadata,
-            ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),
-            attempts,
-            durationMs: finished - started
+                  : `${error.message}\n${shaped.modelOutput}`
+            const toolMetadata = Result.isSuccess(outcome)
+              ? (outcome.success.metadata ?? {})
+              : error?._tag === "ToolFailure"
+                ? (error.metadata ?? {})
+                : {}
+            // The declared kind is on every result, failed or not, like the tool's own metadata.
+            const withKind = outputKind === undefined ? toolMetadata : { ...toolMetadata, outputKind }
+            const metadata = coerced.length > 0 ? { ...withKind, coercedArgs: coerced } : withKind
+            const finished = clock.currentTimeMillisUnsafe()
+
+            const result: ToolResult = {
+              id: call.id,
+              tool: toolId,
+              status: error === undefined ? "ok" : STATUS[error._tag],
+              title: Result.isSuccess(outcome) ? outcome.success.title : `${toolId}: ${error?._tag ?? "error"}`,
+              modelOutput,
+              uiOutput:
+                error === undefined
+                  ? shaped.uiOutput
+                  : outputChars === 0
+                    ? error.message
+                    : `${error.message}\n${shaped.uiOutput}`,
+              ...(stored.stored ? { outputId: call.id } : {}),
+              outputChars,
+              outputLines,
+              truncated: shaped.truncated,
+              metadata,
+              ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),
+              attempts,
+              durationMs: finished - started
+            }
+
+            // Nobody subscribed: the UI's copy and the event need not be built.
+            if (!events.listening()) return Effect.succeed(result)
+            const finalWindows = Effect.forEach(
+              windows(result.uiOutput, windowSize),
+              (w) =>
+                events.publish({
+                  type: "tool_output",
+                  ...base,
+                  tool: toolId,
+                  phase: "final",
+                  offset: w.offset,
+                  chunk: w.chunk
+                }),
+              { discard: true }
+            )
+            // The UI already has its copy from the windows; nothing in an event may exceed the UI cap.
+            const { uiOutput: _ui, ...withoutUi } = result
+            const forEvent = {
+              ...withoutUi,
+              modelOutput: tailCap(result.modelOutput, settings.uiMaxChars),
+              metadata: boundedMetadata(result.metadata, windowSize),
+              ...(result.error === undefined
+                ? {}
+                : { error: { tag: result.error.tag, message: tailCap(result.error.message, settings.uiMaxChars) } })
+            }
+            const completed = Effect.suspend(() =>
+              events.publish({ type: "tool_complete", ...base, tool: toolId, result: forEvent })
+            )
+            return Effect.as(Effect.andThen(finalWindows, completed), result)
           }
 
-          // Nobody subscribed: the UI's copy and the event need not be built.
-          if (!events.listening()) return result
-          yield* Effect.forEach(
-            windows(result.uiOutput, windowSize),
-            (w) =>
-              events.publish({
-                type: "tool_output",
-                ...base,
-                tool: toolId,
-                phase: "final",
-                offset: w.offset,
-                chunk: w.chunk
-              }),
-            { discard: true }
-          )
-          // The UI already has its copy from the windows; nothing in an event may exceed the UI cap.
-          const { uiOutput: _ui, ...withoutUi } = result
-          const forEvent = {
-            ...withoutUi,
-            modelOutput: tailCap(result.modelOutput, settings.uiMaxChars),
-            metadata: boundedMetadata(result.metadata, windowSize),
-            ...(result.error === undefined
-              ? {}
-              : { error: { tag: result.error.tag, message: tailCap(result.error.message, settings.uiMaxChars) } })
+          /** Content-aware compression, by the declared kind; a timeout's partial output too. */
+          const compressAndComplete = (
+            outcome: Outcome,
+            stored: PutResult,
+            view: OutputView,
+            outputLines: number
+          ): Effect.Effect<ToolResult> => {
+            const budget = Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars)
+            const shapeOptions: ShapeOptions = {
+              callId: call.id,
+              stored,
+              maxChars: budget,
+              maxLines: settings.maxLines,
+              uiMaxChars: settings.uiMaxChars,
+              direction: tool?.truncate ?? "both"
+            }
+            if (!compress || outputKind === undefined) {
+              return complete(outcome, stored, view, outputLines, undefined, shapeOptions)
+            }
+            if (view.kind === "text") {
+              const compressed = compressForModel(outputKind, view.text, shapeOptions)
+              return complete(outcome, stored, view, outputLines, compressed, shapeOptions)
+            }
+            // A spilled output is read line by line from the store's file, never whole.
+            const kind = outputKind
+            return Effect.flatMap(spilledLines(store, fs, sessionId, call.id), (lines) =>
+              Effect.flatMap(compressSpilled(kind, view, lines, shapeOptions), (compressed) =>
+                complete(outcome, stored, view, outputLines, compressed, shapeOptions)
+              )
+            )
           }
-          yield* events.publish({ type: "tool_complete", ...base, tool: toolId, result: forEvent })
-          return result
+
+          /** The whole output goes into the store BEFORE any lossy cap. */
+          const record = (outcome: Outcome): Effect.Effect<ToolResult> => {
+            const error = Result.isFailure(outcome) ? outcome.failure : undefined
+            const partial = error !== undefined && "partialOutput" in error ? error.partialOutput : ""
+            // A streamed output (and any partial one) is what the tool emitted; it may have spilled.
+            const fromLive = Result.isSuccess(outcome)
+              ? outcome.success.streamed === true
+              : error !== undefined && "partialOutput" in error && (partial !== "" || live.size > 0)
+            if (fromLive && live.spilled) {
+              return Effect.flatMap(live.commit(), ({ result, view }) =>
+                compressAndComplete(outcome, result, view, view.kind === "text" ? countLines(view.text) : view.lines)
+              )
+            }
+            const full = fromLive ? live.text : Result.isSuccess(outcome) ? outcome.success.output : partial
+            const outputLines = countLines(full)
+            const put: Effect.Effect<PutResult> =
+              full.length === 0
+                ? Effect.succeed(NOT_STORED_EMPTY)
+                : store.put({ sessionId, id: call.id, tool: toolId, text: full, lines: outputLines })
+            return Effect.flatMap(live.active ? Effect.andThen(live.discard, put) : put, (stored) =>
+              compressAndComplete(outcome, stored, { kind: "text", text: full }, outputLines)
+            )
+          }
+
+          // If this call is itself interrupted, the writer's file (if any) must not outlive it.
+          return Effect.flatMap(Effect.result(pipeline).pipe(Effect.onInterrupt(() => live.discard)), (outcome) => {
+            // (Guarded here, not run as no-ops: most calls have no listener and emit nothing.)
+            const first = announcing() ? announce([]) : undefined
+            const settle = live.active ? live.settle : undefined
+            if (first === undefined && settle === undefined) return record(outcome)
+            const before = first === undefined ? settle! : settle === undefined ? first : Effect.andThen(first, settle)
+            return Effect.andThen(
+              before,
+              Effect.suspend(() => record(outcome))
+            )
+          })
         })
 
       /** The model's and the UI's copies of an output too large to hold, from its two ends. */
-      const shapeSpilledView = (
-        view: Extract<OutputView, { kind: "spilled" }>,
-        options: {
-          readonly callId: string
-          readonly stored: PutResult
-          readonly maxChars: number
-          readonly maxLines: number
-          readonly uiMaxChars: number
-          readonly direction: Tool["truncate"]
-        }
-      ): Shaped => {
+      const shapeSpilledView = (view: Extract<OutputView, { kind: "spilled" }>, options: ShapeOptions): Shaped => {
         const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
         return { modelOutput: cut.text, uiOutput: tailCap(view.tail, options.uiMaxChars), truncated: cut.truncated }
       }
