@@ -10,7 +10,7 @@
  *
  * The decision and the hook outcomes go into the result's metadata (`permission`, `hooks`).
  */
-import { Clock, Context, Effect, Layer, Result, Semaphore } from "effect"
+import { Context, Effect, Layer, Result, Semaphore } from "effect"
 import type { ConfigError } from "../config/load.ts"
 import { ToolEvents } from "../events/events.ts"
 import { type HookOutcome, Hooks } from "../hooks/hooks.ts"
@@ -143,14 +143,15 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
         })
 
       const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
+        // (Effects chained, not a generator: every call passes through here. The hooks and the
+        // person's approval, which most calls never meet, keep theirs.)
         const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
-          Effect.gen(function* () {
-            const clock = yield* Clock.Clock
+          Effect.clockWith((clock) => {
             const started = clock.currentTimeMillisUnsafe()
             const tool = registry.lookup(call.name)
             const raw = parseRaw(call.args)
             // Unknown tools and arguments that do not decode get the orchestrator's own error result.
-            if (tool === undefined || !isRecord(raw)) return yield* orchestrator.execute(call, context)
+            if (tool === undefined || !isRecord(raw)) return orchestrator.execute(call, context)
             // Decoded once here; the orchestrator is handed the result (with what was coerced).
             const decodeArgs = (input: Record<string, unknown>) => {
               const repaired = coerceArgs(tool.inputSchema, input)
@@ -160,7 +161,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
               )
             }
             const first = decodeArgs(raw)
-            if (Result.isFailure(first)) return yield* orchestrator.execute(call, context)
+            if (Result.isFailure(first)) return orchestrator.execute(call, context)
 
             const ctx: ToolContext = {
               sessionId: context.sessionId,
@@ -183,7 +184,8 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
                   })
                 )
               )
-            let decision = yield* decide(decoded.args)
+            // Set by the first decision, below; hooks, a person and the tool's own check may change it.
+            let decision!: Decision
             const outcomes: Array<HookOutcome> = []
             const notes: Array<string> = []
             const meta = () => ({
@@ -196,148 +198,169 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
                 durationMs: clock.currentTimeMillisUnsafe() - started
               }))
 
-            if (decision.behavior === "deny") return yield* refused(decision.reason)
-
-            if (hooks.has("PreToolUse", tool.id)) {
-              const pre = yield* hooks.pre({
-                session_id: context.sessionId,
-                cwd: root,
-                tool_name: tool.id,
-                tool_input: input,
-                tool_use_id: call.id
-              })
-              outcomes.push(...pre.outcomes)
-              notes.push(...pre.context)
-              if (pre.decision === "deny") {
-                decision = {
-                  ...decision,
-                  behavior: "deny",
-                  by: "hook",
-                  reason: `A PreToolUse hook blocked this call: ${pre.reason ?? "no reason given"}`
+            /** PreToolUse hooks, then the person's approval when the call asks: a refusal ends the call. */
+            const gateAndAsk: Effect.Effect<ToolResult | undefined> = Effect.gen(function* () {
+              if (hooks.has("PreToolUse", tool.id)) {
+                const pre = yield* hooks.pre({
+                  session_id: context.sessionId,
+                  cwd: root,
+                  tool_name: tool.id,
+                  tool_input: input,
+                  tool_use_id: call.id
+                })
+                outcomes.push(...pre.outcomes)
+                notes.push(...pre.context)
+                if (pre.decision === "deny") {
+                  decision = {
+                    ...decision,
+                    behavior: "deny",
+                    by: "hook",
+                    reason: `A PreToolUse hook blocked this call: ${pre.reason ?? "no reason given"}`
+                  }
+                  return yield* refused(decision.reason)
                 }
-                return yield* refused(decision.reason)
+                if (pre.updatedInput !== undefined) {
+                  // The rewritten input must pass the rules too: a hook cannot route around a deny.
+                  input = pre.updatedInput
+                  const again = decodeArgs(input)
+                  if (Result.isFailure(again)) {
+                    return yield* refused(
+                      `A PreToolUse hook rewrote the input into invalid arguments: ${again.failure.message}`,
+                      "error"
+                    )
+                  }
+                  decoded = again.success
+                  decision = yield* decide(decoded.args)
+                  if (decision.behavior === "deny") return yield* refused(decision.reason)
+                }
+                if (pre.decision === "ask" && decision.behavior === "allow") {
+                  decision = {
+                    ...decision,
+                    behavior: "ask",
+                    by: "hook",
+                    reason: pre.reason ?? "A PreToolUse hook asks for approval."
+                  }
+                } else if (pre.decision === "allow" && decision.behavior === "ask" && decision.by !== "rule") {
+                  // A hook may vouch for a call the declaration would ask about, never past a configured ask rule.
+                  decision = {
+                    ...decision,
+                    behavior: "allow",
+                    by: "hook",
+                    reason: pre.reason ?? "A PreToolUse hook allowed this call."
+                  }
+                }
               }
-              if (pre.updatedInput !== undefined) {
-                // The rewritten input must pass the rules too: a hook cannot route around a deny.
-                input = pre.updatedInput
-                const again = decodeArgs(input)
-                if (Result.isFailure(again)) {
+
+              if (decision.behavior === "ask") {
+                const always = decision.by === "rule" ? undefined : decision.grant?.display
+                const answer = yield* ask(context, {
+                  callId: call.id,
+                  tool: tool.id,
+                  args: decoded.args,
+                  reason: decision.reason,
+                  ...(always === undefined ? {} : { always })
+                })
+                if (answer.answer === "deny") {
+                  // Refused for want of a person: what asked (rule, declaration, hook) stays the decider.
+                  decision = { ...decision, behavior: "deny", ...(answer.unattended === true ? {} : { by: "person" }) }
                   return yield* refused(
-                    `A PreToolUse hook rewrote the input into invalid arguments: ${again.failure.message}`,
-                    "error"
+                    answer.message ??
+                      `The person declined this ${tool.id} call (${decision.reason}) Do not retry it unchanged; ask what they want instead.`
                   )
                 }
-                decoded = again.success
-                decision = yield* decide(decoded.args)
-                if (decision.behavior === "deny") return yield* refused(decision.reason)
-              }
-              if (pre.decision === "ask" && decision.behavior === "allow") {
-                decision = {
-                  ...decision,
-                  behavior: "ask",
-                  by: "hook",
-                  reason: pre.reason ?? "A PreToolUse hook asks for approval."
+                if (answer.answer === "always" && always !== undefined && decision.grant !== undefined) {
+                  yield* engine.grant(context.sessionId, decision.grant)
                 }
-              } else if (pre.decision === "allow" && decision.behavior === "ask" && decision.by !== "rule") {
-                // A hook may vouch for a call the declaration would ask about, never past a configured ask rule.
                 decision = {
                   ...decision,
                   behavior: "allow",
-                  by: "hook",
-                  reason: pre.reason ?? "A PreToolUse hook allowed this call."
+                  by: "person",
+                  reason: `Approved by the person (${answer.answer}).`
                 }
               }
-            }
+              return undefined
+            })
 
-            if (decision.behavior === "ask") {
-              const always = decision.by === "rule" ? undefined : decision.grant?.display
-              const answer = yield* ask(context, {
-                callId: call.id,
-                tool: tool.id,
-                args: decoded.args,
-                reason: decision.reason,
-                ...(always === undefined ? {} : { always })
-              })
-              if (answer.answer === "deny") {
-                // Refused for want of a person: what asked (rule, declaration, hook) stays the decider.
-                decision = { ...decision, behavior: "deny", ...(answer.unattended === true ? {} : { by: "person" }) }
-                return yield* refused(
-                  answer.message ??
-                    `The person declined this ${tool.id} call (${decision.reason}) Do not retry it unchanged; ask what they want instead.`
-                )
-              }
-              if (answer.answer === "always" && always !== undefined && decision.grant !== undefined) {
-                yield* engine.grant(context.sessionId, decision.grant)
-              }
-              decision = {
-                ...decision,
-                behavior: "allow",
-                by: "person",
-                reason: `Approved by the person (${answer.answer}).`
-              }
-            }
-
-            // The tool's own check asks through here: a call already settled is not asked twice.
-            // With nobody to ask, the orchestrator is given no approver, and refuses such a call
-            // saying that no one is available (not that a person declined).
-            let declined: string | undefined
-            let personSaidNo = false
-            const approve = (request: ApprovalRequest): Effect.Effect<boolean> =>
-              settled(decision)
-                ? Effect.succeed(true)
-                : Effect.map(
-                    ask(context, { callId: call.id, tool: request.tool, args: request.args, reason: request.reason }),
-                    (a) => {
-                      if (a.answer === "deny") {
-                        declined = a.message
-                        personSaidNo = a.unattended !== true
+            /** The call itself, then PostToolUse hooks. */
+            const runIt: Effect.Effect<ToolResult> = Effect.suspend(() => {
+              // The tool's own check asks through here: a call already settled is not asked twice.
+              // With nobody to ask, the orchestrator is given no approver, and refuses such a call
+              // saying that no one is available (not that a person declined).
+              let declined: string | undefined
+              let personSaidNo = false
+              const approve = (request: ApprovalRequest): Effect.Effect<boolean> =>
+                settled(decision)
+                  ? Effect.succeed(true)
+                  : Effect.map(
+                      ask(context, { callId: call.id, tool: request.tool, args: request.args, reason: request.reason }),
+                      (a) => {
+                        if (a.answer === "deny") {
+                          declined = a.message
+                          personSaidNo = a.unattended !== true
+                        }
+                        return a.answer !== "deny"
                       }
-                      return a.answer !== "deny"
+                    )
+              const unattended = context.approve === undefined && approval.unattended === true && !settled(decision)
+              // A search shows only what the caller's rules would let it read; a person who approved
+              // this call (a search of a .env-like file asks) has let it read the secrets.
+              const rules = engine.searchable(tool, chain)
+              const approved = decision.by === "person" || decision.by === "session"
+              const searchable: Searchability = approved ? (abs) => rules(abs, false) : rules
+              const searching = { ...context, searchable }
+              // (Unattended implies the caller gave no approver either: `searching` has none.)
+              return Effect.flatMap(
+                orchestrator.execute(
+                  { ...call, args: input },
+                  unattended ? searching : { ...searching, approve },
+                  decoded
+                ),
+                (result) => {
+                  // The tool's own check refused it: the metadata says so, as the refusal's decider.
+                  if (result.status === "denied" && result.error?.tag === "PermissionDenied") {
+                    decision = {
+                      ...decision,
+                      behavior: "deny",
+                      by: personSaidNo ? "person" : "declaration",
+                      reason: result.error.message
+                    }
+                  }
+
+                  const finish = (feedback: ReadonlyArray<string>): ToolResult => {
+                    const extra = [...notes, ...feedback]
+                    const output =
+                      result.status === "denied" && declined !== undefined
+                        ? `${result.modelOutput}\n${declined}`
+                        : result.modelOutput
+                    const modelOutput =
+                      extra.length === 0 ? output : [output, ...extra.map((t) => `[hook] ${t}`)].join("\n\n")
+                    return { ...result, modelOutput, metadata: { ...result.metadata, ...meta() } }
+                  }
+                  if (!hooks.has("PostToolUse", tool.id)) return Effect.succeed(finish([]))
+                  return Effect.map(
+                    hooks.post({
+                      session_id: context.sessionId,
+                      cwd: root,
+                      tool_name: tool.id,
+                      tool_input: input,
+                      tool_use_id: call.id,
+                      tool_response: { status: result.status, output: result.modelOutput, metadata: result.metadata }
+                    }),
+                    (post) => {
+                      outcomes.push(...post.outcomes)
+                      return finish(post.feedback)
                     }
                   )
-            const unattended = context.approve === undefined && approval.unattended === true && !settled(decision)
-            // A search shows only what the caller's rules would let it read; a person who approved
-            // this call (a search of a .env-like file asks) has let it read the secrets.
-            const rules = engine.searchable(tool, chain)
-            const approved = decision.by === "person" || decision.by === "session"
-            const searchable: Searchability = approved ? (abs) => rules(abs, false) : rules
-            const searching = { ...context, searchable }
-            // (Unattended implies the caller gave no approver either: `searching` has none.)
-            const result = yield* orchestrator.execute(
-              { ...call, args: input },
-              unattended ? searching : { ...searching, approve },
-              decoded
-            )
-            // The tool's own check refused it: the metadata says so, as the refusal's decider.
-            if (result.status === "denied" && result.error?.tag === "PermissionDenied") {
-              decision = {
-                ...decision,
-                behavior: "deny",
-                by: personSaidNo ? "person" : "declaration",
-                reason: result.error.message
-              }
-            }
+                }
+              )
+            })
 
-            let feedback: ReadonlyArray<string> = []
-            if (hooks.has("PostToolUse", tool.id)) {
-              const post = yield* hooks.post({
-                session_id: context.sessionId,
-                cwd: root,
-                tool_name: tool.id,
-                tool_input: input,
-                tool_use_id: call.id,
-                tool_response: { status: result.status, output: result.modelOutput, metadata: result.metadata }
-              })
-              outcomes.push(...post.outcomes)
-              feedback = post.feedback
-            }
-            const extra = [...notes, ...feedback]
-            const output =
-              result.status === "denied" && declined !== undefined
-                ? `${result.modelOutput}\n${declined}`
-                : result.modelOutput
-            const modelOutput = extra.length === 0 ? output : [output, ...extra.map((t) => `[hook] ${t}`)].join("\n\n")
-            return { ...result, modelOutput, metadata: { ...result.metadata, ...meta() } }
+            return Effect.flatMap(decide(decoded.args), (decided) => {
+              decision = decided
+              if (decision.behavior === "deny") return refused(decision.reason)
+              if (!hooks.has("PreToolUse", tool.id) && decision.behavior !== "ask") return runIt
+              return Effect.flatMap(gateAndAsk, (refusal) => (refusal === undefined ? runIt : Effect.succeed(refusal)))
+            })
           })
 
         const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
