@@ -15,7 +15,7 @@ import { type OpenFile, openForReading, readWholeIfLocal } from "../fs/native.ts
 import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { DEDUP_POINTER, ReadState } from "../read-state/read-state.ts"
 import { fail, ToolFailure, type TransientFailure } from "../tool/errors.ts"
-import { defineTool, type ToolOutput } from "../tool/tool.ts"
+import { defineTool, type ToolContext, type ToolOutput } from "../tool/tool.ts"
 import { displayPath, extensionOf, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
 
 export const DEFAULT_READ_LINES = 2000
@@ -447,53 +447,69 @@ export const ReadTool = defineTool({
   truncate: "head",
   permissions: { operations: ["file.read"] },
   paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
-  execute: ({ filePath, offset, limit }, ctx) =>
-    Effect.gen(function* () {
-      const abs = resolvePath(ctx.root, filePath)
-      const shown = displayPath(ctx.root, abs)
-      const ext = extensionOf(abs)
-      const isImage = IMAGE_TYPES[ext] !== undefined
-      // Decided from the name alone, before the file is touched: a model that cannot see
-      // images must not pay for reading one (spec gap 9).
-      if (isImage && !ctx.canSeeImages) {
-        return yield* fail(
+  // (Effects chained, not a generator: every read passes through here.)
+  execute: ({ filePath, offset, limit }, ctx) => {
+    const abs = resolvePath(ctx.root, filePath)
+    const shown = displayPath(ctx.root, abs)
+    const ext = extensionOf(abs)
+    const isImage = IMAGE_TYPES[ext] !== undefined
+    // Decided from the name alone, before the file is touched: a model that cannot see
+    // images must not pay for reading one (spec gap 9).
+    if (isImage && !ctx.canSeeImages) {
+      return Effect.fail(
+        fail(
           `${shown} is an image (${ext}) and this model cannot see images, so it was not read. Get what you need another way, e.g. bash with \`file ${shown}\` for its type and size.`
         )
-      }
-      const window = { offset: offset ?? 1, limit: limit ?? DEFAULT_READ_LINES }
-      const fingerprint = new Fingerprinter()
-      // A small file on a local disk is read whole in one synchronous step; anything else
-      // (an image, a large file, a network mount) is opened and streamed.
-      // (A known binary extension is only opened and typed: it is refused unread.)
-      const whole = isImage ? undefined : readWholeIfLocal(abs, BINARY_EXTENSIONS.has(ext) ? 0 : WHOLE_FILE_BYTES)
-      const file = whole === undefined ? undefined : yield* openFailure(ctx.root, abs)(whole)
-      if (file !== undefined) {
-        const refused =
-          typeRefusal(file.type, shown) ?? (BINARY_EXTENSIONS.has(ext) ? binaryExtensionFailure(shown, ext) : undefined)
-        if (refused !== undefined) return yield* refused
-      }
-      const { output, mtimeMs } =
-        file?.bytes !== undefined
-          ? {
-              output: scanWhole(file.bytes, shown, abs, window.offset, window.limit, fingerprint),
-              mtimeMs: file.stats.mtimeMs
-            }
-          : yield* readOpened(ctx.root, abs, ext, isImage, window, fingerprint)
-      if (output instanceof ToolFailure) return yield* output
-      // An image is shown, not recorded: dedup and the stale-file check are about text.
-      if (isImage) return output
-
-      const readState = yield* ReadState
-      const view = { fingerprint: fingerprint.digest(), mtimeMs }
-      const earlier = yield* readState.findDuplicate(ctx.sessionId, abs, window, view)
-      if (earlier !== undefined) {
-        return {
-          title: `${shown} (unchanged since an earlier read)`,
-          output: DEDUP_POINTER,
-          metadata: { ...output.metadata, unchanged: true, sameAs: earlier }
-        }
-      }
-      yield* readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view)
-      return output
-    })
+      )
+    }
+    const window = { offset: offset ?? 1, limit: limit ?? DEFAULT_READ_LINES }
+    // Suspended: the fingerprint is this run's own, however often the effect is run.
+    return Effect.suspend(() => readAndRecord(ctx, abs, shown, ext, isImage, window))
+  }
 })
+
+/** The read itself, then the record the stale-file check and de-duplication use. */
+const readAndRecord = (
+  ctx: ToolContext,
+  abs: string,
+  shown: string,
+  ext: string,
+  isImage: boolean,
+  window: { readonly offset: number; readonly limit: number }
+) => {
+  const fingerprint = new Fingerprinter()
+  const streamed = () => readOpened(ctx.root, abs, ext, isImage, window, fingerprint)
+  // A small file on a local disk is read whole in one synchronous step; anything else
+  // (an image, a large file, a network mount) is opened and streamed.
+  // (A known binary extension is only opened and typed: it is refused unread.)
+  const whole = isImage ? undefined : readWholeIfLocal(abs, BINARY_EXTENSIONS.has(ext) ? 0 : WHOLE_FILE_BYTES)
+  const read =
+    whole === undefined
+      ? streamed()
+      : Effect.flatMap(openFailure(ctx.root, abs)(whole), (file) => {
+          const refused =
+            typeRefusal(file.type, shown) ??
+            (BINARY_EXTENSIONS.has(ext) ? binaryExtensionFailure(shown, ext) : undefined)
+          if (refused !== undefined) return Effect.fail(refused)
+          if (file.bytes === undefined) return streamed()
+          const output = scanWhole(file.bytes, shown, abs, window.offset, window.limit, fingerprint)
+          return Effect.succeed({ output, mtimeMs: file.stats.mtimeMs })
+        })
+  return Effect.flatMap(read, ({ output, mtimeMs }) => {
+    if (output instanceof ToolFailure) return Effect.fail(output)
+    // An image is shown, not recorded: dedup and the stale-file check are about text.
+    if (isImage) return Effect.succeed(output)
+    const view = { fingerprint: fingerprint.digest(), mtimeMs }
+    return Effect.flatMap(ReadState, (readState) =>
+      Effect.flatMap(readState.findDuplicate(ctx.sessionId, abs, window, view), (earlier) =>
+        earlier !== undefined
+          ? Effect.succeed({
+              title: `${shown} (unchanged since an earlier read)`,
+              output: DEDUP_POINTER,
+              metadata: { ...output.metadata, unchanged: true, sameAs: earlier }
+            })
+          : Effect.as(readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view), output)
+      )
+    )
+  })
+}
