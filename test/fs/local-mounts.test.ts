@@ -77,8 +77,7 @@ describe("local mounts", () => {
       "/media/usb/a.txt"
     ]
     for (const t of [table, nested]) {
-      for (const path of paths)
-        expect({ path, mount: mountOf(path, t) }).toEqual({ path, mount: scan(path, t) })
+      for (const path of paths) expect({ path, mount: mountOf(path, t) }).toEqual({ path, mount: scan(path, t) })
     }
     expect(mountOf("/home/me/local disk/inner/a", nested)?.local).toBe(false)
   })
