@@ -10,7 +10,9 @@
  * It only ever says yes for input the decode accepts unchanged (test/schema/plain-decode.test.ts
  * checks that against Schema for every built-in tool); a no sends the input to the real decode,
  * which says what is wrong. A schema with anything else in it (a transformation, a tuple, a
- * record, a symbol key, a check of an unknown kind) gets no fast check at all.
+ * record, a symbol key, a check of an unknown kind) gets no fast check at all. Input it accepts
+ * is handed on as a copy (`copyPlain`), as the decode's would be: the arguments that were checked
+ * and decided on are then the tool's own, whatever the caller or a hook does with its object.
  */
 import { SchemaAST } from "effect"
 
@@ -130,3 +132,13 @@ const compile = (ast: SchemaAST.AST, options: SchemaAST.ParseOptions): PlainChec
  */
 export const plainCheck = (ast: SchemaAST.AST, options: SchemaAST.ParseOptions): PlainCheck | undefined =>
   compile(ast, options)
+
+/** A copy of input a plain check accepted: its objects and arrays new, its leaves as they are. */
+export const copyPlain = (input: unknown): unknown => {
+  if (typeof input !== "object" || input === null) return input
+  // Array.from, not map: a hole becomes undefined, as the decode reads it.
+  if (Array.isArray(input)) return Array.from(input, copyPlain)
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(input)) out[key] = copyPlain((input as Record<string, unknown>)[key])
+  return out
+}

@@ -7,7 +7,7 @@ import { Duration, type Effect, Result, Schema, type SchemaAST, SchemaIssue } fr
 import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
 import type { ObjectJsonSchema } from "../schema/json-schema.ts"
-import { plainCheck } from "../schema/plain-decode.ts"
+import { copyPlain, plainCheck } from "../schema/plain-decode.ts"
 import {
   type ArgumentIssue,
   type ExecuteError,
@@ -237,7 +237,7 @@ export const DECODE_OPTIONS: SchemaAST.ParseOptions = { errors: "all", onExcessP
 export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
   const inputSchema = deriveParameters(spec.id, spec.parameters)
   const decodeP = Schema.decodeUnknownResult(spec.parameters)
-  // Valid arguments of a plain JSON schema decode to themselves: checked, not decoded.
+  // Valid arguments of a plain JSON schema decode to (a copy of) themselves: checked, not decoded.
   const plain = plainCheck(spec.parameters.ast, DECODE_OPTIONS)
   const timeout = spec.timeout ?? DEFAULT_TIMEOUT
   const as = (args: unknown) => args as P
@@ -249,7 +249,7 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     parameters: spec.parameters as Schema.Codec<unknown, unknown, never, unknown>,
     decode: (input) =>
       plain?.(input) === true
-        ? Result.succeed(input)
+        ? Result.succeed(copyPlain(input))
         : Result.mapError(decodeP(input, DECODE_OPTIONS), (e) =>
             invalidArguments(spec.id, argumentIssues(e.issue, input))
           ),

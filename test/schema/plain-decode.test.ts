@@ -138,6 +138,21 @@ describe("plainCheck", () => {
     expect(agree(Kinds as never, check, inputs)).toBeGreaterThanOrEqual(3)
   })
 
+  it("hands on a copy, as the decode does: what was checked is the tool's own", () => {
+    const ls = builtinTools.find((t) => t.id === "ls")!
+    const input = { path: "src", ignore: ["dist/", "*.snap"] }
+    const decoded = ls.decode(input)
+    if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+    const args = decoded.success as typeof input
+    expect(args).toEqual(input)
+    expect(args).not.toBe(input)
+    expect(args.ignore).not.toBe(input.ignore)
+    // The caller (or a hook handed the same object) changing it later changes nothing that runs.
+    input.path = "/etc"
+    input.ignore.push("x")
+    expect(args).toEqual({ path: "src", ignore: ["dist/", "*.snap"] })
+  })
+
   it("gives no fast check to a schema that transforms or that it does not know", () => {
     for (const schema of [
       Schema.Struct({ n: Schema.NumberFromString }),
