@@ -305,11 +305,9 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             return Effect.map(realPathBelow(realRoot, abs), (real) => ({ abs, real }))
           }
           // Most calls touch one path: no forEach for it.
-          if (declared.length === 1) {
-            const abs = resolvePath(ctx.root, declared[0]!)
-            return Effect.map(realPathBelow(realRoot, abs), (real) => fileSubjects(id, [{ abs, real }]))
-          }
-          return Effect.map(Effect.forEach(declared, located), (paths) => fileSubjects(id, paths))
+          return declared.length === 1
+            ? Effect.map(located(declared[0]!), (p) => fileSubjects(id, [p]))
+            : Effect.map(Effect.forEach(declared, located), (paths) => fileSubjects(id, paths))
         }
         if (kind === "network") {
           const hosts = [...new Set(declared.map((h) => h.toLowerCase()))].sort()
