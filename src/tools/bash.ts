@@ -5,10 +5,13 @@
  * copy. The only shaping is declared: the command's class (outputKind) for the compression
  * experiment.
  */
+
+import * as NodePath from "node:path"
 import { Config, Duration, Effect, Option, Schema } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
+import { type CommandLine, Sandbox } from "../sandbox/sandbox.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool, invalidArguments } from "../tool/tool.ts"
 
@@ -31,6 +34,12 @@ const Parameters = Schema.Struct({
   ),
   description: Schema.optionalKey(
     Schema.String.annotate({ description: "What the command does, in a few words, for the person watching." })
+  ),
+  dangerouslyDisableSandbox: Schema.optionalKey(
+    Schema.Boolean.annotate({
+      description:
+        "Ask to run this one command outside the OS sandbox (it then needs approval). Only when it failed because of the sandbox."
+    })
   )
 })
 
@@ -39,8 +48,17 @@ const Parameters = Schema.Struct({
  * the real one: the command text reaches bash untouched, the two streams interleave exactly as
  * the command wrote them, and the pid stays the process-group leader.
  */
-const shellCommand = (command: string, file: string, cwd: string) =>
-  ChildProcess.make("/bin/bash", ["-c", 'exec /bin/bash -c "$1" > "$2" 2>&1', "bash", command, file], {
+const shellCommand = (command: string, file: string): CommandLine => [
+  "/bin/bash",
+  "-c",
+  'exec /bin/bash -c "$1" > "$2" 2>&1',
+  "bash",
+  command,
+  file
+]
+
+const spawnable = ([program, ...args]: CommandLine, cwd: string) =>
+  ChildProcess.make(program, args, {
     cwd,
     stdin: "ignore", // a command waiting on input gets EOF, never hangs the agent
     stdout: "ignore",
@@ -87,17 +105,26 @@ export const BashTool = defineTool({
         ])
       }
     }),
-  execute: ({ command, description }, ctx) =>
+  execute: ({ command, description, dangerouslyDisableSandbox }, ctx) =>
     Effect.gen(function* () {
       if (ctx.capture === undefined) {
         return yield* fail("bash runs only through the orchestrator, which gives it a file for the output.")
       }
       const capture = yield* ctx.capture
       const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+      const sandbox = yield* Sandbox
+      const plain = shellCommand(command, capture.path)
+      // Outside only when asked and allowed; the permission step has already asked the person.
+      const outside = dangerouslyDisableSandbox === true && sandbox.settings?.allowUnsandboxedCommands === true
+      const line = outside
+        ? plain
+        : yield* sandbox
+            .wrap(plain, { sessionId: ctx.sessionId, cwd: ctx.root, writable: [NodePath.dirname(capture.path)] })
+            .pipe(Effect.mapError((e) => fail(e.message)))
       // Some(code) when the shell exited; None when the command was stopped for its size.
       const exit = yield* Effect.scoped(
         Effect.gen(function* () {
-          const handle = yield* spawner.spawn(shellCommand(command, capture.path, ctx.root))
+          const handle = yield* spawner.spawn(spawnable(line, ctx.root))
           // A UI sees the output as it arrives; an output past the store's limit stops the command.
           const watch = Effect.gen(function* () {
             while (!capture.overLimit()) {

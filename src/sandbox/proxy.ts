@@ -1,0 +1,99 @@
+/**
+ * The sandbox's one way out: an HTTP proxy outside the sandbox, on a Unix socket bound into it,
+ * that connects only to allowed hosts. Inside, `socat` turns 127.0.0.1:PROXY_PORT into that socket
+ * and HTTP_PROXY / HTTPS_PROXY point at it; a program that ignores them finds no network at all
+ * (the sandbox has only a loopback), so the filter fails closed.
+ *
+ * It speaks CONNECT (HTTPS, or any TCP a client tunnels) and plain HTTP requests in absolute
+ * form. A refused host gets 403 with a line saying which setting allows it.
+ */
+import * as NodeHttp from "node:http"
+import * as NodeNet from "node:net"
+import { domainAllowed } from "./policy.ts"
+
+/** The port the bridge listens on inside the sandbox (its own network namespace: nothing else there). */
+export const PROXY_PORT = 3128
+
+export interface SandboxProxy {
+  readonly socket: string
+  readonly close: () => Promise<void>
+}
+
+const refusal = (host: string) =>
+  `The sandbox blocked a connection to ${host}: it is not in sandbox.network.allowedDomains (nor allowed by a WebFetch(domain:…) rule). Add it there to allow it.\n`
+
+/** Splits `host:port` (with [v6] brackets) into its parts; undefined when it is not one. */
+const hostPort = (text: string, defaultPort: number): { host: string; port: number } | undefined => {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(text) ?? /^([^:]+)(?::(\d+))?$/.exec(text)
+  if (m === null || m[1] === undefined) return undefined
+  const port = m[2] === undefined ? defaultPort : Number(m[2])
+  return Number.isInteger(port) && port > 0 && port < 65536 ? { host: m[1], port } : undefined
+}
+
+export const startProxy = (socket: string, domains: ReadonlyArray<string>): Promise<SandboxProxy> => {
+  const server = NodeHttp.createServer((req, res) => {
+    let target: URL
+    try {
+      target = new URL(req.url ?? "")
+    } catch {
+      res.writeHead(400).end("The sandbox's proxy takes absolute http:// URLs.\n")
+      return
+    }
+    if (target.protocol !== "http:" || !domainAllowed(domains, target.hostname.replace(/^\[|\]$/g, ""))) {
+      res.writeHead(403).end(refusal(target.hostname))
+      return
+    }
+    const upstream = NodeHttp.request(
+      {
+        host: target.hostname.replace(/^\[|\]$/g, ""),
+        port: target.port === "" ? 80 : Number(target.port),
+        path: `${target.pathname}${target.search}`,
+        method: req.method,
+        headers: req.headers
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers)
+        up.pipe(res)
+      }
+    )
+    upstream.on("error", (e) => {
+      if (!res.headersSent) res.writeHead(502)
+      res.end(`The sandbox's proxy could not reach ${target.host}: ${e.message}\n`)
+    })
+    req.pipe(upstream)
+  })
+  server.on("connect", (req: NodeHttp.IncomingMessage, client: NodeNet.Socket, head: Buffer) => {
+    const target = hostPort(req.url ?? "", 443)
+    client.on("error", () => client.destroy())
+    if (target === undefined || !domainAllowed(domains, target.host)) {
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n\r\n${refusal(target?.host ?? String(req.url))}`
+      )
+      return
+    }
+    const upstream = NodeNet.connect(target.port, target.host, () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
+      if (head.length > 0) upstream.write(head)
+      upstream.pipe(client)
+      client.pipe(upstream)
+    })
+    upstream.on("error", (e) => {
+      client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n\r\n${e.message}\n`)
+    })
+    client.on("close", () => upstream.destroy())
+  })
+  return new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(socket, () => {
+      server.off("error", reject)
+      resolve({
+        socket,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      })
+    })
+  })
+}

@@ -1,0 +1,149 @@
+/**
+ * The OS sandbox bash runs in: a service any shell-running tool asks for the command line that
+ * runs a program inside it. Off unless a layer provides it (the reference's default), so a tool
+ * needs no new requirement and an embedder who owns its own boundary pays nothing.
+ *
+ * The layer owns a folder for the sessions' temp dirs and the proxy's socket, removed when the
+ * layer is released; it finds once, lazily, whether bubblewrap runs here, and starts the network
+ * proxy on the first call that needs it.
+ */
+
+import { createHash } from "node:crypto"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { Context, Data, Effect, Layer } from "effect"
+import { type Availability, probeSandbox } from "./availability.ts"
+import { bwrapArgs } from "./bwrap.ts"
+import { sandboxPolicy } from "./policy.ts"
+import { PROXY_PORT, type SandboxProxy, startProxy } from "./proxy.ts"
+import type { SandboxSettings } from "./settings.ts"
+
+export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly message: string }> {}
+
+export type SandboxStatus =
+  | { readonly state: "off" }
+  | { readonly state: "active"; readonly network: "off" | "filtered"; readonly note?: string }
+  | { readonly state: "unavailable"; readonly reason: string }
+
+export interface WrapRequest {
+  readonly sessionId: string
+  readonly cwd: string
+  /** Writable for this call only (the folder of the file the output goes to). */
+  readonly writable: ReadonlyArray<string>
+}
+
+/** A program and its arguments. */
+export type CommandLine = readonly [string, ...Array<string>]
+
+export interface SandboxShape {
+  readonly settings: SandboxSettings | undefined
+  /** Whether commands run inside, found once. */
+  readonly status: Effect.Effect<SandboxStatus>
+  /**
+   * The command line that runs `command` inside the sandbox; `command` itself when the sandbox is
+   * off, or unavailable without `failIfUnavailable` (the permission rules then decide alone).
+   */
+  readonly wrap: (command: CommandLine, request: WrapRequest) => Effect.Effect<CommandLine, SandboxUnavailable>
+}
+
+const off: SandboxShape = {
+  settings: undefined,
+  status: Effect.succeed({ state: "off" }),
+  wrap: (command) => Effect.succeed(command)
+}
+
+/** One line for a person: what the sandbox does here. */
+export const describeSandbox = (status: SandboxStatus): string => {
+  switch (status.state) {
+    case "off":
+      return "sandbox: off; bash commands run under the permission rules alone"
+    case "active":
+      return `sandbox: on (bubblewrap); bash writes only inside the project and its temp dir, network ${status.network === "off" ? "off" : "only to sandbox.network.allowedDomains"}${status.note === undefined ? "" : `; ${status.note}`}`
+    case "unavailable":
+      return `sandbox: unavailable (${status.reason}); bash commands run under the permission rules alone`
+  }
+}
+
+export class Sandbox extends Context.Reference<SandboxShape>("freecode/Sandbox", { defaultValue: () => off }) {
+  static readonly off = off
+
+  /** The sandbox for a project root under `settings` (with `enabled: false`, the same as `off`). */
+  static readonly layer = (settings: SandboxSettings, options: SandboxPlaces) =>
+    Layer.effect(Sandbox, make(settings, options))
+}
+
+export interface SandboxPlaces {
+  readonly root: string
+  /** Whose credential files are hidden (default: this user's home). */
+  readonly home?: string
+  /** Where bubblewrap and socat are looked for (default: PATH). */
+  readonly path?: string
+}
+
+const make = (settings: SandboxSettings, options: SandboxPlaces) =>
+  Effect.gen(function* () {
+    if (!settings.enabled) return { ...off, settings }
+    const base = yield* Effect.acquireRelease(
+      Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-sandbox-"))),
+      (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+    )
+    let proxy: Promise<SandboxProxy> | undefined
+    yield* Effect.addFinalizer(() =>
+      proxy === undefined ? Effect.void : Effect.promise(() => proxy!.then((p) => p.close()).catch(() => undefined))
+    )
+    const availability = yield* Effect.cached(Effect.promise(() => probeSandbox(process.platform, options.path)))
+    const home = options.home ?? NodeOs.homedir()
+    const root = NodeFs.realpathSync(options.root)
+    const filtered = settings.allowedDomains.length > 0
+
+    const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
+      if (!a.available) return { state: "unavailable", reason: a.reason }
+      if (filtered && a.socat === undefined)
+        return { state: "active", network: "off", note: "socat is not installed, so allowedDomains cannot be reached" }
+      return { state: "active", network: filtered ? "filtered" : "off" }
+    })
+
+    const tempDirOf = (sessionId: string) => {
+      // A session id is the caller's text: hashed, it is always one safe folder name.
+      const dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
+      NodeFs.mkdirSync(dir, { recursive: true })
+      return dir
+    }
+
+    const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
+      Effect.flatMap(availability, (a) => {
+        if (!a.available) {
+          return settings.failIfUnavailable
+            ? Effect.fail(
+                new SandboxUnavailable({
+                  message: `The sandbox cannot start: ${a.reason}. sandbox.failIfUnavailable is set, so no command runs outside it; install what is missing or turn the setting off.`
+                })
+              )
+            : Effect.succeed(command)
+        }
+        return Effect.promise(async () => {
+          const tempDir = tempDirOf(request.sessionId)
+          const policy = sandboxPolicy(settings, { root, home, tempDir })
+          const bridge = filtered && a.socat !== undefined
+          if (bridge) proxy ??= startProxy(NodePath.join(base, "proxy.sock"), settings.allowedDomains)
+          const socket = bridge ? (await proxy!).socket : undefined
+          const args = bwrapArgs(policy, {
+            cwd: request.cwd,
+            writable: request.writable,
+            tempDir,
+            ...(socket === undefined ? {} : { proxySocket: socket })
+          })
+          if (socket === undefined || a.socat === undefined) return [a.bwrap, ...args, "--", ...command] as const
+          const url = `http://127.0.0.1:${PROXY_PORT}`
+          for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"])
+            args.push("--setenv", name, url)
+          args.push("--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy")
+          // The bridge starts first and the command waits (at most 1 s) until it listens.
+          const script = `"$1" TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$2" 2>/dev/null & for _ in $(seq 100); do (: </dev/tcp/127.0.0.1/${PROXY_PORT}) 2>/dev/null && break; sleep 0.01; done; shift 2; exec "$@"`
+          return [a.bwrap, ...args, "--", "/bin/bash", "-c", script, "bridge", a.socat, socket, ...command] as const
+        })
+      })
+
+    return Sandbox.of({ settings, status, wrap })
+  })

@@ -1,0 +1,200 @@
+/**
+ * The OS sandbox, with real bubblewrap: bash commands run through the real tool, and what they
+ * did is checked on the host afterwards. Where bubblewrap cannot run (not Linux, not installed),
+ * these skip locally; CI installs it, and there they must run.
+ */
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeHttp from "node:http"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { testToolSystem } from "../../layers/test.ts"
+import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
+import { probeSandbox } from "../../src/sandbox/availability.ts"
+import { bwrapArgs } from "../../src/sandbox/bwrap.ts"
+import { domainAllowed } from "../../src/sandbox/policy.ts"
+import { Sandbox } from "../../src/sandbox/sandbox.ts"
+import { resolveSandboxSettings, type SandboxConfig } from "../../src/sandbox/settings.ts"
+import { BashTool } from "../../src/tools/bash.ts"
+
+const availability = await probeSandbox()
+const runnable = availability.available || process.env.CI !== undefined
+
+const tempDir = (prefix: string) => NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), prefix)))
+
+interface Place {
+  readonly root: string
+  readonly home: string
+  readonly outside: string
+}
+
+const place = (): Place => {
+  const home = tempDir("freecode-sbx-home-")
+  NodeFs.mkdirSync(NodePath.join(home, ".ssh"))
+  NodeFs.writeFileSync(NodePath.join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n")
+  NodeFs.writeFileSync(NodePath.join(home, ".netrc"), "machine example.com password hunter2\n")
+  return { root: tempDir("freecode-sbx-root-"), home, outside: tempDir("freecode-sbx-outside-") }
+}
+
+/** The processes whose command line matches `pattern` (pgrep exits 1 when there are none). */
+const pgrep = (pattern: string): string => {
+  try {
+    return execFileSync("pgrep", ["-af", pattern], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+  } catch {
+    return ""
+  }
+}
+
+const bash = (p: Place, command: string, config: SandboxConfig = {}) =>
+  Orchestrator.use((o) => o.execute({ id: "b", name: "bash", args: { command } }, { sessionId: "s" })).pipe(
+    Effect.provide(
+      testToolSystem({ root: p.root, tools: [BashTool] }).pipe(
+        Layer.provide(Sandbox.layer(resolveSandboxSettings({ enabled: true, ...config }, false), p))
+      )
+    )
+  )
+
+describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
+  it("is available where the tests run", () => {
+    expect(availability).toMatchObject({ available: true })
+  })
+
+  it.effect("writes inside the project; a write outside it or into $HOME fails and leaves nothing", () =>
+    Effect.gen(function* () {
+      const p = place()
+      const r = yield* bash(
+        p,
+        `echo in > inside.txt; echo out > ${p.outside}/escaped.txt; echo home > ${p.home}/.bashrc-added; echo tmp > /tmp/left-behind-${NodePath.basename(p.root)}; cat inside.txt`
+      )
+      expect(r.modelOutput).toContain("in")
+      expect(NodeFs.readFileSync(NodePath.join(p.root, "inside.txt"), "utf8")).toBe("in\n")
+      expect(NodeFs.existsSync(NodePath.join(p.outside, "escaped.txt"))).toBe(false)
+      expect(NodeFs.existsSync(NodePath.join(p.home, ".bashrc-added"))).toBe(false)
+      expect(NodeFs.existsSync(`/tmp/left-behind-${NodePath.basename(p.root)}`)).toBe(false)
+    })
+  )
+
+  it.effect("an allowed program's own writes (sort -o, git diff --output) leave nothing outside", () =>
+    Effect.gen(function* () {
+      const p = place()
+      NodeFs.writeFileSync(NodePath.join(p.root, "a.txt"), "b\na\n")
+      execFileSync("git", ["init", "-q"], { cwd: p.root })
+      yield* bash(p, `sort -o ${p.outside}/sorted a.txt; git diff --no-index --output=${p.outside}/diff a.txt a.txt`)
+      expect(NodeFs.readdirSync(p.outside)).toEqual([])
+    })
+  )
+
+  it.effect("credential files are not readable inside", () =>
+    Effect.gen(function* () {
+      const p = place()
+      const r = yield* bash(p, `cat ${p.home}/.ssh/id_ed25519; cat ${p.home}/.netrc; ls -A ${p.home}/.ssh | wc -l`)
+      expect(r.modelOutput).not.toContain("PRIVATE KEY")
+      expect(r.modelOutput).not.toContain("hunter2")
+    })
+  )
+
+  it.effect("the session's temp dir is TMPDIR and writable", () =>
+    Effect.gen(function* () {
+      const p = place()
+      const r = yield* bash(p, 'echo x > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "$TMPDIR"')
+      expect(r.status).toBe("ok")
+      expect(r.modelOutput).toMatch(/^x\n\/.*freecode-sandbox-/)
+    })
+  )
+
+  it.effect("setsid, nohup and double-forked children are gone when the call returns", () =>
+    Effect.gen(function* () {
+      const p = place()
+      const tag = `${process.pid}${Date.now()}`.slice(-9)
+      const r = yield* bash(
+        p,
+        `setsid sleep 3${tag}1 & nohup sleep 3${tag}2 >/dev/null 2>&1 & ( (sleep 3${tag}3 &) & ); echo started`
+      )
+      expect(r.modelOutput).toContain("started")
+      let left = ""
+      for (let i = 0; i < 30; i++) {
+        left = pgrep(`sleep 3${tag}`)
+        if (left === "") break
+        yield* Effect.sleep("100 millis")
+      }
+      expect(left).toBe("")
+    })
+  )
+
+  it.effect("a loopback server is unreachable without an allowed domain and reachable with one", () =>
+    Effect.gen(function* () {
+      const p = place()
+      const server = NodeHttp.createServer((_req, res) => res.end("hello from the host\n"))
+      yield* Effect.promise(() => new Promise<void>((done) => server.listen(0, "127.0.0.1", done)))
+      yield* Effect.addFinalizer(() => Effect.promise(() => new Promise<void>((done) => server.close(() => done()))))
+      const port = (server.address() as { port: number }).port
+      const curl = `curl -sS --max-time 5 http://127.0.0.1:${port}/`
+      const blocked = yield* bash(p, curl)
+      expect(blocked.modelOutput).not.toContain("hello from the host")
+      const other = yield* bash(p, curl, { network: { allowedDomains: ["example.invalid"] } })
+      expect(other.modelOutput).not.toContain("hello from the host")
+      expect(other.modelOutput).toContain("sandbox.network.allowedDomains")
+      const allowed = yield* bash(p, curl, { network: { allowedDomains: ["127.0.0.1"] } })
+      expect(allowed.modelOutput).toContain("hello from the host")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("failIfUnavailable with no bubblewrap fails the call, naming the setting", () =>
+    Effect.gen(function* () {
+      const p = place()
+      // A sandbox that looks for bubblewrap where there is none.
+      const r = yield* Orchestrator.use((o) =>
+        o.execute({ id: "b", name: "bash", args: { command: "echo hi" } }, { sessionId: "s" })
+      ).pipe(
+        Effect.provide(
+          testToolSystem({ root: p.root, tools: [BashTool] }).pipe(
+            Layer.provide(
+              Sandbox.layer(resolveSandboxSettings({ enabled: true, failIfUnavailable: true }, false), {
+                ...p,
+                path: "/nonexistent"
+              })
+            )
+          )
+        )
+      )
+      expect(r.status).toBe("error")
+      expect(r.modelOutput).toContain("failIfUnavailable")
+    })
+  )
+})
+
+describe("sandbox policy", () => {
+  it("domain patterns: exact names and *. subdomains, never a suffix of another name", () => {
+    expect(domainAllowed(["example.com"], "example.com")).toBe(true)
+    expect(domainAllowed(["example.com"], "EXAMPLE.com.")).toBe(true)
+    expect(domainAllowed(["example.com"], "api.example.com")).toBe(false)
+    expect(domainAllowed(["*.example.com"], "api.example.com")).toBe(true)
+    expect(domainAllowed(["*.example.com"], "example.com")).toBe(false)
+    expect(domainAllowed(["*.example.com"], "badexample.com")).toBe(false)
+  })
+
+  it("bubblewrap arguments: writable places after the read-only root, denials after them", () => {
+    const args = bwrapArgs(
+      {
+        writable: ["/p/root/sub", "/p/root"],
+        readDenied: [
+          { path: "/h/.ssh", directory: true },
+          { path: "/h/.netrc", directory: false }
+        ],
+        writeDenied: ["/p/root/.git/hooks"],
+        allowedDomains: []
+      },
+      { cwd: "/p/root", writable: ["/store"], tempDir: "/t" }
+    ).join(" ")
+    expect(args.indexOf("--ro-bind / /")).toBeLessThan(args.indexOf("--bind /p/root /p/root"))
+    expect(args.indexOf("--bind /p/root /p/root")).toBeLessThan(args.indexOf("--bind /p/root/sub /p/root/sub"))
+    expect(args.indexOf("--bind /p/root/sub")).toBeLessThan(args.indexOf("--ro-bind /p/root/.git/hooks"))
+    expect(args).toContain("--tmpfs /h/.ssh --remount-ro /h/.ssh")
+    expect(args).toContain("--ro-bind /dev/null /h/.netrc")
+    expect(args).toContain("--unshare-net")
+    expect(args).toContain("--unshare-pid")
+    expect(args).toContain("--die-with-parent")
+  })
+})
