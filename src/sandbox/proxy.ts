@@ -62,7 +62,11 @@ export const startProxy = (socket: string, domains: ReadonlyArray<string>): Prom
     })
     req.pipe(upstream)
   })
+  // Tunnels leave the HTTP server's bookkeeping once connected: kept here to end them on close.
+  const tunnels = new Set<NodeNet.Socket>()
   server.on("connect", (req: NodeHttp.IncomingMessage, client: NodeNet.Socket, head: Buffer) => {
+    tunnels.add(client)
+    client.on("close", () => tunnels.delete(client))
     const target = hostPort(req.url ?? "", 443)
     client.on("error", () => client.destroy())
     if (target === undefined || !domainAllowed(domains, target.host)) {
@@ -91,6 +95,7 @@ export const startProxy = (socket: string, domains: ReadonlyArray<string>): Prom
         close: () =>
           new Promise<void>((done) => {
             server.closeAllConnections()
+            for (const t of tunnels) t.destroy()
             server.close(() => done())
           })
       })
