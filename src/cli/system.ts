@@ -2,7 +2,10 @@
  * Where the CLI gets its tool system. main.ts gives the live one (layers/live.ts); tests give
  * one with tools of their own. Building it is where the root and the config are checked.
  */
+
 import { randomUUID } from "node:crypto"
+import { realpathSync } from "node:fs"
+import { homedir } from "node:os"
 import { Config, Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
 import { ConfigSource, type FreecodeConfigShape, loadConfig } from "../config/load.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
@@ -76,6 +79,28 @@ export interface Setup {
   readonly models?: ReadonlyArray<WiringRule> | undefined
 }
 
+/**
+ * A project root taken from the current folder must not be the whole machine or the person's
+ * home: every file there (keys, other projects) would be the model's to read and write. Given
+ * explicitly with --root, it is the person's choice.
+ */
+const broadRoot = (root: string): Effect.Effect<string | undefined> =>
+  Effect.sync(() => {
+    const real = (p: string) => {
+      try {
+        return realpathSync(p)
+      } catch {
+        return p
+      }
+    }
+    const here = real(root)
+    const which =
+      here === "/" ? "the file system's root (/)" : here === real(homedir()) ? "your home folder" : undefined
+    return which === undefined
+      ? undefined
+      : `The current folder is ${which}, too broad a project root: every file below it would be the model's to read and change. Run it in a project folder, or pass --root ${here} to mean it.`
+  })
+
 /** Checks --root and --config; every problem is a Misuse naming the flag. */
 export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misuse, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function* () {
@@ -86,6 +111,10 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
       .stat(root)
       .pipe(Effect.mapError(() => new Misuse({ message: `--root ${root} does not exist.` })))
     if (info.type !== "Directory") return yield* new Misuse({ message: `--root ${root} is not a directory.` })
+    if (Option.isNone(options.root)) {
+      const broad = yield* broadRoot(root)
+      if (broad !== undefined) return yield* new Misuse({ message: broad })
+    }
     const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
     // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
     const config = yield* loadConfig(root, configFile).pipe(

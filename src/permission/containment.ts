@@ -5,10 +5,12 @@
  * by one check: is the real path inside the project root or an additional directory?
  */
 import * as NFS from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { isOnLocalMount } from "../fs/local-mounts.ts"
 import * as NativeFs from "../fs/native.ts"
+import { isCredentialPath } from "../sandbox/credentials.ts"
 import { isCleanAbsolute } from "../tools/paths.ts"
 
 /** The real path of `abs`, following symlinks as far as the path exists. */
@@ -81,8 +83,14 @@ const SENSITIVE =
 export const isSensitive = (abs: string): boolean => {
   // Most names can be told apart by their first character or their end, without the expression.
   const first = abs.charCodeAt(abs.lastIndexOf("/") + 1)
-  return (first === DOT || first === LOWER_I || abs.endsWith(".pem") || abs.endsWith(".key")) && SENSITIVE.test(abs)
+  return (
+    ((first === DOT || first === LOWER_I || abs.endsWith(".pem") || abs.endsWith(".key")) && SENSITIVE.test(abs)) ||
+    isCredentialPath(abs, HOME)
+  )
 }
+
+/** Credential files below the home directory (src/sandbox/credentials.ts) ask too, wherever the root is. */
+const HOME = NodeOs.homedir()
 
 const DOT = ".".charCodeAt(0)
 const LOWER_I = "i".charCodeAt(0)

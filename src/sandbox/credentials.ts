@@ -43,6 +43,12 @@ export const credentialPaths = (home: string, extra: ReadonlyArray<string> = [])
 
 /** True when `abs` is one of the credential paths below `home`, or inside one of its folders. */
 export const isCredentialPath = (abs: string, home: string, extra: ReadonlyArray<string> = []): boolean => {
+  // Most paths a call touches are not below the home directory's dot-folders: one test decides.
+  if (
+    extra.length === 0 &&
+    !(abs.startsWith(home) && abs.charCodeAt(home.length) === 47 && abs.charCodeAt(home.length + 1) === 46)
+  )
+    return false
   for (const p of credentialPaths(home, extra)) {
     if (abs === p || abs.startsWith(`${p}/`)) return true
   }
