@@ -17,11 +17,13 @@ import { type InvalidSetting, OutputConfig } from "../src/output/config.ts"
 import { HistoryBudget } from "../src/output/history-budget.ts"
 import { OutputStore } from "../src/output/store.ts"
 import { layerSqliteOutputStore } from "../src/output/store-sqlite.ts"
-import { Approval } from "../src/permission/approval.ts"
+import type { Approval } from "../src/permission/approval.ts"
+import { layerApprovalFromSource } from "../src/permission/approval-prompter.ts"
 import { PermissionEngine } from "../src/permission/engine.ts"
 import { Prompter } from "../src/prompt/prompter.ts"
 import { ReadState } from "../src/read-state/read-state.ts"
 import { ToolRegistry } from "../src/registry/registry.ts"
+import { Sandbox } from "../src/sandbox/sandbox.ts"
 import { GrantStore } from "../src/session/grants.ts"
 import { MemoryFolder } from "../src/session/memory-folder.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../src/session/store.ts"
@@ -47,7 +49,10 @@ export interface ToolSystemOptions<E = never, R = never> {
    * `freecode.json` and `.mcp.json` at the root when they exist (or what `ConfigSource` gives).
    */
   readonly config?: FreecodeConfigData
-  /** Who answers "ask": default Approval.layerNonInteractive (refuses, saying why). */
+  /**
+   * Who answers "ask": default the PrompterSource's person when one is set (`mcp`: the client's
+   * elicitation), else Approval.layerNonInteractive (refuses, saying why).
+   */
   readonly approval?: Layer.Layer<Approval>
   /** Hooks written as Effect functions, run after the configured command hooks. */
   readonly hooks?: ReadonlyArray<FunctionHook>
@@ -74,6 +79,11 @@ export interface ToolSystemOptions<E = never, R = never> {
    * then this surface over the registry. Default: no surface, every tool declared.
    */
   readonly surface?: SurfaceOptions
+  /**
+   * Whether bash runs in the OS sandbox when freecode.json's `sandbox.enabled` is absent
+   * (docs/sandbox.md). Default false: an embedder opts in; the CLI and `mcp` pass true.
+   */
+  readonly sandboxByDefault?: boolean
 }
 
 /** The stores a session keeps: in memory, or in the project's session database. */
@@ -126,7 +136,11 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     LspClients.layerFromConfig.pipe(Layer.provide(projectConfig)),
     ReadState.layer,
     WebNetwork.layer,
-    options.prompter ?? Prompter.layerFromSource
+    options.prompter ?? Prompter.layerFromSource,
+    // Bash asks it for every command line, the permission engine whether a command runs inside.
+    Sandbox.layerFromConfig({ root: options.root, enabledByDefault: options.sandboxByDefault ?? false }).pipe(
+      Layer.provide(projectConfig)
+    )
   ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =
@@ -142,7 +156,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   const withTools = tools.pipe(Layer.provideMerge(base))
   const permissions = Layer.mergeAll(PermissionEngine.layer, Hooks.layer(options.hooks)).pipe(
     Layer.provideMerge(projectConfig),
-    Layer.merge(options.approval ?? Approval.layerNonInteractive)
+    Layer.merge(options.approval ?? layerApprovalFromSource)
   )
   const system = Dispatcher.layer.pipe(
     Layer.provideMerge(Orchestrator.layer),

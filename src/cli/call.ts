@@ -7,7 +7,7 @@ import { ToolSurface } from "../surface/surface.ts"
 import { EXIT_FAILED, ExitCode, Misuse } from "./errors.ts"
 import { json, sessionFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { announceAutoDeferral, buildToolSystem, callContext, checkOptions } from "./system.ts"
+import { announceAutoDeferral, announceSandbox, buildToolSystem, callContext, checkOptions } from "./system.ts"
 
 const parseArgs = (text: Option.Option<string>): Effect.Effect<unknown, Misuse> =>
   Option.match(text, {
@@ -45,6 +45,7 @@ export const callCommand = Command.make(
     const setup = yield* checkOptions(input)
     const system = yield* buildToolSystem(setup)
     yield* announceAutoDeferral(Context.get(system, ToolSurface))
+    if (input.tool === "bash") yield* announceSandbox(system, false)
     const dispatcher = Context.get(system, Dispatcher)
     const { context } = yield* callContext(input)
     const result = yield* dispatcher.dispatch(

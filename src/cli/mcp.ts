@@ -9,12 +9,13 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { HttpServing } from "../mcp/serve.ts"
+import { DefaultMode } from "../permission/engine.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions } from "./system.ts"
+import { announceAutoDeferralWhenReady, announceSandbox, buildToolSystem, checkOptions } from "./system.ts"
 
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
 // every command of the CLI.
@@ -40,9 +41,11 @@ export const mcpCommand = Command.make(
         Effect.provideService(
           PrompterSource,
           mcpPrompter(() => served)
-        )
+        ),
+        Effect.provideService(DefaultMode, "acceptEdits")
       )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
+      yield* announceSandbox(system, true)
       return yield* serveStdio(
         system,
         (server) => {
@@ -62,7 +65,8 @@ export const mcpCommand = Command.make(
       Effect.provideService(
         PrompterSource,
         mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
-      )
+      ),
+      Effect.provideService(DefaultMode, "acceptEdits")
     )
     const port = input.http.value
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -72,6 +76,7 @@ export const mcpCommand = Command.make(
       Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
     )
     yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
+    yield* announceSandbox(system, true)
     yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
     return yield* Effect.never
   }, Effect.scoped)

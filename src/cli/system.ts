@@ -12,6 +12,7 @@ import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
+import { describeSandbox, Sandbox } from "../sandbox/sandbox.ts"
 import { SessionPersistence } from "../session/store.ts"
 import { type WiringRule, wiringFor, wiringTable } from "../surface/models.ts"
 import {
@@ -211,6 +212,18 @@ export const buildToolSystem = (
             .withProfile(profile)
             .pipe(Effect.mapError((e) => new Misuse({ message: `--profile: ${e.message}` })))
     return Context.add(context, Dispatcher, narrowed).pipe(Context.add(ToolSurface, narrowed))
+  })
+
+/**
+ * The sandbox's state in one line on stderr: always for `mcp` (a person configuring a client
+ * sees what bash may do), and for a bash `call` only when it is on but cannot start.
+ */
+export const announceSandbox = (system: Context.Context<never>, always: boolean): Effect.Effect<void, never, Io> =>
+  Effect.gen(function* () {
+    const sandbox = Context.get(system, Sandbox)
+    if (sandbox.settings?.enabled !== true && !always) return
+    const status = yield* sandbox.status
+    if (always || status.state === "unavailable") yield* (yield* Io).err(`freecode-tools: ${describeSandbox(status)}\n`)
   })
 
 /** What the CLI says when MCP tools were deferred because declaring them all would cost too much. */

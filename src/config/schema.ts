@@ -4,11 +4,13 @@
  * `profiles`. Validation is strict: an unknown key or a wrong type is an error naming the key
  * and what was expected, never a silent default.
  */
+
 import { Schema } from "effect"
 import { LspConfig } from "../lsp/config.ts"
 import { McpServers } from "../mcp/config.ts"
 import { parseRule } from "../permission/rules.ts"
 import { providers } from "../registry/provider.ts"
+import { SandboxConfig } from "../sandbox/settings.ts"
 
 export const MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const
 export type PermissionMode = (typeof MODES)[number]
@@ -90,13 +92,24 @@ export const FreecodeConfigSchema = Schema.Struct({
   profiles: Schema.optionalKey(Schema.Record(Schema.String, ProfileConfig)),
   surface: Schema.optionalKey(SurfaceConfig),
   models: Schema.optionalKey(Schema.Array(ModelWiringConfig)),
-  lsp: Schema.optionalKey(LspConfig)
+  lsp: Schema.optionalKey(LspConfig),
+  sandbox: Schema.optionalKey(SandboxConfig)
 })
 export type FreecodeConfigData = typeof FreecodeConfigSchema.Type
 
 /** The keys each object may hold, for the "unknown key" message (`[]` stands for any index). */
 export const KNOWN_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "": ["$schema", "permissions", "hooks", "mcpServers", "profiles", "surface", "models", "lsp"],
+  "": ["$schema", "permissions", "hooks", "mcpServers", "profiles", "surface", "models", "lsp", "sandbox"],
+  sandbox: [
+    "enabled",
+    "autoAllowBashIfSandboxed",
+    "failIfUnavailable",
+    "allowUnsandboxedCommands",
+    "filesystem",
+    "network"
+  ],
+  "sandbox.filesystem": ["allowWrite", "denyRead", "denyWrite"],
+  "sandbox.network": ["allowedDomains"],
   lsp: ["servers"],
   surface: ["mode", "strategy", "core", "autoDeferTokens"],
   "models[]": ["pattern", "edit", "provider"],

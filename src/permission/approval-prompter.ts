@@ -5,7 +5,7 @@
  * would allow it, so the person can add it once instead of meeting the refusal again.
  */
 import { Effect, Layer } from "effect"
-import { Prompter } from "../prompt/prompter.ts"
+import { type Prompter, PrompterSource } from "../prompt/prompter.ts"
 import { Approval, type ApprovalAnswer, type ApprovalQuestion } from "./approval.ts"
 
 const ONCE = "Yes, this once"
@@ -47,7 +47,7 @@ export const approvalFromPrompter = (prompter: Prompter["Service"]): Approval["S
               return {
                 answer: "deny",
                 unattended: true,
-                message: `${q.reason} Nobody could be asked (${outcome.reason}); do the task another way, or ${ruleHint(q)}.`
+                message: `${q.reason} No one is available to approve it here (${outcome.reason}); do the task another way, or ${ruleHint(q)}.`
               }
             if (outcome._tag === "Dismissed")
               return { answer: "deny", message: "The person dismissed the approval request." }
@@ -60,5 +60,15 @@ export const approvalFromPrompter = (prompter: Prompter["Service"]): Approval["S
         )
   })
 
-/** Approval asked through the system's Prompter (the `mcp` command's: the client's elicitation). */
-export const layerApprovalFromPrompter = Layer.effect(Approval, Effect.map(Prompter, approvalFromPrompter))
+/**
+ * The system's default: whoever answers the `question` tool answers approvals too (the `mcp`
+ * command's PrompterSource: the client's elicitation); with no source, nobody
+ * (Approval.layerNonInteractive).
+ */
+export const layerApprovalFromSource: Layer.Layer<Approval> = Layer.unwrap(
+  Effect.map(
+    PrompterSource,
+    (source): Layer.Layer<Approval> =>
+      source === undefined ? Approval.layerNonInteractive : Layer.succeed(Approval, approvalFromPrompter(source))
+  )
+)

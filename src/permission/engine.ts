@@ -14,6 +14,7 @@ import { Context, Effect, Layer, Option, Path } from "effect"
 import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
+import { Sandbox, sandboxAllows } from "../sandbox/sandbox.ts"
 import { GrantStore } from "../session/grants.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
@@ -47,7 +48,7 @@ export interface Decision {
   /** Why, in words the model and the person can act on. */
   readonly reason: string
   /** What decided it. */
-  readonly by: "rule" | "mode" | "session" | "declaration" | "profile" | "hook" | "person" | "error"
+  readonly by: "rule" | "mode" | "session" | "declaration" | "profile" | "hook" | "person" | "sandbox" | "error"
   /** The configured rule that decided it, when one did. */
   readonly rule?: string
   /** The policy that decided it: "project" or a profile's name. */
@@ -143,7 +144,12 @@ export const BUILTIN_PROFILES: Readonly<Record<string, ProfileConfig>> = {
 /** What a call touches, as the rules see it. */
 interface Subjects {
   readonly kind: Kind
-  readonly shell?: { readonly command: string; readonly analysis: ShellAnalysis }
+  readonly shell?: {
+    readonly command: string
+    readonly analysis: ShellAnalysis
+    /** It runs inside the OS sandbox, whose settings allow it without asking. */
+    readonly sandboxed: boolean
+  }
   /** File tools: each path as given (absolute) and as it really is. */
   readonly paths: ReadonlyArray<{ readonly abs: string; readonly real: string }>
   /** Fetch tools: hosts. */
@@ -166,6 +172,14 @@ const withBasename = (c: SimpleCommand): ReadonlyArray<ReadonlyArray<string>> =>
   return [c.words, [first.slice(first.lastIndexOf("/") + 1), ...c.words.slice(1)]]
 }
 
+/**
+ * The mode when freecode.json sets no `permissions.defaultMode`. `mcp` sets `acceptEdits`: its
+ * client shows the person every call, so an edit inside the project needs no second gate there.
+ */
+export const DefaultMode = Context.Reference<PermissionMode>("freecode/DefaultMode", {
+  defaultValue: () => "default"
+})
+
 export class PermissionEngine extends Context.Service<PermissionEngine, PermissionEngineShape>()(
   "freecode/PermissionEngine"
 ) {
@@ -173,6 +187,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
     PermissionEngine,
     Effect.gen(function* () {
       const config = yield* FreecodeConfig
+      const sandbox = yield* Sandbox
       const { root } = yield* Workspace
       const path = yield* Path.Path
       // The bash grammar is loaded on the first shell call, not when the system starts.
@@ -215,7 +230,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
 
       const project: Policy = {
         name: "project",
-        mode: perms.defaultMode ?? "default",
+        mode: perms.defaultMode ?? (yield* DefaultMode),
         allow: yield* compileAll(parser, perms.allow, `${where}: permissions.allow`),
         ask: yield* compileAll(parser, perms.ask, `${where}: permissions.ask`),
         deny: yield* compileAll(parser, perms.deny, `${where}: permissions.deny`),
@@ -250,6 +265,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
           loaded ??= yield* bashParser
           const analysis = analyzeWith(loaded, command)
+          const sandboxed = yield* sandboxAllows(sandbox, args)
           // One plain simple command is saved as its words, as a rule would match it: `npm  test`
           // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
           const only =
@@ -258,7 +274,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           const text = plain === undefined ? command.trim() : plain.join(" ")
           return {
             kind: "shell",
-            shell: { command, analysis },
+            shell: { command, analysis, sandboxed },
             paths: [],
             hosts: [],
             grant: {
@@ -458,7 +474,15 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
               by: "session",
               reason: `Approved for this session: ${s.grant.display}.`
             }
-          const { analysis, command } = s.shell!
+          const { analysis, command, sandboxed } = s.shell!
+          // Deny and ask rules were decided above; inside the boundary nothing else needs a person.
+          if (sandboxed)
+            return {
+              ...base,
+              behavior: "allow",
+              by: "sandbox",
+              reason: "Runs inside the OS sandbox (writes only inside the project, network only to allowed domains)."
+            }
           if (analysis.concerns.length > 0) return ask(`This command needs approval: ${analysis.concerns.join("; ")}.`)
           const rules = analysis.commands.map((cmd) =>
             policy.allow.find((c) => {
