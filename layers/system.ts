@@ -81,7 +81,7 @@ export interface ToolSystemOptions<E = never, R = never> {
   readonly surface?: SurfaceOptions
   /**
    * Whether bash runs in the OS sandbox when freecode.json's `sandbox.enabled` is absent
-   * (docs/sandbox.md). Default false: an embedder opts in; the CLI and `mcp` pass true.
+   * (docs/sandbox.md). Default: what `SandboxByDefault` says (false; the `mcp` command sets true).
    */
   readonly sandboxByDefault?: boolean
 }
@@ -138,9 +138,10 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     WebNetwork.layer,
     options.prompter ?? Prompter.layerFromSource,
     // Bash asks it for every command line, the permission engine whether a command runs inside.
-    Sandbox.layerFromConfig({ root: options.root, enabledByDefault: options.sandboxByDefault ?? false }).pipe(
-      Layer.provide(projectConfig)
-    )
+    Sandbox.layerFromConfig({
+      root: options.root,
+      ...(options.sandboxByDefault === undefined ? {} : { enabledByDefault: options.sandboxByDefault })
+    }).pipe(Layer.provide(projectConfig))
   ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =

@@ -22,7 +22,7 @@ const services = Layer.mergeAll(
   NodeServices.layer,
   Io.layerNode,
   Interrupts.layerSigint,
-  ToolSystemFactory.layer((root) => ToolSystem.layer({ root, sandboxByDefault: true }))
+  ToolSystemFactory.layer((root) => ToolSystem.layer({ root }))
 )
 
 for (const stream of [process.stdout, process.stderr]) {

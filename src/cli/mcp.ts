@@ -12,6 +12,7 @@ import type { HttpServing } from "../mcp/serve.ts"
 import { DefaultMode } from "../permission/engine.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
+import { SandboxByDefault } from "../sandbox/sandbox.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
@@ -42,7 +43,8 @@ export const mcpCommand = Command.make(
           PrompterSource,
           mcpPrompter(() => served)
         ),
-        Effect.provideService(DefaultMode, "acceptEdits")
+        Effect.provideService(DefaultMode, "acceptEdits"),
+        Effect.provideService(SandboxByDefault, true)
       )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
       yield* announceSandbox(system, true)
@@ -66,7 +68,8 @@ export const mcpCommand = Command.make(
         PrompterSource,
         mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
       ),
-      Effect.provideService(DefaultMode, "acceptEdits")
+      Effect.provideService(DefaultMode, "acceptEdits"),
+      Effect.provideService(SandboxByDefault, true)
     )
     const port = input.http.value
     if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -80,6 +80,14 @@ export const describeSandbox = (status: SandboxStatus): string => {
   }
 }
 
+/**
+ * Whether the sandbox is on when freecode.json does not say (`sandbox.enabled`), for a system
+ * built without `sandboxByDefault`: the `mcp` command sets it, as it sets the PrompterSource.
+ */
+export const SandboxByDefault = Context.Reference<boolean>("freecode/SandboxByDefault", {
+  defaultValue: () => false
+})
+
 export class Sandbox extends Context.Reference<SandboxShape>("freecode/Sandbox", { defaultValue: () => off }) {
   static readonly off = off
 
@@ -91,16 +99,17 @@ export class Sandbox extends Context.Reference<SandboxShape>("freecode/Sandbox",
    * From freecode.json's `sandbox` block, with `enabledByDefault` for an absent `enabled` (the
    * CLI and `mcp`: true). Hosts the permission rules allow (`WebFetch(domain:…)`) are reachable too.
    */
-  static readonly layerFromConfig = (options: SandboxPlaces & { readonly enabledByDefault: boolean }) =>
+  static readonly layerFromConfig = (options: SandboxPlaces & { readonly enabledByDefault?: boolean }) =>
     Layer.effect(
       Sandbox,
       Effect.gen(function* () {
         const config = yield* FreecodeConfig
+        const enabledByDefault = options.enabledByDefault ?? (yield* SandboxByDefault)
         const domains = (config.permissions?.allow ?? []).flatMap((rule) => {
           const m = /^webfetch\(domain:([^)\s]+)\)$/i.exec(rule.trim())
           return m?.[1] === undefined ? [] : [m[1]]
         })
-        return yield* make(resolveSandboxSettings(config.sandbox, options.enabledByDefault, domains), options)
+        return yield* make(resolveSandboxSettings(config.sandbox, enabledByDefault, domains), options)
       })
     )
 }
