@@ -10,6 +10,7 @@ import type { FreecodeConfigData } from "../src/config/schema.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
 import { ToolEvents } from "../src/events/events.ts"
 import { type FunctionHook, Hooks } from "../src/hooks/hooks.ts"
+import { Jobs } from "../src/jobs/jobs.ts"
 import { LspClients } from "../src/lsp/service.ts"
 import { McpClients } from "../src/mcp/clients.ts"
 import { Orchestrator } from "../src/orchestrator/orchestrator.ts"
@@ -137,6 +138,8 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     ReadState.layer,
     WebNetwork.layer,
     options.prompter ?? Prompter.layerFromSource,
+    // Background jobs live as long as the system (or their session).
+    Jobs.layer(),
     // Bash asks it for every command line, the permission engine whether a command runs inside.
     Sandbox.layerFromConfig({
       root: options.root,

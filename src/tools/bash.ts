@@ -9,11 +9,13 @@
 import * as NodePath from "node:path"
 import { Config, Duration, Effect, Option, Schema } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { Jobs } from "../jobs/jobs.ts"
+import { look } from "../jobs/view.ts"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { type CommandLine, Sandbox } from "../sandbox/sandbox.ts"
 import { fail } from "../tool/errors.ts"
-import { defineTool, invalidArguments } from "../tool/tool.ts"
+import { defineTool, invalidArguments, type ToolContext } from "../tool/tool.ts"
 
 export const DEFAULT_TIMEOUT_MS = 60_000
 export const MAX_TIMEOUT_NAME = "FREECODE_BASH_MAX_TIMEOUT_MS"
@@ -34,6 +36,12 @@ const Parameters = Schema.Struct({
   ),
   description: Schema.optionalKey(
     Schema.String.annotate({ description: "What the command does, in a few words, for the person watching." })
+  ),
+  run_in_background: Schema.optionalKey(
+    Schema.Boolean.annotate({
+      description:
+        "Start it as a background job (a server, a watcher, a long build) and return at once with its id; follow it with the job tool."
+    })
   ),
   dangerouslyDisableSandbox: Schema.optionalKey(
     Schema.Boolean.annotate({
@@ -73,6 +81,33 @@ const titleOf = (command: string, description: string | undefined) => {
   return first.length > 80 ? `${first.slice(0, 77)}...` : first
 }
 
+/** How long a background start waits for the job's first output (or its exit) before returning. */
+const SETTLE_MS = 1_000
+
+const startInBackground = (
+  command: string,
+  description: string | undefined,
+  dangerouslyDisableSandbox: boolean | undefined,
+  ctx: ToolContext
+) =>
+  Effect.gen(function* () {
+    const jobs = yield* Jobs
+    const sandbox = yield* Sandbox
+    const outside = dangerouslyDisableSandbox === true && sandbox.settings?.allowUnsandboxedCommands === true
+    const job = yield* jobs
+      .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox: outside ? Sandbox.off : sandbox })
+      .pipe(Effect.mapError((e) => fail(e.message)))
+    yield* Effect.race(
+      Effect.promise(() => job.exited),
+      Effect.sleep(SETTLE_MS)
+    )
+    return {
+      title: `${titleOf(command, description)} (background ${job.id})`,
+      output: look(job),
+      metadata: { jobId: job.id, ...(description === undefined ? {} : { description }) }
+    }
+  })
+
 export const BashTool = defineTool({
   id: "bash",
   description:
@@ -100,13 +135,15 @@ export const BashTool = defineTool({
         return yield* invalidArguments("bash", [
           {
             path: "timeout",
-            message: `must be at most ${max} ms, got ${timeout}; run longer jobs in the background (nohup … &) and check on them`
+            message: `must be at most ${max} ms, got ${timeout}; run a longer job with "run_in_background": true and follow it with the job tool`
           }
         ])
       }
     }),
-  execute: ({ command, description, dangerouslyDisableSandbox }, ctx) =>
+  execute: ({ command, description, dangerouslyDisableSandbox, run_in_background }, ctx) =>
     Effect.gen(function* () {
+      if (run_in_background === true)
+        return yield* startInBackground(command, description, dangerouslyDisableSandbox, ctx)
       if (ctx.capture === undefined) {
         return yield* fail("bash runs only through the orchestrator, which gives it a file for the output.")
       }

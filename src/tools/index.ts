@@ -17,6 +17,7 @@ import { BashTool } from "./bash.ts"
 import { EditTool } from "./edit.ts"
 import { GlobTool } from "./glob.ts"
 import { GrepTool } from "./grep.ts"
+import { JobTool } from "./job.ts"
 import { LsTool } from "./ls.ts"
 import { LspTool } from "./lsp.ts"
 import { MemoryTool } from "./memory.ts"
@@ -49,6 +50,7 @@ export const builtinTools: ReadonlyArray<Tool<BuiltinRequirements>> = [
   LspTool,
   WebFetchTool,
   BashTool,
+  JobTool,
   EditTool,
   WriteTool,
   ApplyPatchTool,

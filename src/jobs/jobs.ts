@@ -1,0 +1,160 @@
+/**
+ * The session's background jobs (bash `run_in_background`): started, looked at, written to and
+ * stopped by the model through `bash` and `job`. The layer owns every job and the folder their
+ * output goes to: releasing it stops them all, and so does the host process dying — each job
+ * runs in its own PID namespace whose init bubblewrap kills when its parent dies (the sandbox's,
+ * or a bare one for that purpose where the sandbox is off), so a SIGKILLed host leaves no orphan.
+ */
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { Config, Context, Data, Effect, Layer } from "effect"
+import { probeSandbox } from "../sandbox/availability.ts"
+import type { CommandLine, SandboxShape } from "../sandbox/sandbox.ts"
+import { type Job, startJob } from "./job.ts"
+
+export class JobError extends Data.TaggedError("JobError")<{ readonly message: string }> {}
+
+export interface JobsSettings {
+  /** Jobs a session may have running at once. */
+  readonly maxPerSession: number
+  /** A job nobody looked at or wrote to for this long is stopped. */
+  readonly idleMs: number
+  /** A job whose output passes this many bytes is stopped. */
+  readonly maxOutputBytes: number
+}
+
+export const JOBS_MAX_NAME = "FREECODE_JOBS_MAX"
+export const JOBS_IDLE_NAME = "FREECODE_JOBS_IDLE_MS"
+
+export interface StartRequest {
+  readonly sessionId: string
+  readonly command: string
+  readonly cwd: string
+  readonly sandbox: SandboxShape
+}
+
+export interface JobsShape {
+  readonly available: boolean
+  readonly settings: JobsSettings
+  readonly start: (request: StartRequest) => Effect.Effect<Job, JobError>
+  readonly get: (sessionId: string, id: string) => Job | undefined
+  readonly list: (sessionId: string) => ReadonlyArray<Job>
+  /** Stops a session's jobs (the session ended); returns the ids that were running. */
+  readonly endSession: (sessionId: string) => Effect.Effect<ReadonlyArray<string>>
+}
+
+const unavailable: JobsShape = {
+  available: false,
+  settings: { maxPerSession: 0, idleMs: 0, maxOutputBytes: 0 },
+  start: () =>
+    Effect.fail(
+      new JobError({
+        message: "Background jobs are not available in this tool system; run the command in the foreground."
+      })
+    ),
+  get: () => undefined,
+  list: () => [],
+  endSession: () => Effect.succeed([])
+}
+
+export class Jobs extends Context.Reference<JobsShape>("freecode/Jobs", { defaultValue: () => unavailable }) {
+  static readonly layer = (settings?: Partial<JobsSettings>) => Layer.effect(Jobs, make(settings))
+}
+
+const settingsFromEnv = Effect.gen(function* () {
+  const maxPerSession = yield* Config.Int(JOBS_MAX_NAME).pipe(Config.withDefault(8))
+  const idleMs = yield* Config.Int(JOBS_IDLE_NAME).pipe(Config.withDefault(30 * 60_000))
+  const maxOutputBytes = yield* Config.Int("FREECODE_OUTPUT_SPILL_BYTES").pipe(Config.withDefault(1024 ** 3))
+  return { maxPerSession, idleMs, maxOutputBytes }
+}).pipe(Effect.orElseSucceed(() => ({ maxPerSession: 8, idleMs: 30 * 60_000, maxOutputBytes: 1024 ** 3 })))
+
+const make = (overrides: Partial<JobsSettings> = {}) =>
+  Effect.gen(function* () {
+    const settings: JobsSettings = { ...(yield* settingsFromEnv), ...overrides }
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-jobs-"))),
+      (d) => Effect.sync(() => NodeFs.rmSync(d, { recursive: true, force: true }))
+    )
+    const bySession = new Map<string, Map<string, Job>>()
+    let counter = 0
+    const all = () => [...bySession.values()].flatMap((m) => [...m.values()])
+    const running = (j: Job) => j.state().state === "running"
+    // Stopped before the folder goes (finalizers run in reverse order).
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Promise.all(all().map((j) => j.stop("the tool system shut down", 500))))
+    )
+    // Where the sandbox is off, bubblewrap still gives a job a PID namespace that dies with us.
+    const lifetime = yield* Effect.cached(
+      Effect.promise(async () => {
+        const a = await probeSandbox()
+        return a.available
+          ? [a.bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--"]
+          : []
+      })
+    )
+    const watch = setInterval(() => {
+      const now = Date.now()
+      for (const j of all()) {
+        if (!running(j)) continue
+        if (j.size() > settings.maxOutputBytes)
+          void j.stop(
+            `it printed more than its output cap of ${settings.maxOutputBytes} bytes (FREECODE_OUTPUT_SPILL_BYTES)`
+          )
+        else if (now - j.lastTouched > settings.idleMs)
+          void j.stop(`nobody looked at it for ${Math.round(settings.idleMs / 60_000)} min (${JOBS_IDLE_NAME})`)
+      }
+    }, 1_000)
+    watch.unref()
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watch)))
+
+    const start = (request: StartRequest): Effect.Effect<Job, JobError> =>
+      Effect.gen(function* () {
+        const session = bySession.get(request.sessionId) ?? new Map<string, Job>()
+        const live = [...session.values()].filter(running)
+        if (live.length >= settings.maxPerSession) {
+          return yield* new JobError({
+            message: `This session already runs ${live.length} background jobs (${JOBS_MAX_NAME}=${settings.maxPerSession}): stop one with job {"id": …, "stop": true} first (${live.map((j) => j.id).join(", ")}).`
+          })
+        }
+        const id = `job-${++counter}`
+        const file = NodePath.join(dir, `${id}.out`)
+        const plain: CommandLine = [
+          "/bin/bash",
+          "-c",
+          'exec /bin/bash -c "$1" > "$2" 2>&1',
+          "bash",
+          request.command,
+          file
+        ]
+        const wrapped = yield* request.sandbox
+          .wrap(plain, { sessionId: request.sessionId, cwd: request.cwd, writable: [dir] })
+          .pipe(Effect.mapError((e) => new JobError({ message: e.message })))
+        // A sandboxed line already runs in bubblewrap with a PID namespace of its own.
+        const prefix = wrapped === plain ? yield* lifetime : []
+        const line = [...prefix, ...wrapped] as unknown as CommandLine
+        const job = startJob({ id, command: request.command, line, file, cwd: request.cwd })
+        session.set(id, job)
+        bySession.set(request.sessionId, session)
+        return job
+      })
+
+    return Jobs.of({
+      available: true,
+      settings,
+      start,
+      get: (sessionId, id) => {
+        const job = bySession.get(sessionId)?.get(id)
+        if (job !== undefined) job.lastTouched = Date.now()
+        return job
+      },
+      list: (sessionId) => [...(bySession.get(sessionId)?.values() ?? [])],
+      endSession: (sessionId) =>
+        Effect.promise(async () => {
+          const jobs = [...(bySession.get(sessionId)?.values() ?? [])].filter(running)
+          await Promise.all(jobs.map((j) => j.stop("its session ended", 500)))
+          bySession.delete(sessionId)
+          return jobs.map((j) => j.id)
+        })
+    })
+  })
