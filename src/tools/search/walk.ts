@@ -1,6 +1,6 @@
 /**
  * The pure TypeScript backend: a breadth-first walk over the FileSystem service with the
- * .gitignore rules of `ignore.ts`, glob filters from picomatch and JS RegExp for grep. It is
+ * .gitignore rules of `ignore.ts`, glob filters from picomatch and a linear-time RE2 engine for grep. It is
  * the fallback when rg cannot run, and `ls` uses `walkTree` directly (rg cannot list
  * directories, and ls must show empty ones).
  */
@@ -9,6 +9,7 @@ import { Effect, FileSystem, type PlatformError } from "effect"
 import type { Ignore } from "ignore"
 import picomatch from "picomatch"
 import * as NativeFs from "../../fs/native.ts"
+import { compileModelRegex, isRefusal, type ModelRegex } from "../../text/regex.ts"
 import { basenameOf, childPath, relativeInside } from "../paths.ts"
 import {
   type FileList,
@@ -189,27 +190,12 @@ const listFiles = (request: ListFilesRequest) =>
   )
 
 /**
- * Compiles a ripgrep-syntax regex as a JS RegExp. Leading inline flags such as `(?i)` become
- * RegExp flags; Unicode mode is tried first (like rg), then the legacy mode for patterns only
- * it accepts (e.g. `\-`).
+ * Compiles a ripgrep-syntax regex on the linear-time engine (RE2 syntax, as rg's own): the
+ * pattern is the model's, and a backtracking engine could hang the process on it.
  */
-export const compileRegex = (pattern: string): RegExp | InvalidPattern => {
-  let source = pattern
-  let flags = ""
-  const inline = /^\(\?([ims]+)\)/.exec(source)
-  if (inline !== null) {
-    flags = [...new Set(inline[1])].join("")
-    source = source.slice(inline[0].length)
-  }
-  try {
-    return new RegExp(source, `${flags}u`)
-  } catch (unicodeError) {
-    try {
-      return new RegExp(source, flags)
-    } catch {
-      return new InvalidPattern({ message: (unicodeError as Error).message })
-    }
-  }
+export const compileRegex = (pattern: string): ModelRegex | InvalidPattern => {
+  const regex = compileModelRegex(pattern)
+  return isRefusal(regex) ? new InvalidPattern({ message: regex.reason }) : regex
 }
 
 /** A file-name matcher for grep's `include`, like `*.ts` or `*.{ts,tsx}`. */
@@ -225,7 +211,7 @@ export const compileInclude = (include: string): ((name: string) => boolean) | S
 const decoder = new TextDecoder("utf-8")
 
 /** Adds the matching lines of one file; a file with a NUL byte is binary and skipped, like rg does. */
-const searchFile = (regex: RegExp, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
+const searchFile = (regex: ModelRegex, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
   if (bytes.includes(0)) return
   const lines = decoder.decode(bytes).split("\n")
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop()
