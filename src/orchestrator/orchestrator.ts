@@ -32,6 +32,7 @@ import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
 
 export { BATCH_CONCURRENCY } from "./batching.ts"
 
+import { headOf } from "../text/cut.ts"
 import { omittedMarker, type Shaped, shape } from "./shape.ts"
 
 /** A person (or policy) deciding on a call that asks for approval. */
@@ -100,7 +101,7 @@ const parseArgs = (tool: string, raw: unknown): Result.Result<unknown, InvalidAr
  */
 const argsForEvent = (args: unknown, max: number): unknown => {
   const json = typeof args === "string" ? args : (JSON.stringify(args) ?? "")
-  return json.length <= max ? args : { truncated: true, chars: json.length, preview: json.slice(0, max / 2) }
+  return json.length <= max ? args : { truncated: true, chars: json.length, preview: headOf(json, max / 2) }
 }
 
 /** How an output is cut to the budget (shape, truncateSpilled and compression take the same). */

@@ -9,6 +9,7 @@ import { Config, Duration, Effect, Option, Schema } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
+import { clip } from "../text/cut.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool, invalidArguments } from "../tool/tool.ts"
 
@@ -52,7 +53,7 @@ const shellCommand = (command: string, file: string, cwd: string) =>
 const titleOf = (command: string, description: string | undefined) => {
   if (description !== undefined && description.trim() !== "") return description.trim()
   const first = command.trim().split("\n")[0] ?? ""
-  return first.length > 80 ? `${first.slice(0, 77)}...` : first
+  return clip(first, 80, "...")
 }
 
 export const BashTool = defineTool({

@@ -6,7 +6,8 @@
  * (the tail), and runs of lines left out only as counts: each run becomes one marker naming the
  * stored line range and the `output` call that retrieves it.
  */
-import { type OmittedRange, safeEnd } from "../truncate.ts"
+import { cutEnd } from "../../text/cut.ts"
+import type { OmittedRange } from "../truncate.ts"
 
 /** One line of the output as the pass holds it. */
 export interface Line {
@@ -165,7 +166,7 @@ export const makePass = (policy: Policy, options: PassOptions): LineSink => {
 
   const clip = (line: string): string => {
     if (line.length <= lineMax) return line
-    const end = safeEnd(line, lineMax)
+    const end = cutEnd(line, lineMax)
     return `${line.slice(0, end)}[… ${n(line.length - end)} characters omitted from this line …]\n`
   }
 
