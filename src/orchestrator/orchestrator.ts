@@ -6,7 +6,13 @@
  */
 import { Context, Duration, Effect, FileSystem, Layer, Result } from "effect"
 import { boundedMetadata, EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
-import { compressEnabledConfig, compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
+import {
+  compressEnabledConfig,
+  compressForModel,
+  compressSpilled,
+  failedCall,
+  spilledLines
+} from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
 import type { OutputView, OutputWriter } from "../output/spill.ts"
 import type { CaptureWriter } from "../output/store.ts"
@@ -540,14 +546,22 @@ export class Orchestrator extends Context.Service<
             if (!compress || outputKind === undefined) {
               return complete(outcome, stored, view, outputLines, undefined, shapeOptions)
             }
+            // A failed call keeps its failure lines whatever its kind.
+            const compressOptions = {
+              ...shapeOptions,
+              failed: failedCall(
+                Result.isFailure(outcome),
+                Result.isSuccess(outcome) ? outcome.success.metadata : undefined
+              )
+            }
             if (view.kind === "text") {
-              const compressed = compressForModel(outputKind, view.text, shapeOptions)
+              const compressed = compressForModel(outputKind, view.text, compressOptions)
               return complete(outcome, stored, view, outputLines, compressed, shapeOptions)
             }
             // A spilled output is read line by line from the store's file, never whole.
             const kind = outputKind
             return Effect.flatMap(spilledLines(store, fs, sessionId, call.id), (lines) =>
-              Effect.flatMap(compressSpilled(kind, view, lines, shapeOptions), (compressed) =>
+              Effect.flatMap(compressSpilled(kind, view, lines, compressOptions), (compressed) =>
                 complete(outcome, stored, view, outputLines, compressed, shapeOptions)
               )
             )
