@@ -88,4 +88,5 @@ export const compileModelRegex = (pattern: string): ModelRegex | RegexRefusal =>
   }
 }
 
-export const isRefusal = (r: ModelRegex | RegexRefusal): r is RegexRefusal => "_tag" in r
+export const isRefusal = <A extends object>(r: A | RegexRefusal): r is RegexRefusal =>
+  "_tag" in r && r._tag === "RegexRefusal"
