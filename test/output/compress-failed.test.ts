@@ -64,6 +64,17 @@ describe("compression keeps failure lines whatever the command", () => {
     expect(looksLikeLog(log.slice(0, 5000), log.slice(-5000))).toBe(true)
   })
 
+  it("timestamps alone (a CSV) are not a log; syslog's lines are, though they carry no level word", () => {
+    const csv = lines(1, 400, (i) => `2026-03-04 10:${String(i % 60).padStart(2, "0")}:00,sensor-${i % 9},${i * 3}`)
+    expect(looksLikeLog(csv, csv)).toBe(false)
+    const syslog = lines(
+      1,
+      400,
+      (i) => `Dec  1 20:${String(i % 60).padStart(2, "0")}:08 web1 sshd[${800 + i}]: Accepted key`
+    )
+    expect(looksLikeLog(syslog, syslog)).toBe(true)
+  })
+
   it("a file's contents that are not a log, and any output within the budget, are not touched", () => {
     const source = lines(1, 4000, (i) => `export const value${i} = compute(${i}) // error handling is elsewhere`)
     expect(looksLikeLog(source.slice(0, 5000), source.slice(-5000))).toBe(false)

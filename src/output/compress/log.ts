@@ -99,21 +99,31 @@ export const logPass = (options: PassOptions): LineSink => {
   )
 }
 
-/** A timestamp (ISO, syslog, clock time) or a level word at a line's start: a log line. */
-const LOG_LINE =
-  /^\W{0,3}(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}|\d{2}:\d{2}:\d{2})|\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|\blevel[=:]"?\w|"level":\s*"?\w/
+/** A timestamp at a line's start (ISO, syslog, clock time, after a bracket or two). */
+const TIMESTAMP = /^\W{0,3}(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}|\d{2}:\d{2}:\d{2})/
+/** A level: `INFO`, `[warn]`, `level=error`, `"level":"info"`. */
+const LEVEL =
+  /\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|\[(trace|debug|info|notice|warn|warning|error|fatal)\]|\blevel[=:]"?\w|"level":\s*"?\w/
+/** syslog and journalctl: `Dec  1 20:11:08 host sshd[812]: …`, whose lines carry no level word. */
+const SYSLOG = /^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w./-]+(\[\d+\])?:/
 /** Lines sampled from each end: enough to tell, cheap on a huge output. */
 const SAMPLE = 200
 
 /**
- * Whether an output reads as a log (timestamps, levels) from lines at its two ends: a service's
- * output, `cat app.log`, `docker logs`, `journalctl`. Most of its non-blank lines must say so
- * (stack frames under an error do not, so "most" is two in five).
+ * Whether an output reads as a log from lines at its two ends: a service's output, `cat
+ * app.log`, `docker logs`, `journalctl`. Two in five of its non-blank lines must carry a
+ * timestamp or a level (stack frames under an error carry neither), and levels or syslog's
+ * shape must be there: timestamps alone are a CSV or a table, which keeps its plain cut.
  */
 export const looksLikeLog = (head: string, tail: string): boolean => {
   const sample = [...head.split("\n", SAMPLE), ...tail.split("\n").slice(-SAMPLE)].filter((l) => l.trim() !== "")
   if (sample.length < 5) return false
-  let logLines = 0
-  for (const l of sample) if (LOG_LINE.test(l)) logLines++
-  return logLines >= 0.4 * sample.length
+  let marked = 0
+  let levels = 0
+  for (const l of sample) {
+    const level = LEVEL.test(l) || SYSLOG.test(l)
+    if (level) levels++
+    if (level || TIMESTAMP.test(l)) marked++
+  }
+  return marked >= 0.4 * sample.length && levels >= 0.1 * sample.length
 }
