@@ -4,6 +4,7 @@
  * against the sections the composition names, merged lowest first; and the `FreecodeConfig`
  * service that holds the result. An untrusted folder's own files start no program.
  */
+import { realpathSync } from "node:fs"
 import { Context, Effect, Layer, Path, Result, Schema } from "effect"
 import { ConfigError } from "./error.ts"
 import { describeIssues, knownKeysIn } from "./issues.ts"
@@ -163,6 +164,15 @@ interface Layered {
   readonly own: boolean
 }
 
+const realOrSelf = (file: string) => {
+  try {
+    return realpathSync(file)
+  } catch {
+    return file
+  }
+}
+const sameFile = (a: string, b: string) => realOrSelf(a) === realOrSelf(b)
+
 const mergeAll = (layers: ReadonlyArray<ConfigFileValues>, sections: Sections): Record<string, unknown> => {
   const merged: Record<string, unknown> = {}
   for (const section of sections) {
@@ -199,8 +209,11 @@ export const loadConfigFiles = (
       })
 
     const layers: Array<Layered> = []
+    const mainFile = options.file === undefined ? path.join(root, "freecode.json") : path.resolve(root, options.file)
     const userFile = options.userFile ?? (yield* userConfigFile)
-    if (userFile !== false) {
+    // Your own file given as the project's (`--config` it, or work in its folder) is read once,
+    // so its hooks do not run twice and its rules are not listed twice.
+    if (userFile !== false && sameFile(userFile, mainFile) === false) {
       const user = yield* read(userFile, false, sections, true)
       if (user !== undefined) layers.push(user)
     }
@@ -214,10 +227,7 @@ export const loadConfigFiles = (
       )
       if (layer !== undefined) layers.push(layer)
     }
-    const main =
-      options.file === undefined
-        ? yield* read(path.join(root, "freecode.json"), false, sections, false)
-        : yield* read(path.resolve(root, options.file), true, sections, true)
+    const main = yield* read(mainFile, options.file !== undefined, sections, options.file !== undefined)
     if (main !== undefined) layers.push(main)
 
     const skipped: Array<string> = []

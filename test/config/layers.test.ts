@@ -140,6 +140,19 @@ describe("merged under the project's", () => {
     })
   )
 
+  it.live("your own file given as the project's (--config) is read once, not merged with itself", () =>
+    Effect.gen(function* () {
+      const { root, env, xdg } = setting({ permissions: { deny: ["Read(./x)"] } }, {})
+      const own = `${xdg}/freecode-tools/freecode.json`
+      const config = yield* loadConfig(root, own).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, env),
+        Effect.provide(NodeServices.layer)
+      )
+      expect(config.sources.map((s) => s.file)).toEqual([own])
+      expect(config.values.permissions).toEqual({ deny: ["Read(./x)"] })
+    })
+  )
+
   it.live("the person's own hooks and servers are kept in a folder that is not trusted", () =>
     Effect.gen(function* () {
       const { root, env } = setting(
