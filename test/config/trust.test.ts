@@ -153,6 +153,19 @@ describe("the CLI", () => {
     })
   )
 
+  it.live("--help lists trust, and every command that builds a tool system takes --trust", () =>
+    Effect.gen(function* () {
+      const help = yield* runInProcess(["--help"], { tools: [Echo] })
+      expect(help.stdout).toMatch(/\btrust\b.*Trust a project folder/)
+      for (const command of ["tools", "call", "run", "mcp"]) {
+        const r = yield* runInProcess([command, "--help"], { tools: [Echo] })
+        expect(r.stdout, command).toContain("--trust")
+      }
+      const trustHelp = yield* runInProcess(["trust", "--help"], { tools: [Echo] })
+      expect(trustHelp.stdout).toContain("--forget")
+    })
+  )
+
   it.live("--config FILE is the person's own: its hooks run in any folder", () =>
     Effect.gen(function* () {
       const { root, mark, hooks } = hooked()
