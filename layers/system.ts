@@ -6,7 +6,6 @@ import { type Config, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { type RunnerOptions, SubagentRunner } from "../src/agent/runner.ts"
 import { FreecodeConfig } from "../src/config/load.ts"
-import type { FreecodeConfigData } from "../src/config/schema.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
 import { ToolEvents } from "../src/events/events.ts"
 import { type FunctionHook, Hooks } from "../src/hooks/hooks.ts"
@@ -34,6 +33,7 @@ import { type BuiltinRequirements, builtinTools } from "../src/tools/index.ts"
 import { skillLayer } from "../src/tools/skill.ts"
 import { webSearchLayer } from "../src/tools/websearch.ts"
 import { WebNetwork } from "../src/web/network.ts"
+import { CONFIG_SECTIONS, checkConfigTools, type FreecodeConfigData } from "./config.ts"
 
 export interface ToolSystemOptions<E = never, R = never> {
   /** The project root. */
@@ -117,7 +117,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     options.outputConfig ?? OutputConfig.layer
   const projectConfig =
     options.config === undefined
-      ? FreecodeConfig.layerFromSource(options.root)
+      ? FreecodeConfig.layerFromSource(options.root, CONFIG_SECTIONS)
       : FreecodeConfig.layerWith(options.config)
   const base = Layer.mergeAll(
     Workspace.layer(options.root),
@@ -139,7 +139,13 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
           )
         )
       : registerTools(options.tools)
-  const withTools = tools.pipe(Layer.provideMerge(base))
+  // A rule or profile naming a tool that does not exist fails the build, naming file and key.
+  const toolNamesChecked = Layer.effectDiscard(
+    Effect.gen(function* () {
+      yield* checkConfigTools(yield* FreecodeConfig, yield* ToolRegistry)
+    })
+  ).pipe(Layer.provide(projectConfig))
+  const withTools = Layer.merge(tools, toolNamesChecked).pipe(Layer.provideMerge(base))
   const permissions = Layer.mergeAll(PermissionEngine.layer, Hooks.layer(options.hooks)).pipe(
     Layer.provideMerge(projectConfig),
     Layer.merge(options.approval ?? Approval.layerNonInteractive)
