@@ -20,8 +20,12 @@ import { header, row, time } from "./lib.ts"
 
 export interface Fixture {
   readonly name: string
+  /** The log file's name when it is another entry's (the same log, reached by another command). */
+  readonly log?: string
   readonly command: string
   readonly kind: string
+  /** Whether the command failed (non-zero exit, timeout): compression keeps failure lines then. */
+  readonly failed: boolean
   readonly must: ReadonlyArray<string>
 }
 
@@ -29,7 +33,7 @@ export const FIXTURES = join(import.meta.dirname, "../test/fixtures/logs")
 export const loadFixtures = (): ReadonlyArray<Fixture & { readonly raw: string }> =>
   (JSON.parse(readFileSync(join(FIXTURES, "manifest.json"), "utf8")) as Array<Fixture>).map((f) => ({
     ...f,
-    raw: readFileSync(join(FIXTURES, `${f.name}.log`), "utf8")
+    raw: readFileSync(join(FIXTURES, `${f.log ?? f.name}.log`), "utf8")
   }))
 
 /** Must-survive lines present in `text` (each compared without ANSI codes and surrounding blanks). */
@@ -43,8 +47,8 @@ export const survivors = (text: string, must: ReadonlyArray<string>): number => 
 const stored = { stored: true } as const
 const { maxChars, maxLines } = defaultOutputSettings
 
-export const compressed = (kind: string, raw: string) =>
-  compressForModel(kind, raw, { callId: "c1", stored, maxChars, maxLines, direction: "both" })!.modelOutput
+export const compressed = (kind: string, raw: string, failed = false) =>
+  compressForModel(kind, raw, { callId: "c1", stored, maxChars, maxLines, direction: "both", failed })!.modelOutput
 export const truncated = (raw: string) =>
   adaptiveTruncate(raw, { maxChars, maxLines, direction: "both", marker: omittedMarker("c1", stored) }).text
 
@@ -60,7 +64,7 @@ const main = () => {
   for (const f of loadFixtures()) {
     const kind = classifyCommand(f.command)
     const t = truncated(f.raw)
-    const c = compressed(kind, f.raw)
+    const c = compressed(kind, f.raw, f.failed)
     const st = survivors(t, f.must)
     const sc = survivors(c, f.must)
     mustAll += f.must.length
@@ -71,6 +75,11 @@ const main = () => {
     )
   }
   console.log(`\nmust-survive lines kept: head+tail ${keptTrunc}/${mustAll}, compressed ${keptComp}/${mustAll}`)
+  for (const f of loadFixtures()) {
+    const c = compressed(classifyCommand(f.command), f.raw, f.failed)
+    const lost = f.must.filter((m) => survivors(c, [m]) === 0)
+    for (const l of lost) console.log(`lost in ${f.name}: ${l}`)
+  }
 }
 
 /** Writes a noisy build log of about `mb` MB with two failures buried in it, 1 MiB at a time. */
@@ -144,5 +153,6 @@ const spilled = async (mb: number) => {
 
 if (import.meta.main) {
   main()
+  if (process.env.SPILLED_MB === "0") process.exit(0)
   await spilled(Number(process.env.SPILLED_MB ?? 200))
 }

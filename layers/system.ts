@@ -5,8 +5,7 @@
 import { type Config, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { type RunnerOptions, SubagentRunner } from "../src/agent/runner.ts"
-import { FreecodeConfig } from "../src/config/load.ts"
-import type { FreecodeConfigData } from "../src/config/schema.ts"
+import { FreecodeConfig, sectionOf } from "../src/config/load.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
 import { ToolEvents } from "../src/events/events.ts"
 import { type FunctionHook, Hooks } from "../src/hooks/hooks.ts"
@@ -20,11 +19,13 @@ import { OutputStore } from "../src/output/store.ts"
 import { layerSqliteOutputStore } from "../src/output/store-sqlite.ts"
 import type { Approval } from "../src/permission/approval.ts"
 import { layerApprovalFromSource } from "../src/permission/approval-prompter.ts"
+import { permissionsSection } from "../src/permission/config.ts"
 import { PermissionEngine } from "../src/permission/engine.ts"
 import { Prompter } from "../src/prompt/prompter.ts"
 import { ReadState } from "../src/read-state/read-state.ts"
 import { ToolRegistry } from "../src/registry/registry.ts"
-import { Sandbox } from "../src/sandbox/sandbox.ts"
+import { Sandbox, SandboxByDefault } from "../src/sandbox/sandbox.ts"
+import { resolveSandboxSettings, sandboxSection } from "../src/sandbox/settings.ts"
 import { GrantStore } from "../src/session/grants.ts"
 import { MemoryFolder } from "../src/session/memory-folder.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../src/session/store.ts"
@@ -37,6 +38,7 @@ import { type BuiltinRequirements, builtinTools } from "../src/tools/index.ts"
 import { skillLayer } from "../src/tools/skill.ts"
 import { webSearchLayer } from "../src/tools/websearch.ts"
 import { WebNetwork } from "../src/web/network.ts"
+import { CONFIG_SECTIONS, checkConfigTools, type FreecodeConfigData } from "./config.ts"
 
 export interface ToolSystemOptions<E = never, R = never> {
   /** The project root. */
@@ -110,6 +112,26 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
   return Layer.merge(stores, MemoryFolder.layer(stateDir === undefined ? { root } : { root, stateDir }))
 }
 
+/**
+ * The sandbox from freecode.json's `sandbox` section, with `byDefault` (else `SandboxByDefault`,
+ * which `mcp` sets) for an absent `enabled`. Hosts the permission rules allow
+ * (`WebFetch(domain:…)`) are reachable from inside too.
+ */
+const sandboxFromConfig = (root: string, byDefault: boolean | undefined) =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const config = yield* FreecodeConfig
+      const enabledByDefault = byDefault ?? (yield* SandboxByDefault)
+      const domains = (sectionOf(config, permissionsSection)?.allow ?? []).flatMap((rule) => {
+        const m = /^webfetch\(domain:([^)\s]+)\)$/i.exec(rule.trim())
+        return m?.[1] === undefined ? [] : [m[1]]
+      })
+      return Sandbox.layer(resolveSandboxSettings(sectionOf(config, sandboxSection), enabledByDefault, domains), {
+        root
+      })
+    })
+  )
+
 /** Registers tools when the layer is built. */
 export const registerTools = (tools: ReadonlyArray<Tool<BuiltinRequirements>>) =>
   Layer.effectDiscard(
@@ -128,7 +150,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     options.outputConfig ?? OutputConfig.layer
   const projectConfig =
     options.config === undefined
-      ? FreecodeConfig.layerFromSource(options.root)
+      ? FreecodeConfig.layerFromSource(options.root, CONFIG_SECTIONS)
       : FreecodeConfig.layerWith(options.config)
   const base = Layer.mergeAll(
     Workspace.layer(options.root),
@@ -141,10 +163,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     // Background jobs live as long as the system (or their session).
     Jobs.layer(),
     // Bash asks it for every command line, the permission engine whether a command runs inside.
-    Sandbox.layerFromConfig({
-      root: options.root,
-      ...(options.sandboxByDefault === undefined ? {} : { enabledByDefault: options.sandboxByDefault })
-    }).pipe(Layer.provide(projectConfig))
+    sandboxFromConfig(options.root, options.sandboxByDefault).pipe(Layer.provide(projectConfig))
   ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =
@@ -157,7 +176,13 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
           )
         )
       : registerTools(options.tools)
-  const withTools = tools.pipe(Layer.provideMerge(base))
+  // A rule or profile naming a tool that does not exist fails the build, naming file and key.
+  const toolNamesChecked = Layer.effectDiscard(
+    Effect.gen(function* () {
+      yield* checkConfigTools(yield* FreecodeConfig, yield* ToolRegistry)
+    })
+  ).pipe(Layer.provide(projectConfig))
+  const withTools = Layer.merge(tools, toolNamesChecked).pipe(Layer.provideMerge(base))
   const permissions = Layer.mergeAll(PermissionEngine.layer, Hooks.layer(options.hooks)).pipe(
     Layer.provideMerge(projectConfig),
     Layer.merge(options.approval ?? layerApprovalFromSource)

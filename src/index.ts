@@ -1,4 +1,6 @@
 /** freecode-tools: the tool layer of a coding agent. */
+
+export { CONFIG_SECTIONS, type FreecodeConfigData, loadConfig, parseConfig } from "../layers/config.ts"
 export { ToolSystem, type ToolSystemOptions } from "../layers/live.ts"
 export { registerTools, toolSystem } from "../layers/system.ts"
 export { AgentFailure, type LoopOptions, type LoopResult, runToolLoop } from "./agent/loop.ts"
@@ -11,15 +13,9 @@ export {
   SubagentRunner
 } from "./agent/runner.ts"
 export { dispatcherToolkit, toolkitFrom } from "./agent/toolkit.ts"
-export {
-  ConfigError,
-  ConfigSource,
-  FreecodeConfig,
-  type FreecodeConfigShape,
-  loadConfig,
-  parseConfig
-} from "./config/load.ts"
-export type { FreecodeConfigData, PermissionMode, ProfileConfig } from "./config/schema.ts"
+export { ConfigError, ConfigSource, FreecodeConfig, type FreecodeConfigShape, sectionOf } from "./config/load.ts"
+export type { ConfigSection } from "./config/section.ts"
+export { forget as forgetTrustedFolder, isTrusted as isTrustedFolder, trust as trustFolder } from "./config/trust.ts"
 export { Dispatcher, type DispatcherShape, type PermissionMetadata } from "./dispatch/dispatcher.ts"
 export { applyEdit, applyEditToBytes, type EditOutcome, type EditRequest } from "./edit/apply.ts"
 export { writeFileAtomic } from "./edit/atomic-write.ts"
@@ -84,6 +80,7 @@ export {
 export { layerSqliteOutputStore, makeSqliteStore } from "./output/store-sqlite.ts"
 export { adaptiveTruncate, type Truncated, type TruncateOptions, tailCap } from "./output/truncate.ts"
 export { Approval, type ApprovalAnswer, type ApprovalQuestion } from "./permission/approval.ts"
+export type { PermissionMode, ProfileConfig } from "./permission/config.ts"
 export { BUILTIN_PROFILES, type Decision, type Grant, PermissionEngine, type Policy } from "./permission/engine.ts"
 export { analyzeCommand, type ShellAnalysis, type SimpleCommand } from "./permission/shell.ts"
 export { elicitationForm, mcpPrompter } from "./prompt/mcp-elicitation.ts"

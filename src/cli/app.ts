@@ -13,6 +13,7 @@ import { mcpCommand } from "./mcp.ts"
 import { runCommand } from "./run.ts"
 import type { ToolSystemFactory } from "./system.ts"
 import { toolsCommand } from "./tools.ts"
+import { trustCommand } from "./trust.ts"
 import { packageVersion } from "./version.ts"
 
 export const NAME = "freecode-tools"
@@ -21,7 +22,7 @@ export const cli = Command.make(NAME).pipe(
   Command.withDescription(
     "The tool layer of a coding agent, from the command line: list the tools and what they cost (tools), make one call (call), or drive whole turns from JSONL (run)."
   ),
-  Command.withSubcommands([toolsCommand, callCommand, runCommand, mcpCommand])
+  Command.withSubcommands([toolsCommand, callCommand, runCommand, mcpCommand, trustCommand])
 )
 
 /** Everything the runner needs from outside. */

@@ -9,6 +9,7 @@ import { Effect, Layer } from "effect"
 import type * as Prompt from "effect/ai/Prompt"
 import * as Tokenizer from "effect/ai/Tokenizer"
 import { encodeO200k } from "../surface/tokens.ts"
+import { headOf } from "../text/cut.ts"
 
 export const TOKEN_RULE =
   "tokens = o200k_base tokens (gpt-tokenizer) of the declaration's compact JSON; chars = its length"
@@ -57,7 +58,7 @@ export const summarize = (description: string): string => {
   const firstLine = description.trim().split("\n")[0] ?? ""
   const sentence = /^(.+?[.!?])(?=\s+[A-Z]|$)/.exec(firstLine)?.[1] ?? firstLine
   if (sentence.length <= SUMMARY_MAX) return sentence
-  const cut = sentence.slice(0, SUMMARY_MAX - 1)
+  const cut = headOf(sentence, SUMMARY_MAX - 1)
   const space = cut.lastIndexOf(" ")
   return `${(space > SUMMARY_MAX / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:(]+$/, "")}…`
 }

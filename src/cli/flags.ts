@@ -88,8 +88,15 @@ export const model = Flag.String("model").pipe(
   Flag.optional
 )
 
+export const trust = Flag.Boolean("trust").pipe(
+  Flag.withDescription(
+    "Trust the project folder for this run: its own .mcp.json servers, hooks and language servers may start (`freecode-tools trust DIR` records it). Your own config and --config FILE are always trusted."
+  ),
+  Flag.withDefault(false)
+)
+
 /** The flags of every command that builds a tool system. */
-export const systemFlags = { root, config, surface, strategy, core, model } as const
+export const systemFlags = { root, config, surface, strategy, core, model, trust } as const
 
 /** The flags of every command that makes calls. */
 export const sessionFlags = { ...systemFlags, session, profile, yes, images } as const

@@ -7,13 +7,15 @@ import { randomUUID } from "node:crypto"
 import { realpathSync } from "node:fs"
 import { homedir } from "node:os"
 import { Config, Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
-import { ConfigSource, type FreecodeConfigShape, loadConfig } from "../config/load.ts"
+import { loadConfig } from "../../layers/config.ts"
+import { ConfigSource, FreecodeConfig, type FreecodeConfigShape, sectionOf, untrustedNote } from "../config/load.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
 import { describeSandbox, Sandbox } from "../sandbox/sandbox.ts"
 import { SessionPersistence } from "../session/store.ts"
+import { modelsSection, surfaceSection } from "../surface/config.ts"
 import { type WiringRule, wiringFor, wiringTable } from "../surface/models.ts"
 import {
   AUTO_DEFER_NAME,
@@ -51,6 +53,8 @@ export interface SystemOptions {
   readonly profile?: Option.Option<string>
   /** `call`/`run`: a session to resume; its state is kept in the project's session database. */
   readonly session?: Option.Option<string>
+  /** --trust: the folder's own MCP servers, hooks and language servers may start, this run. */
+  readonly trust?: boolean
 }
 
 export interface Setup {
@@ -118,7 +122,7 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
     }
     const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
     // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
-    const config = yield* loadConfig(root, configFile).pipe(
+    const config = yield* loadConfig(root, configFile, options.trust === true ? { trusted: true } : {}).pipe(
       Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
     )
     const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
@@ -126,7 +130,7 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
     const model = options.model === undefined ? undefined : Option.getOrUndefined(options.model)
     const core = options.core === undefined ? undefined : Option.getOrUndefined(options.core)
     // A flag wins over freecode.json, which wins over the defaults.
-    const fromFile = config.surface
+    const fromFile = sectionOf(config, surfaceSection)
     return {
       root,
       configFile,
@@ -142,7 +146,7 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
           .map((n) => n.trim())
           .filter((n) => n !== "") ?? fromFile?.core,
       autoDeferTokens: fromFile?.autoDeferTokens,
-      models: config.models
+      models: sectionOf(config, modelsSection)
     }
   })
 
@@ -188,6 +192,11 @@ export const buildToolSystem = (
       Effect.provideService(SessionPersistence, { persist: session !== undefined }),
       Effect.mapError((e) => new Misuse({ message: `cannot start the tool system: ${describeError(e)}` }))
     )
+    // An untrusted folder's own programs were left out: say so once, with how to trust it.
+    const loaded = Context.getOption(context, FreecodeConfig)
+    const note = Option.isSome(loaded) ? untrustedNote(root, loaded.value) : undefined
+    const io = yield* Effect.serviceOption(Io)
+    if (note !== undefined && Option.isSome(io)) yield* io.value.err(`freecode-tools: ${note}\n`)
     // A one-shot command acts at once: let configured MCP servers connect first, so their tools
     // are there (each server's wait is bounded by its startupTimeout). `mcp` does not wait: its
     // clients hear about late tools through list_changed.

@@ -4,6 +4,7 @@
  * large result as a stream of small messages, not one huge one (spec gap 8).
  */
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import { cutEnd, cutStart } from "../text/cut.ts"
 import type { ToolResult } from "../tool/result.ts"
 import type { Operation } from "../tool/tool.ts"
 
@@ -52,9 +53,8 @@ export const windows = (text: string, size: number): Array<{ offset: number; chu
   const out: Array<{ offset: number; chunk: string }> = []
   let offset = 0
   while (offset < text.length) {
-    let end = Math.min(text.length, offset + size)
-    const code = text.charCodeAt(end - 1)
-    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end--
+    let end = cutEnd(text, offset + size)
+    if (end <= offset) end = cutStart(text, offset + 1) // a window smaller than one code point
     out.push({ offset, chunk: text.slice(offset, end) })
     offset = end
   }

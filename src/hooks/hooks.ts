@@ -15,10 +15,10 @@
  */
 import { Context, Duration, Effect, Fiber, Layer, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import { FreecodeConfig } from "../config/load.ts"
-import type { CommandHookConfig, HookMatcherConfig } from "../config/schema.ts"
+import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { Workspace } from "../tool/workspace.ts"
+import { type CommandHookConfig, type HookMatcherConfig, hooksSection } from "./config.ts"
 
 export type HookEventName = "PreToolUse" | "PostToolUse"
 
@@ -232,12 +232,12 @@ export class Hooks extends Context.Service<
     Layer.effect(
       Hooks,
       Effect.gen(function* () {
-        const config = yield* FreecodeConfig
+        const hooks = sectionOf(yield* FreecodeConfig, hooksSection)
         const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
         const { root } = yield* Workspace
         return makeHooks([
-          ...fromConfig(spawner, root, "PreToolUse", config.hooks?.PreToolUse),
-          ...fromConfig(spawner, root, "PostToolUse", config.hooks?.PostToolUse),
+          ...fromConfig(spawner, root, "PreToolUse", hooks?.PreToolUse),
+          ...fromConfig(spawner, root, "PostToolUse", hooks?.PostToolUse),
           ...extra.map(fromFunction)
         ])
       })

@@ -15,6 +15,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter
 } from "vscode-languageserver-protocol/node"
+import { headOf, tailOf } from "../text/cut.ts"
 import type { ServerCommand } from "./servers.ts"
 
 export const fileUri = (path: string): string => pathToFileURL(path).href
@@ -92,7 +93,7 @@ export class LspClient {
     // Servers log to stderr; keep the tail (it explains a failed start) and never let the pipe fill.
     let stderrTail = ""
     child.stderr.on("data", (chunk: Buffer) => {
-      stderrTail = (stderrTail + chunk.toString("utf8")).slice(-2000)
+      stderrTail = tailOf(stderrTail + chunk.toString("utf8"), 2000)
     })
     await spawned
     child.stdin.on("error", () => undefined) // a write after the server died; its exit is reported instead
@@ -112,7 +113,7 @@ export class LspClient {
         state.exited = true
         connection.dispose()
         for (const f of state.exitListeners) f(code)
-        const why = stderrTail.trim().split("\n").slice(-3).join(" ").slice(0, 400)
+        const why = headOf(stderrTail.trim().split("\n").slice(-3).join(" "), 400)
         reject(new Error(`it exited (${signal ?? `code ${code}`})${why === "" ? "" : `: ${why}`}`))
       })
     })

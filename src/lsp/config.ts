@@ -11,6 +11,7 @@
 import { existsSync } from "node:fs"
 import * as NodePath from "node:path"
 import { Schema } from "effect"
+import { defineSection } from "../config/section.ts"
 import { onPath, SERVERS, type ServerCommand, type ServerSpec } from "./servers.ts"
 
 export const LspServerConfig = Schema.Struct({
@@ -63,3 +64,28 @@ export const serversFromConfig = (
   const configured = entries.flatMap(([id, c]) => (c === false ? [] : [specFrom(id, c)]))
   return [...configured, ...builtins.filter((s) => !named.has(s.id))]
 }
+
+/**
+ * The `lsp` section. Servers merge by id (the project's entry wins). In a folder that is not
+ * trusted, the servers it adds or replaces are left out (they are programs it names); turning a
+ * built-in off is kept.
+ */
+export const lspSection = defineSection<LspConfig, "lsp">({
+  key: "lsp",
+  schema: LspConfig,
+  knownKeys: { lsp: ["servers"], "lsp.servers.*": ["command", "extensions", "languageId", "rootMarkers"] },
+  merge: (lower, upper) =>
+    lower.servers === undefined || upper.servers === undefined
+      ? { ...lower, ...upper }
+      : { servers: { ...lower.servers, ...upper.servers } },
+  withoutPrograms: (value) => {
+    const entries = Object.entries(value.servers ?? {})
+    const programs = entries.filter(([, c]) => c !== false).map(([id]) => id)
+    const off = entries.filter(([, c]) => c === false)
+    return {
+      kept: off.length === 0 ? undefined : { servers: Object.fromEntries(off) },
+      skipped:
+        programs.length === 0 ? [] : [`language server${programs.length === 1 ? "" : "s"} ${programs.join(", ")}`]
+    }
+  }
+})

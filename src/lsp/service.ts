@@ -6,10 +6,10 @@
 import * as NodePath from "node:path"
 import { Context, Effect, Layer } from "effect"
 import type { Diagnostic } from "vscode-languageserver-protocol"
-import { FreecodeConfig } from "../config/load.ts"
+import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
 import { fileUri, LspClient, LspTimeout } from "./client.ts"
-import { serversFromConfig } from "./config.ts"
+import { lspSection, serversFromConfig } from "./config.ts"
 import { languageIdOf, SERVERS, type ServerSpec, serverFor, workspaceRootFor } from "./servers.ts"
 
 export interface LspSettings {
@@ -240,7 +240,7 @@ export class LspClients extends Context.Service<
     LspClients,
     Effect.gen(function* () {
       const config = yield* FreecodeConfig
-      return yield* make({ ...DEFAULT_LSP_SETTINGS, servers: serversFromConfig(config.lsp) })
+      return yield* make({ ...DEFAULT_LSP_SETTINGS, servers: serversFromConfig(sectionOf(config, lspSection)) })
     })
   )
 }

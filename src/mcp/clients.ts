@@ -5,10 +5,10 @@
  * unregistered (closing its scope does that), and it is restarted with exponential backoff.
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer } from "effect"
-import { FreecodeConfig } from "../config/load.ts"
+import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { Workspace } from "../tool/workspace.ts"
-import { isStdio, type McpServers } from "./config.ts"
+import { isStdio, type McpServers, mcpServersSection } from "./config.ts"
 import type { SkippedTool } from "./list.ts"
 import { runSession, StderrTail } from "./session.ts"
 
@@ -176,7 +176,7 @@ export class McpClients extends Context.Service<
   static readonly layerFromConfig = Layer.unwrap(
     Effect.map(FreecodeConfig.use(Effect.succeed), (config) =>
       McpClients.layer({
-        servers: config.mcpServers ?? {},
+        servers: sectionOf(config, mcpServersSection) ?? {},
         report: (message) => Effect.sync(() => void process.stderr.write(`freecode-tools: ${message}\n`))
       })
     )

@@ -3,7 +3,9 @@
  * streamable HTTP `{url, headers}`), plus our own per-server keys. Read from `.mcp.json` at the
  * project root and from `freecode.json` (which wins for a name both define).
  */
-import { Data, Effect, FileSystem, Path, Schema } from "effect"
+import { Data, Effect, Path, Schema } from "effect"
+import { readJsonFile } from "../config/read-file.ts"
+import { defineSection } from "../config/section.ts"
 import { isRecord } from "../schema/json-schema.ts"
 
 const common = {
@@ -58,7 +60,7 @@ const decodeServers = Schema.decodeUnknownResult(McpServers)
 
 /** Decodes one file's `mcpServers` value; `source` names the file in the message. */
 export const parseMcpServers = (value: unknown, source: string): Effect.Effect<McpServers, McpConfigError> => {
-  const decoded = decodeServers(value, { errors: "all" })
+  const decoded = decodeServers(value, { errors: "all", onExcessProperty: "error" })
   return decoded._tag === "Success"
     ? Effect.succeed(decoded.success)
     : Effect.fail(
@@ -68,38 +70,16 @@ export const parseMcpServers = (value: unknown, source: string): Effect.Effect<M
       )
 }
 
-const readJson = (
-  file: string,
-  required: boolean
-): Effect.Effect<Record<string, unknown> | undefined, McpConfigError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
-    if (!exists) {
-      if (required) return yield* new McpConfigError({ message: `${file} does not exist.` })
-      return undefined
-    }
-    const text = yield* fs
-      .readFileString(file)
-      .pipe(Effect.mapError((e) => new McpConfigError({ message: `${file} cannot be read: ${e.message}` })))
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch (e) {
-      return yield* new McpConfigError({ message: `${file} is not valid JSON: ${(e as Error).message}` })
-    }
-    if (!isRecord(parsed)) return yield* new McpConfigError({ message: `${file} must hold a JSON object.` })
-    return parsed
-  })
-
 /**
  * The servers a session at `root` connects to: `.mcp.json` at the root, then `freecode.json`
  * (`configFile`, else the one at the root, if any); a name in both takes freecode.json's entry.
+ * Read as every config file is (src/config/read-file.ts): a dangling link, a FIFO or a
+ * duplicate key is an error, not a silently empty list.
  */
 export const loadMcpServers = (
   root: string,
   configFile?: string
-): Effect.Effect<McpServers, McpConfigError, FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<McpServers, McpConfigError, Path.Path> =>
   Effect.gen(function* () {
     const path = yield* Path.Path
     const servers: Record<string, McpServerConfig> = {}
@@ -108,12 +88,39 @@ export const loadMcpServers = (
       configFile === undefined ? [path.join(root, "freecode.json"), false] : [path.resolve(root, configFile), true]
     ]
     for (const [file, required] of sources) {
-      const json = yield* readJson(file, required)
-      if (json?.mcpServers === undefined) continue
+      const json = yield* readJsonFile(file, required).pipe(
+        Effect.mapError((e) => new McpConfigError({ message: e.message }))
+      )
+      if (json === undefined) continue
+      if (!isRecord(json)) return yield* new McpConfigError({ message: `${file} must hold a JSON object.` })
+      if (json.mcpServers === undefined) continue
       Object.assign(servers, yield* parseMcpServers(json.mcpServers, file))
     }
     return servers
   })
+
+const serverNames = (servers: McpServers) => Object.keys(servers).join(", ")
+
+/**
+ * The `mcpServers` section: in freecode.json, and in `.mcp.json` at the root (which holds only
+ * it, as Claude Code's does). freecode.json's entry wins for a name both define.
+ */
+export const mcpServersSection = defineSection<McpServers, "mcpServers">({
+  key: "mcpServers",
+  schema: McpServers,
+  alsoIn: ".mcp.json",
+  knownKeys: {
+    "mcpServers.*": [...new Set([...Object.keys(StdioServerConfig.fields), ...Object.keys(HttpServerConfig.fields)])]
+  },
+  merge: (lower, upper) => ({ ...lower, ...upper }),
+  withoutPrograms: (value) => {
+    const names = Object.keys(value)
+    return {
+      kept: undefined,
+      skipped: names.length === 0 ? [] : [`MCP server${names.length === 1 ? "" : "s"} ${serverNames(value)}`]
+    }
+  }
+})
 
 /** `${VAR}` and `${VAR:-default}` in a config string, as Claude Code's .mcp.json allows. */
 export const expandEnv = (text: string, env: Readonly<Record<string, string | undefined>>): string =>

@@ -10,6 +10,7 @@
  */
 import { type Duration, type Effect, Result } from "effect"
 import { resolveSchema, SchemaProblem } from "../schema/resolve.ts"
+import { clip } from "../text/cut.ts"
 import type { ExecuteError } from "../tool/errors.ts"
 import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
 import type { McpToolInfo } from "./list.ts"
@@ -39,7 +40,7 @@ export interface Converted {
 const describe = (server: string, info: McpToolInfo): string => {
   const text = (info.description ?? info.title ?? info.annotations.title ?? "").trim()
   const full = text === "" ? `The ${info.name} tool of the ${server} MCP server.` : text
-  return full.length > MAX_DESCRIPTION_CHARS ? `${full.slice(0, MAX_DESCRIPTION_CHARS - 1)}…` : full
+  return clip(full, MAX_DESCRIPTION_CHARS)
 }
 
 /** Converts one tool; an Err names why it cannot be offered (its schema is unusable). */

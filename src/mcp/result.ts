@@ -6,6 +6,7 @@
  * than dropped, so nothing a server sends silently disappears.
  */
 import { isRecord } from "../schema/json-schema.ts"
+import { clip } from "../text/cut.ts"
 
 export interface FlatResult {
   readonly output: string
@@ -20,7 +21,7 @@ const str = (value: unknown): string | undefined => (typeof value === "string" ?
 
 const oneLine = (value: unknown): string => {
   const text = JSON.stringify(value) ?? String(value)
-  return text.length > 500 ? `${text.slice(0, 497)}...` : text
+  return clip(text, 500, "...")
 }
 
 export const flattenResult = (result: unknown): FlatResult => {

@@ -9,6 +9,7 @@ import * as NodePath from "node:path"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Data, Deferred, Duration, Effect, Exit, Queue, Result, Scope } from "effect"
 import type { ToolRegistry } from "../registry/registry.ts"
+import { tailOf } from "../text/cut.ts"
 import { fail } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
 import {
@@ -69,7 +70,7 @@ export class StderrTail {
     this.limit = limit
   }
   add(chunk: string): void {
-    this.text = (this.text + chunk).slice(-this.limit)
+    this.text = tailOf(this.text + chunk, this.limit)
   }
   get value(): string {
     return this.text.trim()

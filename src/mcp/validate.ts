@@ -9,6 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js"
 import { Result } from "effect"
 import { isRecord } from "../schema/json-schema.ts"
 import type { Dialect } from "../schema/resolve.ts"
+import { clip } from "../text/cut.ts"
 import type { ArgumentIssue, InvalidArguments } from "../tool/errors.ts"
 import { invalidArguments } from "../tool/tool.ts"
 
@@ -50,7 +51,7 @@ const valueAt = (input: unknown, path: ReadonlyArray<string | number>): unknown 
 const describe = (value: unknown): string => {
   if (value === undefined) return "nothing"
   const text = JSON.stringify(value) ?? String(value)
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+  return clip(text, 80, "...")
 }
 
 const issueOf = (error: ErrorObject, input: unknown): ArgumentIssue => {

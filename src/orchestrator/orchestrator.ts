@@ -6,7 +6,13 @@
  */
 import { Context, Duration, Effect, FileSystem, Layer, Result } from "effect"
 import { boundedMetadata, EVENT_WINDOW_CHARS, ToolEvents, windows } from "../events/events.ts"
-import { compressEnabledConfig, compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
+import {
+  compressEnabledConfig,
+  compressForModel,
+  compressSpilled,
+  failedCall,
+  spilledLines
+} from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
 import type { OutputView, OutputWriter } from "../output/spill.ts"
 import type { CaptureWriter } from "../output/store.ts"
@@ -32,6 +38,7 @@ import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
 
 export { BATCH_CONCURRENCY } from "./batching.ts"
 
+import { headOf } from "../text/cut.ts"
 import { omittedMarker, type Shaped, shape } from "./shape.ts"
 
 /** A person (or policy) deciding on a call that asks for approval. */
@@ -100,7 +107,7 @@ const parseArgs = (tool: string, raw: unknown): Result.Result<unknown, InvalidAr
  */
 const argsForEvent = (args: unknown, max: number): unknown => {
   const json = typeof args === "string" ? args : (JSON.stringify(args) ?? "")
-  return json.length <= max ? args : { truncated: true, chars: json.length, preview: json.slice(0, max / 2) }
+  return json.length <= max ? args : { truncated: true, chars: json.length, preview: headOf(json, max / 2) }
 }
 
 /** How an output is cut to the budget (shape, truncateSpilled and compression take the same). */
@@ -539,14 +546,22 @@ export class Orchestrator extends Context.Service<
             if (!compress || outputKind === undefined) {
               return complete(outcome, stored, view, outputLines, undefined, shapeOptions)
             }
+            // A failed call keeps its failure lines whatever its kind.
+            const compressOptions = {
+              ...shapeOptions,
+              failed: failedCall(
+                Result.isFailure(outcome),
+                Result.isSuccess(outcome) ? outcome.success.metadata : undefined
+              )
+            }
             if (view.kind === "text") {
-              const compressed = compressForModel(outputKind, view.text, shapeOptions)
+              const compressed = compressForModel(outputKind, view.text, compressOptions)
               return complete(outcome, stored, view, outputLines, compressed, shapeOptions)
             }
             // A spilled output is read line by line from the store's file, never whole.
             const kind = outputKind
             return Effect.flatMap(spilledLines(store, fs, sessionId, call.id), (lines) =>
-              Effect.flatMap(compressSpilled(kind, view, lines, shapeOptions), (compressed) =>
+              Effect.flatMap(compressSpilled(kind, view, lines, compressOptions), (compressed) =>
                 complete(outcome, stored, view, outputLines, compressed, shapeOptions)
               )
             )

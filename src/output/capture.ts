@@ -11,6 +11,7 @@
 import { isAscii } from "node:buffer"
 import { type FileHandle, open, rm } from "node:fs/promises"
 import { Effect, Semaphore } from "effect"
+import { headOf, tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { Capture } from "../tool/tool.ts"
 import type { OutputView, OutputWriter } from "./spill.ts"
@@ -165,11 +166,11 @@ export const makeCaptureWriter = (options: {
       const span = Math.min(bytes, keepChars * 4)
       const headBytes = new Uint8Array(span)
       await handle.read(headBytes, 0, span, 0)
-      const head = new TextDecoder("utf-8").decode(headBytes, { stream: true }).slice(0, keepChars)
+      const head = headOf(new TextDecoder("utf-8").decode(headBytes, { stream: true }), keepChars)
       const tailBytes = new Uint8Array(span)
       await handle.read(tailBytes, 0, span, bytes - span)
       const tailText = new TextDecoder("utf-8").decode(fromCharStart(tailBytes))
-      return { head, tail: tailText.slice(Math.max(0, tailText.length - keepChars)) }
+      return { head, tail: tailOf(tailText, keepChars) }
     })
 
     const lines = () => newlines + (bytes > 0 && last !== 10 ? 1 : 0)

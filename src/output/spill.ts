@@ -6,6 +6,7 @@
  * ever reading the file back whole.
  */
 import { Effect, Exit, type FileSystem, type PlatformError, Scope, Semaphore, Stream } from "effect"
+import { headOf, sliceWhole, tailOf } from "../text/cut.ts"
 import type { PutRequest, PutResult, StoredOutput } from "./store.ts"
 
 /** Where a store puts outputs too large for memory. */
@@ -81,7 +82,7 @@ export const makeWriter = (options: {
     let handle: { readonly scope: Scope.Closeable; readonly file: FileSystem.File; readonly path: string } | undefined
 
     const keep = (chunk: string) => {
-      if (head.length < keepChars) head += chunk.slice(0, keepChars - head.length)
+      if (head.length < keepChars) head += headOf(chunk, keepChars - head.length)
       tailChunks.push(chunk)
       tailChars += chunk.length
       // Drop whole pieces from the front while the rest still covers keepChars: no copying.
@@ -91,7 +92,7 @@ export const makeWriter = (options: {
     }
     const tail = () => {
       const joined = tailChunks.join("")
-      return joined.length > keepChars ? joined.slice(joined.length - keepChars) : joined
+      return tailOf(joined, keepChars)
     }
 
     const flush: Effect.Effect<void> = Effect.suspend(() => {
@@ -261,7 +262,8 @@ export const forEachSpilledLine = (
             start = nl + 1
           }
           // One line longer than any window could show is kept only up to MAX_LINE characters.
-          if (!stopped && pending.length < MAX_LINE) pending += chunk.slice(start, start + MAX_LINE - pending.length)
+          if (!stopped && pending.length < MAX_LINE)
+            pending += sliceWhole(chunk, start, start + MAX_LINE - pending.length)
           return !stopped
         })
       ),

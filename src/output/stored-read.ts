@@ -3,6 +3,7 @@
  * whether the output is in memory or spilled to a file (a 200 MB output is never one string).
  */
 import { Effect, type FileSystem } from "effect"
+import { compileModelRegex, isRefusal } from "../text/regex.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
 import { forEachSpilledLine } from "./spill.ts"
@@ -51,14 +52,9 @@ export const readStored = (
       fail(`The stored output of ${entry.id} could not be read (${e.message}). Re-run the command that produced it.`)
 
     if (args.pattern !== undefined) {
-      let regex: RegExp
-      try {
-        regex = new RegExp(args.pattern)
-      } catch (e) {
-        return yield* fail(
-          `Invalid regex ${JSON.stringify(args.pattern)}: ${(e as Error).message}. Escape special characters or simplify it.`
-        )
-      }
+      // A linear-time engine: a model's pattern never backtracks for ever on the event loop.
+      const regex = compileModelRegex(args.pattern)
+      if (isRefusal(regex)) return yield* fail(`Invalid regex ${JSON.stringify(args.pattern)}: ${regex.message}`)
       const from = (args.offset ?? 1) - 1
       const maxShown = args.limit ?? defaults.maxMatches
       const out: Array<string> = []

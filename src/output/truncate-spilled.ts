@@ -3,13 +3,12 @@
  * (kept by the writer) and its line and character counts, so shaping a 200 MB output reads
  * no more than what the model and the UI will see. Same budgets, same marker, same 40/60 split.
  */
+import { cutEnd, cutStart } from "../text/cut.ts"
 import type { TruncateDirection } from "../tool/tool.ts"
 import type { OutputView } from "./spill.ts"
 import {
   adaptiveTruncate,
   HEAD_SHARE,
-  safeEnd,
-  safeStart,
   splitLines,
   type Truncated,
   type TruncateOptions,
@@ -47,9 +46,9 @@ export const truncateSpilled = (view: Spilled, options: TruncateOptions): Trunca
 
   if (head === 0 && tail === 0) {
     // Lines too long for the budget (one 200 MB line): cut by characters at both ends.
-    const a = direction === "tail" ? 0 : safeEnd(view.head, Math.floor(chars * (direction === "head" ? 1 : HEAD_SHARE)))
+    const a = direction === "tail" ? 0 : cutEnd(view.head, Math.floor(chars * (direction === "head" ? 1 : HEAD_SHARE)))
     const b = direction === "head" ? 0 : chars - a
-    const end = view.tail.slice(safeStart(view.tail, view.tail.length - b))
+    const end = view.tail.slice(cutStart(view.tail, view.tail.length - b))
     const omitted = {
       fromLine: 1,
       toLine: view.lines,

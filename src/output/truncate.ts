@@ -4,6 +4,8 @@
  * reads half an identifier as if it were whole. A single over-long line is cut at a
  * character boundary (never inside a surrogate pair), with a marker.
  */
+
+import { cutEnd, cutStart } from "../text/cut.ts"
 import type { TruncateDirection } from "../tool/tool.ts"
 
 export interface TruncateOptions {
@@ -54,29 +56,19 @@ export const countLines = (text: string): number => {
   return text.endsWith("\n") ? n : n + 1
 }
 
-/** Never split a UTF-16 surrogate pair. */
-export const safeEnd = (text: string, end: number): number => {
-  const code = text.charCodeAt(end - 1)
-  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
-}
-export const safeStart = (text: string, start: number): number => {
-  const code = text.charCodeAt(start)
-  return code >= 0xdc00 && code <= 0xdfff ? start + 1 : start
-}
-
 const cutLongLine = (text: string, maxChars: number, direction: TruncateDirection): string => {
   const note = (n: number) => `[… ${n.toLocaleString("en-US")} characters omitted from this line …]`
   const room = Math.max(0, maxChars - note(text.length).length - 2)
   if (direction === "head") {
-    const end = safeEnd(text, room)
+    const end = cutEnd(text, room)
     return `${text.slice(0, end)}\n${note(text.length - end)}`
   }
   if (direction === "tail") {
-    const start = safeStart(text, text.length - room)
+    const start = cutStart(text, text.length - room)
     return `${note(start)}\n${text.slice(start)}`
   }
-  const headEnd = safeEnd(text, Math.floor(room * HEAD_SHARE))
-  const tailStart = safeStart(text, text.length - (room - headEnd))
+  const headEnd = cutEnd(text, Math.floor(room * HEAD_SHARE))
+  const tailStart = cutStart(text, text.length - (room - headEnd))
   return `${text.slice(0, headEnd)}\n${note(tailStart - headEnd)}\n${text.slice(tailStart)}`
 }
 
@@ -149,7 +141,7 @@ export const adaptiveTruncate = (text: string, options: TruncateOptions): Trunca
 /** Keeps the last maxChars characters, starting at a line boundary when one is near. */
 export const tailCap = (text: string, maxChars: number): string => {
   if (text.length <= maxChars) return text
-  let start = safeStart(text, text.length - maxChars)
+  let start = cutStart(text, text.length - maxChars)
   const nl = text.indexOf("\n", start)
   if (nl !== -1 && nl - start < 200) start = nl + 1
   return text.slice(start)

@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
 import * as Prompt from "effect/cli/Prompt"
+import { clip } from "../text/cut.ts"
 
 export interface ApprovalQuestion {
   readonly sessionId: string
@@ -87,7 +88,7 @@ export class Approval extends Context.Service<
           { title: "No, and tell the model what to do instead", value: "deny" }
         ]
         const prompt = Prompt.Select({
-          message: `${q.tool} ${args.length > 200 ? `${args.slice(0, 197)}...` : args}\n${q.reason}`,
+          message: `${q.tool} ${clip(args, 200, "...")}\n${q.reason}`,
           choices
         }).pipe(
           Prompt.flatMap((choice) =>

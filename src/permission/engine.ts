@@ -12,13 +12,13 @@
  */
 import { Context, Effect, Layer, Option, Path } from "effect"
 import type { Parser } from "web-tree-sitter"
-import { ConfigError, FreecodeConfig } from "../config/load.ts"
-import type { PermissionMode, ProfileConfig } from "../config/schema.ts"
+import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
 import { Sandbox, sandboxAllows } from "../sandbox/sandbox.ts"
 import { GrantStore } from "../session/grants.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { resolvePath } from "../tools/paths.ts"
+import { type PermissionMode, type ProfileConfig, permissionsSection, profilesSection } from "./config.ts"
 import { isSensitive, realPath, realPathBelow, within } from "./containment.ts"
 import {
   type CommandPattern,
@@ -196,7 +196,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         if (loaded === undefined) throw new Error("the bash grammar is not loaded yet")
         return loaded
       }
-      const perms = config.permissions ?? {}
+      const perms = sectionOf(config, permissionsSection) ?? {}
       const where = config.file ?? "freecode.json"
 
       const realRoot = yield* realPath(root)
@@ -237,7 +237,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         tools: () => true
       }
       const profiles = new Map<string, Policy>()
-      for (const [name, p] of Object.entries({ ...BUILTIN_PROFILES, ...config.profiles })) {
+      for (const [name, p] of Object.entries({ ...BUILTIN_PROFILES, ...sectionOf(config, profilesSection) })) {
         profiles.set(name, yield* makeProfile(name, p))
       }
 

@@ -13,12 +13,11 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
-import { FreecodeConfig } from "../config/load.ts"
 import { type Availability, probeSandbox } from "./availability.ts"
 import { bwrapArgs } from "./bwrap.ts"
 import { sandboxPolicy } from "./policy.ts"
 import { PROXY_PORT, type SandboxProxy, startProxy } from "./proxy.ts"
-import { resolveSandboxSettings, type SandboxSettings } from "./settings.ts"
+import type { SandboxSettings } from "./settings.ts"
 
 export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly message: string }> {}
 
@@ -94,24 +93,6 @@ export class Sandbox extends Context.Reference<SandboxShape>("freecode/Sandbox",
   /** The sandbox for a project root under `settings` (with `enabled: false`, the same as `off`). */
   static readonly layer = (settings: SandboxSettings, options: SandboxPlaces) =>
     Layer.effect(Sandbox, make(settings, options))
-
-  /**
-   * From freecode.json's `sandbox` block, with `enabledByDefault` for an absent `enabled` (the
-   * CLI and `mcp`: true). Hosts the permission rules allow (`WebFetch(domain:…)`) are reachable too.
-   */
-  static readonly layerFromConfig = (options: SandboxPlaces & { readonly enabledByDefault?: boolean }) =>
-    Layer.effect(
-      Sandbox,
-      Effect.gen(function* () {
-        const config = yield* FreecodeConfig
-        const enabledByDefault = options.enabledByDefault ?? (yield* SandboxByDefault)
-        const domains = (config.permissions?.allow ?? []).flatMap((rule) => {
-          const m = /^webfetch\(domain:([^)\s]+)\)$/i.exec(rule.trim())
-          return m?.[1] === undefined ? [] : [m[1]]
-        })
-        return yield* make(resolveSandboxSettings(config.sandbox, enabledByDefault, domains), options)
-      })
-    )
 }
 
 export interface SandboxPlaces {

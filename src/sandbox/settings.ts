@@ -4,6 +4,7 @@
  * defaults, which depend on the entry point (see docs/sandbox.md).
  */
 import { Schema } from "effect"
+import { defineSection } from "../config/section.ts"
 
 const Paths = Schema.optionalKey(Schema.Array(Schema.String))
 
@@ -66,4 +67,69 @@ export const resolveSandboxSettings = (
   denyRead: config?.filesystem?.denyRead ?? [],
   denyWrite: config?.filesystem?.denyWrite ?? [],
   allowedDomains: [...new Set([...(config?.network?.allowedDomains ?? []), ...ruleDomains])]
+})
+
+const join = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string> | undefined) =>
+  a === undefined ? b : b === undefined ? a : [...new Set([...a, ...b])]
+
+/**
+ * The `sandbox` section. The person's settings and the project's merge key by key, lists joined
+ * (a place the person hid stays hidden). A folder that is not trusted may only tighten the
+ * sandbox: its `enabled: true` and `failIfUnavailable: true` are kept, anything that would widen
+ * it (more writable places or domains, turning it off, leaving it) is left out.
+ */
+export const sandboxSection = defineSection<SandboxConfig, "sandbox">({
+  key: "sandbox",
+  schema: SandboxConfig,
+  knownKeys: {
+    sandbox: [
+      "enabled",
+      "autoAllowBashIfSandboxed",
+      "failIfUnavailable",
+      "allowUnsandboxedCommands",
+      "filesystem",
+      "network"
+    ],
+    "sandbox.filesystem": ["allowWrite", "denyRead", "denyWrite"],
+    "sandbox.network": ["allowedDomains"]
+  },
+  merge: (lower, upper) => {
+    const allowWrite = join(lower.filesystem?.allowWrite, upper.filesystem?.allowWrite)
+    const denyRead = join(lower.filesystem?.denyRead, upper.filesystem?.denyRead)
+    const denyWrite = join(lower.filesystem?.denyWrite, upper.filesystem?.denyWrite)
+    const allowedDomains = join(lower.network?.allowedDomains, upper.network?.allowedDomains)
+    const filesystem = {
+      ...(allowWrite === undefined ? {} : { allowWrite }),
+      ...(denyRead === undefined ? {} : { denyRead }),
+      ...(denyWrite === undefined ? {} : { denyWrite })
+    }
+    return {
+      ...lower,
+      ...upper,
+      ...(Object.keys(filesystem).length === 0 ? {} : { filesystem }),
+      ...(allowedDomains === undefined ? {} : { network: { allowedDomains } })
+    }
+  },
+  withoutPrograms: (value) => {
+    const kept = {
+      ...(value.enabled === true ? { enabled: true } : {}),
+      ...(value.failIfUnavailable === true ? { failIfUnavailable: true } : {}),
+      ...(value.filesystem?.denyRead === undefined && value.filesystem?.denyWrite === undefined
+        ? {}
+        : {
+            filesystem: {
+              ...(value.filesystem.denyRead === undefined ? {} : { denyRead: value.filesystem.denyRead }),
+              ...(value.filesystem.denyWrite === undefined ? {} : { denyWrite: value.filesystem.denyWrite })
+            }
+          })
+    }
+    const widening =
+      Object.keys(value).some((k) => k !== "enabled" && k !== "failIfUnavailable" && k !== "filesystem") ||
+      value.enabled === false ||
+      value.filesystem?.allowWrite !== undefined
+    return {
+      kept: Object.keys(kept).length === 0 ? undefined : kept,
+      skipped: widening ? ["sandbox settings that widen the sandbox"] : []
+    }
+  }
 })

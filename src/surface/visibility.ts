@@ -4,7 +4,8 @@
  * is hidden: never declared, never returned by tool_search. Scoping an agent then costs nothing
  * in the prompt, and the model never learns a tool it could not use.
  */
-import type { FreecodeConfigData, PermissionMode } from "../config/schema.ts"
+import { type FreecodeConfigShape, sectionOf } from "../config/load.ts"
+import { type PermissionMode, permissionsSection } from "../permission/config.ts"
 import type { Policy } from "../permission/engine.ts"
 import { namesTool, parseRule, type Rule } from "../permission/rules.ts"
 import type { Tool } from "../tool/tool.ts"
@@ -26,15 +27,18 @@ export const fromPolicy = (policy: Policy): Visibility => ({
 })
 
 /** The project's own policy, from freecode.json (rules there were validated when it was loaded). */
-export const fromConfig = (config: FreecodeConfigData | undefined): Visibility => ({
-  name: "project",
-  mode: config?.permissions?.defaultMode ?? "default",
-  deny: (config?.permissions?.deny ?? []).flatMap((text) => {
-    const rule = parseRule(text)
-    return typeof rule === "string" ? [] : [rule]
-  }),
-  tools: () => true
-})
+export const fromConfig = (config: FreecodeConfigShape | undefined): Visibility => {
+  const permissions = sectionOf(config, permissionsSection)
+  return {
+    name: "project",
+    mode: permissions?.defaultMode ?? "default",
+    deny: (permissions?.deny ?? []).flatMap((text) => {
+      const rule = parseRule(text)
+      return typeof rule === "string" ? [] : [rule]
+    }),
+    tools: () => true
+  }
+}
 
 /** Why a tool is hidden under these policies, or undefined when it is visible. */
 export const hiddenBecause = (tool: Tool, policies: ReadonlyArray<Visibility>): string | undefined => {

@@ -8,6 +8,7 @@ import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
 import type { ObjectJsonSchema } from "../schema/json-schema.ts"
 import { copyPlain, plainCheck } from "../schema/plain-decode.ts"
+import { clip } from "../text/cut.ts"
 import {
   type ArgumentIssue,
   type ExecuteError,
@@ -198,7 +199,7 @@ const describeValue = (value: unknown): string => {
   if (value === undefined) return "nothing"
   const json = JSON.stringify(value)
   const text = json === undefined ? String(value) : json
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+  return clip(text, 80, "...")
 }
 
 /** Turns a schema failure into issues that say, for each path, what was expected and what came. */

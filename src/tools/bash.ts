@@ -14,6 +14,7 @@ import { look } from "../jobs/view.ts"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { type CommandLine, Sandbox } from "../sandbox/sandbox.ts"
+import { clip } from "../text/cut.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool, invalidArguments, type ToolContext } from "../tool/tool.ts"
 
@@ -78,7 +79,7 @@ const spawnable = ([program, ...args]: CommandLine, cwd: string) =>
 const titleOf = (command: string, description: string | undefined) => {
   if (description !== undefined && description.trim() !== "") return description.trim()
   const first = command.trim().split("\n")[0] ?? ""
-  return first.length > 80 ? `${first.slice(0, 77)}...` : first
+  return clip(first, 80, "...")
 }
 
 /** How long a background start waits for the job's first output (or its exit) before returning. */

@@ -5,7 +5,8 @@
  * The pattern is gitignore-style, as rg's `-g` reads it: without a `/` it matches the file name
  * at any depth (`*.ts`); with one it is anchored at the search path (`src/**\/test_*.py`,
  * `**\/*.ts`). A leading `./` or `/` is dropped, and an absolute pattern inside the search path
- * is made relative. Matching is done by picomatch (`dot: true`) on the file list of the search
+ * is made relative. Matching (picomatch's syntax, `dot: true`, run in linear time by
+ * src/text/glob.ts; a negated extglob `!(…)` is refused) is done on the file list of the search
  * backend, never by rg's `-g` (which would override .gitignore). The pattern's literal leading
  * directories (`src/` in `src/**\/*.ts`) narrow the walk; naming a directory explicitly
  * searches it even if .gitignore hides it (e.g. `node_modules/foo/**\/*.d.ts`).
@@ -15,6 +16,8 @@
 
 import { Effect, FileSystem, Schema } from "effect"
 import picomatch from "picomatch"
+import { compileModelGlob } from "../text/glob.ts"
+import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
@@ -67,7 +70,9 @@ export const compileGlob = (input: string, dir: string): CompiledGlob => {
   }
   while (pattern.startsWith("./")) pattern = pattern.slice(2)
   const anchored = pattern.includes("/")
-  const matcher = picomatch(pattern, { dot: true, ...(anchored ? {} : { basename: true }) })
+  // Linear-time matching: a model's glob must not backtrack for ever (caught below as Invalid glob).
+  const matcher = compileModelGlob(pattern, { basename: !anchored })
+  if (isRefusal(matcher)) throw new Error(matcher.reason)
   let base = ""
   if (anchored) {
     const scan = picomatch.scan(pattern)

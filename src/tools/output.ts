@@ -23,7 +23,8 @@ const Parameters = Schema.Struct({
   ),
   pattern: Schema.optionalKey(
     Schema.String.annotate({
-      description: "A JavaScript regex: show only matching lines (with a line of context), instead of a window."
+      description:
+        "A regex (RE2 syntax, as ripgrep): show only matching lines (with a line of context), instead of a window."
     })
   )
 })

@@ -14,6 +14,7 @@ import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
 import { type OpenFile, openForReading, readWholeIfLocal } from "../fs/native.ts"
 import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { DEDUP_POINTER, ReadState } from "../read-state/read-state.ts"
+import { cutEnd } from "../text/cut.ts"
 import { fail, ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import { defineTool, type ToolContext, type ToolOutput } from "../tool/tool.ts"
 import { displayPath, extensionOf, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
@@ -143,7 +144,8 @@ class LineWindow {
       }
       if (length > MAX_LINE_CHARS) {
         this.cut++
-        text = `${text.slice(0, MAX_LINE_CHARS)}… [${length - MAX_LINE_CHARS} chars cut]`
+        const end = cutEnd(text, MAX_LINE_CHARS)
+        text = `${text.slice(0, end)}… [${length - end} chars cut]`
       }
       this.lines.push(text)
     }

@@ -7,6 +7,7 @@
  */
 import { Effect } from "effect"
 import type { Response } from "undici"
+import { headOf } from "../text/cut.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
 import { hostOf, internalAddresses } from "./address.ts"
 import { findRefusal } from "./guard.ts"
@@ -136,7 +137,7 @@ const readCapped = async (response: Response, url: string, maxBytes: number): Pr
 }
 
 const statusFailure = async (response: Response, url: string): Promise<ToolFailure | TransientFailure> => {
-  const text = (await response.text().catch(() => "")).replace(/\s+/g, " ").trim().slice(0, 200)
+  const text = headOf((await response.text().catch(() => "")).replace(/\s+/g, " ").trim(), 200)
   const what = `${url} answered HTTP ${response.status} ${response.statusText}${text === "" ? "" : `: ${text}`}`
   if (response.status >= 500) return new TransientFailure({ message: what })
   if (response.status === 404) return fail(`${what}. The page does not exist; check the URL.`)

@@ -73,7 +73,8 @@ describe.concurrent("freecode.json surface and models", () => {
           "freecode.json": JSON.stringify({ mcpServers: { fx }, surface: { autoDeferTokens: 100, strategy: "expand" } })
         })
         try {
-          const listed = yield* cli("tools", "--json", "--root", project.root)
+          // The folder's own MCP server starts only in a trusted folder (--trust: for this run).
+          const listed = yield* cli("tools", "--json", "--root", project.root, "--trust")
           expect(listed.code).toBe(0)
           const out = JSON.parse(listed.stdout)
           expect(out.autoDeferred).toMatchObject({ threshold: 100 })

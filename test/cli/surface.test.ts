@@ -1,11 +1,12 @@
 /** `--surface deferred|shell` through the real CLI: `call`, `run` and `mcp` as child processes. */
 import { execFile } from "node:child_process"
 import * as NodePath from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import { trust } from "../../src/config/trust.ts"
 import { makeProject, REPO, runProcess } from "./helpers.ts"
 
 const project = makeProject()
@@ -18,6 +19,9 @@ const catalogue = makeProject({
   })
 })
 afterAll(catalogue.cleanup)
+// Its own MCP server starts only in a trusted folder: recorded as `freecode-tools trust` does,
+// in the test run's own state folder (which the CLI processes inherit).
+beforeAll(() => Effect.runPromise(trust(catalogue.root)))
 
 /** The CLI with extra environment variables. */
 const cliWithEnv = (env: Record<string, string>, ...args: Array<string>) =>
@@ -236,7 +240,9 @@ describe.concurrent("--surface", () => {
         const client = new Client({ name: "test", version: "1.0.0" })
         const transport = new StdioClientTransport({
           command: process.execPath,
-          args: [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--root", catalogue.root],
+          // The MCP client starts the server with a minimal environment (not the test's state
+          // folder), so the folder is trusted for this run with the flag.
+          args: [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--root", catalogue.root, "--trust"],
           stderr: "pipe"
         })
         let stderr = ""

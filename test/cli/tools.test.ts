@@ -227,11 +227,12 @@ describe.concurrent("tools", () => {
           "freecode.json": JSON.stringify({ mcpServers: { broken: { command: "/bin/false" } } })
         })
         try {
-          const r = yield* cli("tools", "--root", broken.root)
+          // The folder's own MCP server starts only in a trusted folder (--trust: for this run).
+          const r = yield* cli("tools", "--root", broken.root, "--trust")
           expect(r.code).toBe(0)
           expect(r.stdout).toMatch(/^not available: websearch: no search API is configured: set SEARXNG_URL/m)
           expect(r.stdout).toMatch(/^not available: mcp server broken: /m)
-          const listed = JSON.parse((yield* cli("tools", "--json", "--root", broken.root)).stdout) as {
+          const listed = JSON.parse((yield* cli("tools", "--json", "--root", broken.root, "--trust")).stdout) as {
             readonly unavailable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
           }
           expect(listed.unavailable.map((u) => u.id)).toEqual(["agent", "skill", "websearch", "mcp server broken"])

@@ -5,9 +5,10 @@ import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Result } from "effect"
+import { CONFIG_SECTIONS, loadConfig as loadWithUser, parseConfig } from "../../layers/config.ts"
 import { testToolSystem } from "../../layers/test.ts"
 import { buildToolSystem, checkOptions, ToolSystemFactory } from "../../src/cli/system.ts"
-import { ConfigSource, FreecodeConfig, loadConfig, parseConfig } from "../../src/config/load.ts"
+import { ConfigSource, FreecodeConfig, type FreecodeConfigShape } from "../../src/config/load.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess } from "../cli/helpers.ts"
@@ -25,6 +26,9 @@ const projectWith = (files: Record<string, unknown>) => {
   }
   return root
 }
+
+// The person's own config (XDG) is left out here: these tests are about the project's files.
+const loadConfig = (root: string, file?: string) => loadWithUser(root, file, { userFile: false, trusted: true })
 
 const errorOf = (value: unknown) => {
   const r = parseConfig(value, "freecode.json")
@@ -90,15 +94,18 @@ describe("loading", () => {
       })
       const config = yield* loadConfig(root)
       expect(config.file).toBe(`${root}/freecode.json`)
-      expect(config.permissions?.allow).toEqual(["Bash(ls:*)"])
-      expect(config.mcpServers).toEqual({ both: { command: "from-freecode" }, only: { url: "http://127.0.0.1:1/mcp" } })
+      expect(config.values.permissions).toEqual({ allow: ["Bash(ls:*)"] })
+      expect(config.values.mcpServers).toEqual({
+        both: { command: "from-freecode" },
+        only: { url: "http://127.0.0.1:1/mcp" }
+      })
     }).pipe(Effect.provide(NodeServices.layer))
   )
 
   it.live("no file is an empty config; a missing --config file, bad JSON and a bad .mcp.json are errors", () =>
     Effect.gen(function* () {
       const empty = projectWith({})
-      expect(yield* loadConfig(empty)).toEqual({ file: undefined })
+      expect(yield* loadConfig(empty)).toEqual({ file: undefined, values: {}, sources: [], skipped: [] })
       expect((yield* Effect.flip(loadConfig(empty, "nope.json"))).message).toContain("nope.json cannot be read")
       const broken = projectWith({ "freecode.json": "{ permissions: " })
       expect((yield* Effect.flip(loadConfig(broken))).message).toContain("is not valid JSON")
@@ -110,7 +117,7 @@ describe("loading", () => {
 
 describe("ConfigSource", () => {
   const configUnder = (root: string, source: typeof ConfigSource.Service) =>
-    Layer.build(FreecodeConfig.layerFromSource(root)).pipe(
+    Layer.build(FreecodeConfig.layerFromSource(root, CONFIG_SECTIONS)).pipe(
       Effect.map((context) => Context.get(context, FreecodeConfig)),
       Effect.provideService(ConfigSource, source),
       Effect.scoped,
@@ -123,10 +130,15 @@ describe("ConfigSource", () => {
         "freecode.json": { permissions: { deny: ["Bash"] } },
         "other.json": { permissions: { ask: ["Read"] } }
       })
-      const loaded = { permissions: { allow: ["Bash(ls:*)"] }, file: `${root}/freecode.json` }
+      const loaded: FreecodeConfigShape = {
+        file: `${root}/freecode.json`,
+        values: { permissions: { allow: ["Bash(ls:*)"] } },
+        sources: [],
+        skipped: []
+      }
       expect(yield* configUnder(root, { loaded })).toEqual(loaded)
-      expect((yield* configUnder(root, {})).permissions).toEqual({ deny: ["Bash"] })
-      expect((yield* configUnder(root, { file: `${root}/other.json` })).permissions).toEqual({ ask: ["Read"] })
+      expect((yield* configUnder(root, {})).values.permissions).toEqual({ deny: ["Bash"] })
+      expect((yield* configUnder(root, { file: `${root}/other.json` })).values.permissions).toEqual({ ask: ["Read"] })
       NodeFs.writeFileSync(`${root}/freecode.json`, "{ permissions: ")
       // The files are not read at all when the configuration is given: a broken one is no error.
       expect(yield* configUnder(root, { loaded })).toEqual(loaded)
@@ -140,7 +152,7 @@ describe("the CLI reads it", () => {
     Effect.gen(function* () {
       const root = projectWith({ "freecode.json": { permissions: { deny: ["Touch(no.txt)"] } } })
       const setup = yield* checkOptions({ root: Option.some(root), config: Option.none(), surface: Option.none() })
-      expect(setup.config?.permissions).toEqual({ deny: ["Touch(no.txt)"] })
+      expect(setup.config?.values.permissions).toEqual({ deny: ["Touch(no.txt)"] })
       // Were the file parsed again while building, this would fail the build (exit 2).
       NodeFs.writeFileSync(`${root}/freecode.json`, "{ permissions: ")
       const system = yield* buildToolSystem(setup)

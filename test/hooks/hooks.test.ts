@@ -2,7 +2,7 @@
 import * as NodeFs from "node:fs"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { FreecodeConfigData } from "../../src/config/schema.ts"
+import type { FreecodeConfigData } from "../../layers/config.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import type { HookOutcome } from "../../src/hooks/hooks.ts"
 import type { ApprovalQuestion } from "../../src/permission/approval.ts"

@@ -213,7 +213,12 @@ describe("the system's McpClients, configured in freecode.json", () => {
     })
     try {
       await client.connect(
-        new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--root", root], stderr: "pipe" })
+        // The folder's own servers start only in a trusted folder: --trust, for this run.
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [MAIN, "mcp", "--root", root, "--trust"],
+          stderr: "pipe"
+        })
       )
       let tools: Awaited<ReturnType<Client["listTools"]>>["tools"] = []
       const names = () => tools.map((t) => t.name)

@@ -79,6 +79,31 @@ describe("compression of a failed or spilled bash output", () => {
   )
 
   it.live(
+    "a command of no known kind that exits non-zero keeps the error in its middle; exiting 0 it is cut head+tail",
+    () =>
+      withBuild(
+        [
+          `for i in $(seq 1 2000); do echo "processed record $i, checksum $((i * 7919 % 100000))"; done`,
+          `echo "KeyError: 'customer_id'"`,
+          `for i in $(seq 2001 4000); do echo "processed record $i, checksum $((i * 7919 % 100000))"; done`,
+          'exit "$1"'
+        ].join("\n"),
+        () =>
+          Effect.gen(function* () {
+            const failed = yield* run("f1", "bash", { command: "bash build.sh 3" })
+            expect(failed.metadata).toMatchObject({ outputKind: "other", exitCode: 3 })
+            expect(failed.modelOutput).toContain("KeyError: 'customer_id'")
+            expect(failed.modelOutput).toContain("[exit code 3]")
+            expect(failed.modelOutput.length).toBeLessThan(8_000)
+            const ok = yield* run("f2", "bash", { command: "bash build.sh 0" })
+            expect(ok.metadata).toMatchObject({ outputKind: "other", exitCode: 0 })
+            expect(ok.modelOutput).not.toContain("KeyError")
+          })
+      ),
+    60_000
+  )
+
+  it.live(
     "a cancelled log is compressed the same way, the cancel message first",
     () =>
       withBuild(

@@ -60,7 +60,9 @@ describe("output", () => {
       expect(otherSession.status).toBe("error")
       const badRegex = yield* call("r", "output", { id: "src", pattern: "(unclosed" })
       expect(badRegex.status).toBe("error")
-      expect(badRegex.modelOutput).toMatch(/^Invalid regex "\(unclosed": .*Escape special characters/)
+      expect(badRegex.modelOutput).toMatch(
+        /^Invalid regex "\(unclosed": missing closing \).*Escape regex metacharacters/
+      )
       const past = yield* call("e", "output", { id: "src", offset: 9 })
       expect(past.modelOutput).toBe("offset 9 is past the end: the stored output has 5 lines.")
     }).pipe(Effect.provide(system))

@@ -205,7 +205,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
         Effect.provideService(CurrentSearchBackend, backend)
       )
       expect(bad).toContain('Invalid regex "foo("')
-      expect(bad).toMatch(/unclosed group|Unterminated group/i)
+      expect(bad).toMatch(/unclosed group|missing closing \)/i)
       expect(bad).toContain("Escape regex metacharacters")
     }).pipe(Effect.provide(NodeServices.layer))
   )

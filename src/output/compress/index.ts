@@ -9,6 +9,7 @@
  */
 import { Config, Effect, type FileSystem, Option } from "effect"
 import { omittedMarker } from "../../orchestrator/shape.ts"
+import { headOf, tailOf } from "../../text/cut.ts"
 import type { TruncateDirection } from "../../tool/tool.ts"
 import type { OutputView } from "../spill.ts"
 import type { OutputStore, PutResult } from "../store.ts"
@@ -17,13 +18,13 @@ import { adaptiveTruncate, countLines } from "../truncate.ts"
 import { truncateSpilled } from "../truncate-spilled.ts"
 import { stripAnsi } from "./ansi.ts"
 import type { OutputKind } from "./classify.ts"
-import { logPass } from "./log.ts"
+import { logPass, looksLikeLog } from "./log.ts"
 import type { Compressed, LineSink, PassOptions } from "./pass.ts"
 import { searchPass } from "./search.ts"
 
 export { stripAnsi } from "./ansi.ts"
 export { classifyCommand, type OutputKind } from "./classify.ts"
-export { isFailureLine, logPass } from "./log.ts"
+export { isFailureLine, isWarningLine, logPass, looksLikeLog } from "./log.ts"
 export type { Compressed, LineSink } from "./pass.ts"
 export { searchPass } from "./search.ts"
 
@@ -38,6 +39,8 @@ export interface CompressOptions {
   readonly maxChars: number
   readonly maxLines: number
   readonly direction: TruncateDirection
+  /** The call failed (a non-zero exit, a timeout, a cancel): its failure lines are kept whatever its kind. */
+  readonly failed?: boolean
 }
 
 export interface ModelCopy {
@@ -92,9 +95,35 @@ const passOptions = (totalLines: number, totalChars: number, options: CompressOp
   marker: omittedMarker(options.callId, options.stored)
 })
 
+/**
+ * How an output over the budget is shaped: by its declared kind, except that a file's contents
+ * or an unclassified command's output is shaped as a log when the call failed (a non-zero exit,
+ * a timeout, a cancel) or when it reads as one (timestamps, levels): a service's log, `cat
+ * app.log`. A diff or a search keeps its own shape: `diff`, `git diff --exit-code` and `grep`
+ * exit 1 for "differences found" and "no match", and all their lines are what was asked for.
+ */
+export const shapeKind = (kind: string, failed: boolean, head: () => string, tail: () => string): string =>
+  (kind === "other" || kind === "cat") && (failed || looksLikeLog(head(), tail())) ? "log" : kind
+
+/** A call failed: an error outcome, or a tool's `exitCode` metadata (bash's) other than 0, or `stopped`. */
+export const failedCall = (isError: boolean, metadata: Readonly<Record<string, unknown>> | undefined): boolean =>
+  isError || (typeof metadata?.exitCode === "number" && metadata.exitCode !== 0) || metadata?.stopped === true
+
+/** The first and last LOG_SAMPLE_CHARS characters of a text held in memory, to tell a log by. */
+const LOG_SAMPLE_CHARS = 64 * 1024
+
 /** The model's copy of `text` (held in memory) for an output of `kind`; undefined for a kind it does not know. */
-export const compressForModel = (kind: string, text: string, options: CompressOptions): ModelCopy | undefined => {
-  if (!KINDS.has(kind)) return undefined
+export const compressForModel = (declared: string, text: string, options: CompressOptions): ModelCopy | undefined => {
+  if (!KINDS.has(declared)) return undefined
+  const over = text.length > options.maxChars || countLines(text) > options.maxLines
+  const kind = over
+    ? shapeKind(
+        declared,
+        options.failed === true,
+        () => headOf(text, LOG_SAMPLE_CHARS),
+        () => tailOf(text, LOG_SAMPLE_CHARS)
+      )
+    : declared
   // Diffs, file contents and unknown output: only the colour goes; line numbers stay the stored ones.
   if (kind !== "search" && kind !== "log") {
     const clean = stripAnsi(text)
@@ -127,13 +156,20 @@ type Spilled = Extract<OutputView, { kind: "spilled" }>
  * from the two ends the writer kept, with only the colour stripped from what is shown.
  */
 export const compressSpilled = (
-  kind: string,
+  declared: string,
   view: Spilled,
   lines: LineSource | undefined,
   options: CompressOptions
 ): Effect.Effect<ModelCopy | undefined> =>
   Effect.gen(function* () {
-    if (!KINDS.has(kind)) return undefined
+    if (!KINDS.has(declared)) return undefined
+    // Spilled means over any budget: a failed call's or a log's output keeps its failure lines.
+    const kind = shapeKind(
+      declared,
+      options.failed === true,
+      () => view.head,
+      () => view.tail
+    )
     const ends = (): ModelCopy => {
       const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
       return { modelOutput: stripAnsi(cut.text), truncated: true }

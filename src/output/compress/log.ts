@@ -21,8 +21,8 @@ const FAILURE = [
   /^\s*-->\s/, // rustc location
   /make(\[\d+\])?: \*\*\*/
 ]
-/** `file:line` and `file(line,col)` locations. */
-const LOCATION = /(^|[\s(["'])[\w@~./\\-]*[\w-]+\.[A-Za-z]{1,6}(:\d+(:\d+)?|\(\d+,\d+\))/
+/** `file:line` and `file(line,col)` locations, `file://` URLs too (the stack frame naming a test file). */
+const LOCATION = /(^|[\s(["'])(file:\/\/)?[\w@~./\\-]*[\w-]+\.[A-Za-z]{1,6}(:\d+(:\d+)?|\(\d+,\d+\))/
 /** What every location has; testing for it first spares LOCATION's backtracking on most lines. */
 const LOCATION_HINT = /[:(]\d/
 /** Summary lines: counts of tests, suites, errors; totals and durations. */
@@ -37,6 +37,19 @@ const SUMMARY = [
 /** "0 errors", "no failures", "Failures: 0" say nothing failed: they are summary, not failure. */
 const NEGATED = /\b(0|no|zero) (errors?|failures?|failed)\b|(errors?|failures?|failed):?\s*0\b/i
 
+/** Warnings and deprecations: a successful run's whole diagnostic content, often. */
+const WARNING = /\b(warn|warning|warnings|deprecated|deprecation)\b/i
+const NO_WARNINGS = /\b(0|no|zero) warnings?\b|warnings?:?\s*0\b/i
+
+/** A line of an assertion's diff: `+ 'expected'`, `- actual`, `+ Received`, `-     3,`. */
+const DIFF_LINE = /^\s*[+-](\s|$)/
+/**
+ * How far a diff line may be from the failure line or the diff line before it (unchanged
+ * context sits between them), and how far from the failure line a diff may run at all.
+ */
+const DIFF_REACH = 40
+const DIFF_MAX = 400
+
 export const isFailureLine = (line: string): boolean => {
   if (LOCATION_HINT.test(line) && LOCATION.test(line)) return true
   if (SUMMARY.some((r) => r.test(line))) return true
@@ -44,12 +57,21 @@ export const isFailureLine = (line: string): boolean => {
   return FAILURE.some((r) => r.test(line))
 }
 
+export const isWarningLine = (line: string): boolean => WARNING.test(line) && !NO_WARNINGS.test(line)
+
 /**
- * The log policy: the first HEAD_LINES lines, the last TAIL_LINES, and every failure-looking
- * line with BEFORE line before it and AFTER after it (in the head and the tail too).
+ * The log policy: the first HEAD_LINES lines, the last TAIL_LINES, every failure-looking line
+ * with BEFORE line before it and AFTER after it (in the head and the tail too), the diff an
+ * assertion prints under it (its `+`/`-` lines), and warnings. Warnings are `minor`: they get
+ * a share of the budget, so a clean run keeps the one warning it printed, and a thousand
+ * deprecations never crowd out an error.
  */
 export const logPass = (options: PassOptions): LineSink => {
   let keepUntil = -1
+  /** A diff line up to here belongs to the last failure (an assertion's expected/actual). */
+  let diffUntil = -1
+  /** No diff line past here belongs to it, however its lines chain. */
+  let diffEnd = -1
   return makePass(
     {
       tailLines: TAIL_LINES,
@@ -59,11 +81,49 @@ export const logPass = (options: PassOptions): LineSink => {
           line.failure = true
           line.keep = true
           keepUntil = line.index + AFTER
+          diffUntil = line.index + DIFF_REACH
+          diffEnd = line.index + DIFF_MAX
           for (let k = 1; k <= BEFORE && recent.length - k >= 0; k++) recent[recent.length - k]!.keep = true
+        } else if (line.index <= diffUntil && DIFF_LINE.test(line.text)) {
+          line.failure = true
+          line.keep = true
+          diffUntil = Math.min(diffEnd, line.index + DIFF_REACH)
+        } else if (!line.keep && isWarningLine(line.text)) {
+          line.keep = true
+          line.minor = true
         }
         return true
       }
     },
     options
   )
+}
+
+/** A timestamp at a line's start (ISO, syslog, clock time, after a bracket or two). */
+const TIMESTAMP = /^\W{0,3}(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}|\d{2}:\d{2}:\d{2})/
+/** A level: `INFO`, `[warn]`, `level=error`, `"level":"info"`. */
+const LEVEL =
+  /\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|\[(trace|debug|info|notice|warn|warning|error|fatal)\]|\blevel[=:]"?\w|"level":\s*"?\w/
+/** syslog and journalctl: `Dec  1 20:11:08 host sshd[812]: …`, whose lines carry no level word. */
+const SYSLOG = /^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w./-]+(\[\d+\])?:/
+/** Lines sampled from each end: enough to tell, cheap on a huge output. */
+const SAMPLE = 200
+
+/**
+ * Whether an output reads as a log from lines at its two ends: a service's output, `cat
+ * app.log`, `docker logs`, `journalctl`. Two in five of its non-blank lines must carry a
+ * timestamp or a level (stack frames under an error carry neither), and levels or syslog's
+ * shape must be there: timestamps alone are a CSV or a table, which keeps its plain cut.
+ */
+export const looksLikeLog = (head: string, tail: string): boolean => {
+  const sample = [...head.split("\n", SAMPLE), ...tail.split("\n").slice(-SAMPLE)].filter((l) => l.trim() !== "")
+  if (sample.length < 5) return false
+  let marked = 0
+  let levels = 0
+  for (const l of sample) {
+    const level = LEVEL.test(l) || SYSLOG.test(l)
+    if (level) levels++
+    if (level || TIMESTAMP.test(l)) marked++
+  }
+  return marked >= 0.4 * sample.length && levels >= 0.1 * sample.length
 }

@@ -6,7 +6,8 @@
  * (the tail), and runs of lines left out only as counts: each run becomes one marker naming the
  * stored line range and the `output` call that retrieves it.
  */
-import { type OmittedRange, safeEnd } from "../truncate.ts"
+import { cutEnd } from "../../text/cut.ts"
+import type { OmittedRange } from "../truncate.ts"
 
 /** One line of the output as the pass holds it. */
 export interface Line {
@@ -20,6 +21,8 @@ export interface Line {
   keep: boolean
   /** Whether it looks like a failure: one the budget could not hold is counted in the marker. */
   failure: boolean
+  /** Kept only within MINOR_SHARE of the budget (warnings): never at a failure's expense. */
+  minor: boolean
   /** Identical lines folded into this one (search results). */
   repeats: number
 }
@@ -62,6 +65,8 @@ export interface LineSink {
 
 /** The tail's share of the budget, when the policy keeps a tail. */
 const TAIL_SHARE = 0.3
+/** The share of the body's budget minor lines (warnings) may take. */
+const MINOR_SHARE = 0.25
 
 const n = (x: number) => x.toLocaleString("en-US")
 
@@ -95,6 +100,11 @@ export const makePass = (policy: Policy, options: PassOptions): LineSink => {
     2
   const bodyChars = fits ? maxChars : maxChars - tailChars - markerRoom
   const bodyLines = fits ? maxLines : maxLines - tailLines - 2
+
+  const minorChars = Math.floor(bodyChars * MINOR_SHARE)
+  const minorLines = Math.floor(bodyLines * MINOR_SHARE)
+  let minorUsedChars = 0
+  let minorUsedLines = 0
 
   const out: Array<Line | string> = []
   let outChars = 0
@@ -148,6 +158,14 @@ export const makePass = (policy: Policy, options: PassOptions): LineSink => {
 
   /** A line leaving the tail ring: into the body while the budget lasts, else left out. */
   const settle = (line: Line) => {
+    // A minor line past its share is left out; the budget stays open for failures.
+    if (line.keep && line.minor && !full) {
+      if (minorUsedChars + line.text.length > minorChars || minorUsedLines + 1 > minorLines) line.keep = false
+      else {
+        minorUsedChars += line.text.length
+        minorUsedLines++
+      }
+    }
     if (line.keep && !full) {
       const closing = gap === undefined ? undefined : gapPieces(gap)
       const chars = (closing?.chars ?? 0) + line.text.length
@@ -158,20 +176,28 @@ export const makePass = (policy: Policy, options: PassOptions): LineSink => {
         append([line])
         return
       }
-      full = true
+      if (!line.minor) full = true
     }
     leaveOut(line)
   }
 
   const clip = (line: string): string => {
     if (line.length <= lineMax) return line
-    const end = safeEnd(line, lineMax)
+    const end = cutEnd(line, lineMax)
     return `${line.slice(0, end)}[… ${n(line.length - end)} characters omitted from this line …]\n`
   }
 
   return {
     push: (raw) => {
-      const line: Line = { index: index++, text: clip(raw), chars: raw.length, keep: false, failure: false, repeats: 0 }
+      const line: Line = {
+        index: index++,
+        text: clip(raw),
+        chars: raw.length,
+        keep: false,
+        failure: false,
+        minor: false,
+        repeats: 0
+      }
       if (!policy.admit(line, ring)) {
         collapsed = true
         return

@@ -13,6 +13,7 @@
  */
 import { Data, type Effect, type FileSystem } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
+import { cutEnd } from "../../text/cut.ts"
 
 /** The regex did not compile; `message` is the regex engine's own error text. */
 export class InvalidPattern extends Data.TaggedError("InvalidPattern")<{ readonly message: string }> {}
@@ -103,9 +104,7 @@ export const compareMatches = (a: GrepMatch, b: GrepMatch): number => comparePat
 /** Cuts `text` to `max` characters (never inside a surrogate pair) and says how many were dropped. */
 export const cutLine = (text: string, max: number): string => {
   if (text.length <= max) return text
-  let end = max
-  const code = text.charCodeAt(end - 1)
-  if (code >= 0xd800 && code <= 0xdbff) end--
+  const end = cutEnd(text, max)
   return `${text.slice(0, end)}… [${text.length - end} chars cut]`
 }
 

@@ -1,14 +1,15 @@
 /**
  * The pure TypeScript backend: a breadth-first walk over the FileSystem service with the
- * .gitignore rules of `ignore.ts`, glob filters from picomatch and JS RegExp for grep. It is
+ * .gitignore rules of `ignore.ts`, glob filters and grep's regexes on a linear-time RE2 engine. It is
  * the fallback when rg cannot run, and `ls` uses `walkTree` directly (rg cannot list
  * directories, and ls must show empty ones).
  */
 
 import { Effect, FileSystem, type PlatformError } from "effect"
 import type { Ignore } from "ignore"
-import picomatch from "picomatch"
 import * as NativeFs from "../../fs/native.ts"
+import { compileModelGlob } from "../../text/glob.ts"
+import { compileModelRegex, isRefusal, type ModelRegex } from "../../text/regex.ts"
 import { basenameOf, childPath, relativeInside } from "../paths.ts"
 import {
   type FileList,
@@ -173,10 +174,16 @@ const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
         `${paths.length} director${paths.length === 1 ? "y" : "ies"} could not be read and ${paths.length === 1 ? "was" : "were"} skipped (first: ${paths[0]}).`
       ]
 
-const listFiles = (request: ListFilesRequest) =>
-  walkTree({ root: request.root, dir: request.dir }).pipe(
+const listFiles = (request: ListFilesRequest): Effect.Effect<FileList, SearchFailed, FileSystem.FileSystem> => {
+  // glob's name filter, in linear time; one it cannot compile is an error, never an empty list.
+  const nameMatches = request.nameGlob === undefined ? undefined : compileModelGlob(request.nameGlob)
+  if (nameMatches !== undefined && isRefusal(nameMatches)) {
+    return Effect.fail(
+      new SearchFailed({ message: `Invalid glob ${JSON.stringify(request.nameGlob)}: ${nameMatches.reason}` })
+    )
+  }
+  return walkTree({ root: request.root, dir: request.dir }).pipe(
     Effect.map((walked): FileList => {
-      const nameMatches = request.nameGlob === undefined ? undefined : picomatch(request.nameGlob, { dot: true })
       const files: Array<string> = []
       for (const d of walked.dirs) {
         for (const e of d.entries) {
@@ -187,45 +194,29 @@ const listFiles = (request: ListFilesRequest) =>
     }),
     Effect.mapError((e) => new SearchFailed({ message: `Cannot read ${request.dir}: ${e.message}` }))
   )
-
-/**
- * Compiles a ripgrep-syntax regex as a JS RegExp. Leading inline flags such as `(?i)` become
- * RegExp flags; Unicode mode is tried first (like rg), then the legacy mode for patterns only
- * it accepts (e.g. `\-`).
- */
-export const compileRegex = (pattern: string): RegExp | InvalidPattern => {
-  let source = pattern
-  let flags = ""
-  const inline = /^\(\?([ims]+)\)/.exec(source)
-  if (inline !== null) {
-    flags = [...new Set(inline[1])].join("")
-    source = source.slice(inline[0].length)
-  }
-  try {
-    return new RegExp(source, `${flags}u`)
-  } catch (unicodeError) {
-    try {
-      return new RegExp(source, flags)
-    } catch {
-      return new InvalidPattern({ message: (unicodeError as Error).message })
-    }
-  }
 }
 
-/** A file-name matcher for grep's `include`, like `*.ts` or `*.{ts,tsx}`. */
+/**
+ * Compiles a ripgrep-syntax regex on the linear-time engine (RE2 syntax, as rg's own): the
+ * pattern is the model's, and a backtracking engine could hang the process on it.
+ */
+export const compileRegex = (pattern: string): ModelRegex | InvalidPattern => {
+  const regex = compileModelRegex(pattern)
+  return isRefusal(regex) ? new InvalidPattern({ message: regex.reason }) : regex
+}
+
+/** A file-name matcher for grep's `include`, like `*.ts` or `*.{ts,tsx}`, in linear time. */
 export const compileInclude = (include: string): ((name: string) => boolean) | SearchFailed => {
-  try {
-    const match = picomatch(include, { dot: true })
-    return (name) => match(name)
-  } catch (e) {
-    return new SearchFailed({ message: `Invalid include glob ${JSON.stringify(include)}: ${(e as Error).message}` })
-  }
+  const match = compileModelGlob(include)
+  return isRefusal(match)
+    ? new SearchFailed({ message: `Invalid include glob ${JSON.stringify(include)}: ${match.reason}` })
+    : match
 }
 
 const decoder = new TextDecoder("utf-8")
 
 /** Adds the matching lines of one file; a file with a NUL byte is binary and skipped, like rg does. */
-const searchFile = (regex: RegExp, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
+const searchFile = (regex: ModelRegex, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
   if (bytes.includes(0)) return
   const lines = decoder.decode(bytes).split("\n")
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop()

@@ -3,6 +3,7 @@
  * which service answers. Implementations live beside this file, one per API.
  */
 import { Context, Effect } from "effect"
+import { headOf } from "../../text/cut.ts"
 import { fail, type ToolFailure, TransientFailure } from "../../tool/errors.ts"
 
 export interface SearchResult {
@@ -34,7 +35,7 @@ export const requestJson = (provider: string, url: URL, init: RequestInit = {}) 
         headers: { accept: "application/json", ...init.headers }
       })
       if (!response.ok) {
-        const body = (await response.text().catch(() => "")).replace(/\s+/g, " ").slice(0, 200)
+        const body = headOf((await response.text().catch(() => "")).replace(/\s+/g, " "), 200)
         throw { status: response.status, body }
       }
       return (await response.json()) as unknown

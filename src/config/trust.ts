@@ -1,0 +1,73 @@
+/**
+ * Which project folders the person trusts to start their own programs (`.mcp.json` servers,
+ * hooks, language servers named in freecode.json). One small file per trusted folder under the
+ * state folder's `trusted/`, named by a hash of the folder's real path and holding that path:
+ * two processes trusting or forgetting at once never overwrite each other's entries.
+ */
+import { createHash } from "node:crypto"
+import { promises as fsp, realpathSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Effect } from "effect"
+import { stateDirConfig } from "../session/location.ts"
+import { ConfigError } from "./error.ts"
+
+/** The folder as trust knows it: absolute, links resolved (a link to a folder is that folder). */
+export const trustKey = (dir: string): string => {
+  const absolute = resolve(dir)
+  try {
+    return realpathSync(absolute)
+  } catch {
+    return absolute
+  }
+}
+
+const entryFile = (stateDir: string, dir: string) =>
+  join(stateDir, "trusted", createHash("sha256").update(trustKey(dir)).digest("hex").slice(0, 32))
+
+const stateDir = stateDirConfig.pipe(
+  Effect.mapError((e) => new ConfigError({ message: `the state folder is not usable: ${e.message}` }))
+)
+
+/** Whether `dir` was trusted with `freecode-tools trust`. An unreadable record counts as not trusted. */
+export const isTrusted = (dir: string): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const file = entryFile(yield* stateDir, dir)
+    const text = yield* Effect.promise(() => fsp.readFile(file, "utf8").catch(() => undefined))
+    return text?.trim() === trustKey(dir)
+  }).pipe(Effect.orElseSucceed(() => false))
+
+/** Records `dir` as trusted; returns the folder as recorded. */
+export const trust = (dir: string): Effect.Effect<string, ConfigError> =>
+  Effect.gen(function* () {
+    const key = trustKey(dir)
+    const file = entryFile(yield* stateDir, dir)
+    const tmp = `${file}.${process.pid}.tmp`
+    yield* Effect.tryPromise({
+      try: async () => {
+        await fsp.mkdir(join(file, ".."), { recursive: true, mode: 0o700 })
+        await fsp.writeFile(tmp, `${key}\n`, { mode: 0o600 })
+        await fsp.rename(tmp, file)
+      },
+      catch: (e) => new ConfigError({ message: `cannot record ${key} as trusted: ${(e as Error).message}` })
+    })
+    return key
+  })
+
+/** Forgets that `dir` was trusted; returns the folder and whether it had been. */
+export const forget = (dir: string): Effect.Effect<{ readonly dir: string; readonly was: boolean }, ConfigError> =>
+  Effect.gen(function* () {
+    const key = trustKey(dir)
+    const file = entryFile(yield* stateDir, dir)
+    const was = yield* Effect.tryPromise({
+      try: () =>
+        fsp.unlink(file).then(
+          () => true,
+          (e: NodeJS.ErrnoException) => {
+            if (e.code === "ENOENT") return false
+            throw e
+          }
+        ),
+      catch: (e) => new ConfigError({ message: `cannot forget ${key}: ${(e as Error).message}` })
+    })
+    return { dir: key, was }
+  })
