@@ -120,6 +120,9 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
 const sandboxFromConfig = (root: string, byDefault: boolean | undefined) =>
   Layer.unwrap(
     Effect.gen(function* () {
+      // A sandbox the caller provided under the system wins, as any piece it swaps.
+      const given = yield* Sandbox
+      if (given !== Sandbox.off) return Layer.succeed(Sandbox, given)
       const config = yield* FreecodeConfig
       const enabledByDefault = byDefault ?? (yield* SandboxByDefault)
       const domains = (sectionOf(config, permissionsSection)?.allow ?? []).flatMap((rule) => {
