@@ -33,22 +33,8 @@ describe("decoys and near misses (test/fixtures/edits/decoys.ts)", () => {
   })
 
   it("a header over a look-alike body is refused, showing both regions with read's line numbers", () => {
-    const text = [
-      "export function parseUser(raw: string): User {",
-      "  const data = JSON.parse(raw)",
-      "  validateUser(data)",
-      "  return data as User",
-      "}",
-      "",
-      "export function parseOrder(raw: string): Order {",
-      "  const data = JSON.parse(raw)",
-      "  validateOrder(data)",
-      "  return data as Order",
-      "}",
-      ""
-    ].join("\n")
-    const oldString =
-      "export function parseUser(raw: string): User {\n  const data = JSON.parse(raw)\n  validateOrder(data)\n  return data as Order\n}"
+    const d = decoys.find((x) => x.name === "one function's header over a look-alike function's body")!
+    const { text, oldString } = d
     const out = applyEdit(text, { oldString, newString: oldString.replace("validateOrder(data)", "check(data)") })
     expect(out._tag).toBe("Ambiguous")
     if (out._tag !== "Ambiguous") return
