@@ -97,3 +97,27 @@ describe("a file with no final newline", () => {
     expect(applyChunks("one\ntwo", update(ops).chunks, "a")).toEqual({ ok: true, text: "one\n2\nthree" })
   })
 })
+
+describe("added lines fitted to the file's quotes", () => {
+  it("a chunk matched with straight quotes against curly ones keeps the file's characters in what it repeats", () => {
+    const file = 'const s = "She said “yes”"\nexport default s\n'
+    const ops = parsePatch(
+      patch(
+        "*** Update File: a.ts",
+        "@@",
+        '-const s = "She said "yes""',
+        '+const s = "She said "yes" twice"',
+        " export default s"
+      )
+    )
+    expect(applyChunks(file, update(ops).chunks, "a.ts")).toEqual({
+      ok: true,
+      text: 'const s = "She said “yes” twice"\nexport default s\n'
+    })
+  })
+
+  it("an exact match writes the added lines as sent", () => {
+    const ops = parsePatch(patch("*** Update File: a.ts", "@@", '-const s = "a"', "+const s = “b”"))
+    expect(applyChunks('const s = "a"\n', update(ops).chunks, "a.ts")).toEqual({ ok: true, text: "const s = “b”\n" })
+  })
+})
