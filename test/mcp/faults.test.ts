@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer } from "effect"
 import { testToolSystem } from "../../layers/test.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
@@ -149,5 +149,40 @@ describe("the MCP client when a server misbehaves", () => {
         yield* Effect.promise(() => client.close())
       }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() })))),
     60_000
+  )
+
+  it.live("tools/call with arguments that are not an object is refused as invalid params, saying what to send", () =>
+    Effect.gen(function* () {
+      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
+      const server = yield* makeToolServer(system)
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      const client = new Client({ name: "test", version: "1.0.0" })
+      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
+      const refusal = (params: Record<string, unknown>) =>
+        Effect.promise(() =>
+          client.request({ method: "tools/call", params } as never, CallToolResultSchema).then(
+            () => undefined,
+            (e: unknown) => e as McpError
+          )
+        )
+      for (const [args, kind] of [
+        ["a string", "string"],
+        [[1, 2], "an array"],
+        [null, "null"],
+        [7, "number"]
+      ] as const) {
+        const e = yield* refusal({ name: "ls", arguments: args })
+        expect(e).toBeInstanceOf(McpError)
+        expect(e!.code).toBe(-32602)
+        expect(e!.message).toContain(`params.arguments must be a JSON object of the tool's parameters; got ${kind}`)
+        expect(e!.message).not.toContain("invalid_type")
+      }
+      const nameless = yield* refusal({ arguments: {} })
+      expect([nameless!.code, nameless!.message]).toEqual([-32602, expect.stringContaining("needs params.name")])
+      // The server is still there for a good call.
+      const ok = yield* Effect.promise(() => client.callTool({ name: "ls", arguments: {} }))
+      expect(ok.isError).not.toBe(true)
+      yield* Effect.promise(() => client.close())
+    }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
   )
 })
