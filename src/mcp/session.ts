@@ -159,6 +159,14 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       lostBecause = reason
       void client.close().catch(() => undefined)
     })
+    // The SDK's stdio transport closes itself on a message over its 10 MiB line limit; only its
+    // error says why, and the call's failure should too.
+    client.onerror = (e) => {
+      if (!isClosed && /ReadBuffer exceeded/.test(e.message)) {
+        lostBecause =
+          "one of its messages was over the 10 MiB a stdio message may be, so the connection was closed; ask it for less at once"
+      }
+    }
     yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => undefined)))
 
     const startup = <A>(what: string, effect: Effect.Effect<A, McpConnectError>) =>

@@ -75,6 +75,22 @@ describe("the MCP client when a server misbehaves", () => {
   )
 
   it.live(
+    "an answer over the stdio transport's 10 MiB line limit fails the call saying so, not as a bare disconnect",
+    () =>
+      Effect.gen(function* () {
+        yield* (yield* McpClients).ready
+        // Under the limit it comes through (the model's copy cut to the budget as usual).
+        const fine = yield* call("mcp__bad__huge", { bytes: 1_000_000 })
+        expect([fine.status, fine.outputChars]).toEqual(["ok", 1_000_000])
+        const huge = yield* call("mcp__bad__huge", { bytes: 11 * 1024 * 1024 })
+        expect(huge.status).toBe("error")
+        expect(huge.modelOutput).toContain("disconnected during huge")
+        expect(huge.modelOutput).toContain("over the 10 MiB a stdio message may be")
+      }).pipe(Effect.provide(systemWithMcp({ servers: { bad: faulty() }, restart: { initialDelay: "30 seconds" } }))),
+    60_000
+  )
+
+  it.live(
     "an HTTP server that dies mid-call is noticed when its stream breaks, with the disconnect error stdio gives",
     () =>
       Effect.gen(function* () {
