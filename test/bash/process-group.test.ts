@@ -15,16 +15,16 @@ const state = (pid: number): string | undefined => {
 
 const waitFor = (check: () => boolean) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 200 && !check(); i++) yield* Effect.sleep("10 millis")
+    for (let i = 0; i < 1000 && !check(); i++) yield* Effect.sleep("10 millis")
     return check()
   })
 
 describe.runIf(process.platform === "linux")("process groups", () => {
   it.live("a group whose only member is a zombie no one reaps does not count as running", () =>
     Effect.gen(function* () {
-      // With job control on, `sleep 0 &` leads a group of its own; its parent then becomes a
-      // `sleep 30` that never reaps it, so it stays a zombie (as an orphan does under a lazy init).
-      const parent = spawn("/bin/bash", ["-c", "set -m; sleep 0 & echo $!; exec sleep 30"], {
+      // With job control on, `sleep 1 &` leads a group of its own; its parent has by then become
+      // a `sleep 30` that never reaps it, so it stays a zombie (as an orphan does under a lazy init).
+      const parent = spawn("/bin/bash", ["-c", "set -m; sleep 1 & echo $!; exec sleep 30"], {
         stdio: ["ignore", "pipe", "ignore"]
       })
       try {
