@@ -6,9 +6,10 @@
  * - a blank line of F that the file lacks is dropped, and a blank line the file has between
  *   two kept lines is kept;
  * - a new or changed line is re-indented: F's indentation mapped onto the file's (tabs or
- *   spaces, the file's indent unit).
+ *   spaces, the file's indent unit), and its quotes and dashes fitted to the file's (quotes.ts).
  */
 import { align, pairUp } from "./diff.ts"
+import { fitQuotes, learnStyle } from "./quotes.ts"
 import { indentOf, isBlank } from "./text.ts"
 
 const normalized = (s: string) => s.trim().replace(/\s+/g, " ")
@@ -114,37 +115,38 @@ export const adaptReplacement = ({ matched, find, replacement, unit, atLineStart
   for (let f = 0; f < F.length && ref === undefined; f++) ref = refOf(f)
 
   // Each line of N sits where a line of F sat: equal lines first, then changed ones by position.
-  const nToFLoose = pairUp(N, F, (a, b) => a === b)
-  const quotes = typographic(matched) && !typographic(find)
+  // A blank line never stands for a line with text (nor the reverse): pairing them by position
+  // would place the blank where the text was, and the file's own blank line beside it.
+  const nToFLoose = pairUp(N, F, (a, b) => a === b).map((f, k) =>
+    f !== undefined && isBlank(N[k]!) !== isBlank(F[f]!) ? undefined : f
+  )
+  const style = learnStyle(fToM.flatMap((m, f) => (m === undefined ? [] : [[F[f]!, M[m]!] as const])))
   const out: Array<string> = []
   let lastM = -1
+  /** out's length after the last line placed in the file. */
+  let lastOut = 0
   N.forEach((line, k) => {
     const f = nToFLoose[k]
     const kept = f !== undefined && nToF[k] === f
     const m = f === undefined ? undefined : fToM[f]
     if (kept && m === undefined && isBlank(F[f]!)) return // a blank line the file does not have
     ref = refOf(f) ?? ref
-    const written = kept && m !== undefined ? M[m]! : reindent(quotes ? typographize(line) : line, ref, k === 0)
+    const fitted = fitQuotes(line, f === undefined ? undefined : F[f], m === undefined ? undefined : M[m], style)
+    const written = kept && m !== undefined ? M[m]! : reindent(fitted, ref, k === 0)
     if (m !== undefined) {
       // Blank lines the file has between the previous placed line and this one stay.
       if (lastM >= 0 && m > lastM + 1) {
         const between = M.slice(lastM + 1, m)
-        if (between.every((l, i) => isBlank(l) && !fToM.includes(lastM + 1 + i))) out.push(...between)
+        if (between.every((l, i) => isBlank(l) && !fToM.includes(lastM + 1 + i))) {
+          // Blank lines newString already has here stand for these: the file's replace them, not double them.
+          while (out.length > lastOut && isBlank(out[out.length - 1]!)) out.pop()
+          out.push(...between)
+        }
       }
       lastM = m
     }
     out.push(written)
+    if (m !== undefined) lastOut = out.length
   })
   return out.join("\n")
 }
-
-const typographic = (s: string) => /[“”‘’—]/.test(s)
-
-/** Straight quotes and a spaced hyphen as a typographic text writes them. */
-const typographize = (line: string): string =>
-  line
-    .replace(/(^|[\s([{—-])"/g, "$1“")
-    .replace(/"/g, "”")
-    .replace(/(^|[\s([{—-])'/g, "$1‘")
-    .replace(/'/g, "’")
-    .replace(/ - /g, " — ")

@@ -6,6 +6,7 @@
  * caller's (text.ts).
  */
 import { adaptReplacement, detectIndentUnit } from "./adapt.ts"
+import { showRegion } from "./anchor-check.ts"
 import { nearestRegion } from "./near-miss.ts"
 import { Lines, type ReplacerName, replacers, type Span } from "./replacers.ts"
 import { decodeText, encodeText, lineOf, looksBinary, normalizeInput } from "./text.ts"
@@ -92,6 +93,21 @@ const cascade = (text: string, request: EditRequest): EditOutcome => {
     if (found === undefined || found.spans.length === 0) continue
     const spans = disjoint(found.spans)
     const at = spans.map((s) => lineOf(text, s.start))
+    if (found.unclear !== undefined) {
+      const [candidate, other] = found.unclear
+      return {
+        _tag: "Ambiguous",
+        lines: found.unclear.map((r) => r.first + 1),
+        message: [
+          `oldString is not in the file exactly. Its first and last lines match line ${candidate!.first + 1}, but the lines between them do not match it, and the whole of oldString is about as close to another place (line ${other!.first + 1}), so it is unclear which block is meant; no edit was made.`,
+          `The block its first and last lines match (${Math.round(candidate!.score * 100)}% alike):`,
+          showRegion(lines.lines, candidate!),
+          `The other place it resembles (${Math.round(other!.score * 100)}% alike):`,
+          showRegion(lines.lines, other!),
+          "Read the block you mean and copy its exact current lines into oldString."
+        ].join("\n")
+      }
+    }
     if (found.ambiguous === true) {
       return {
         _tag: "Ambiguous",

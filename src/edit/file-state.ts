@@ -1,50 +1,61 @@
 /**
  * The file steps edit, write and apply_patch share: load a file with what identifies its
- * content, say how it changed since the session last saw it, and save it atomically while
- * recording what was written.
+ * content (opened without following a last link, and checked to be the file meant), say how
+ * it changed since the session last saw it, and save it atomically while recording what was
+ * written.
  */
-import { Effect, FileSystem, Option, type PlatformError } from "effect"
+import * as NFS from "node:fs"
+import { Effect, type FileSystem, type PlatformError } from "effect"
 import { changedLines, fingerprint } from "../read-state/fingerprint.ts"
 import { type FileSnapshot, type FileView, ReadState, type RecordedBy } from "../read-state/read-state.ts"
-import { writeFileAtomic } from "./atomic-write.ts"
+import { commitFile, descriptorPath, io, MovedError, stageFile } from "./atomic-write.ts"
+
+export type FileKind = "File" | "Directory" | "SymbolicLink" | "Other"
 
 export interface LoadedFile {
   readonly bytes: Uint8Array
   readonly view: FileView
+  readonly type: FileKind
 }
 
-const mtimeOf = (info: FileSystem.File.Info): number | undefined =>
-  Option.match(info.mtime, { onNone: () => undefined, onSome: (d) => d.getTime() })
+const kindOf = (st: NFS.Stats): FileKind =>
+  st.isFile() ? "File" : st.isDirectory() ? "Directory" : st.isSymbolicLink() ? "SymbolicLink" : "Other"
 
-/** The file's bytes and view; None when it does not exist. Fails on a directory or other kind. */
-export const loadFile = (
-  abs: string
-): Effect.Effect<
-  Option.Option<LoadedFile & { readonly info: FileSystem.File.Info }>,
-  PlatformError.PlatformError,
-  FileSystem.FileSystem
-> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const info = yield* fs.stat(abs).pipe(
-      Effect.map(Option.some),
-      Effect.catchTag("PlatformError", (e) =>
-        e.reason._tag === "NotFound" ? Effect.succeed(Option.none()) : Effect.fail(e)
+/**
+ * The bytes and view of `target` — a real path (writeTarget), so its last component is no link
+ * and is opened with O_NOFOLLOW — or undefined when it does not exist. The opened descriptor's
+ * own path must be `target`: a folder swapped for a link since the path was resolved is caught
+ * here (MovedError), not read through.
+ */
+export const loadFile = (target: string): Effect.Effect<LoadedFile | undefined, PlatformError.PlatformError> =>
+  io("open", target, () => {
+    let fd: number
+    try {
+      fd = NFS.openSync(
+        target,
+        NFS.constants.O_RDONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY
       )
-    )
-    if (Option.isNone(info)) return Option.none()
-    if (info.value.type !== "File")
-      return Option.some({
-        bytes: new Uint8Array(0),
-        info: info.value,
-        view: { fingerprint: fingerprint(new Uint8Array(0)), mtimeMs: mtimeOf(info.value) }
-      })
-    const bytes = yield* fs.readFile(abs)
-    return Option.some({
-      bytes,
-      info: info.value,
-      view: { fingerprint: fingerprint(bytes), mtimeMs: mtimeOf(info.value) }
-    })
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      if (code === "ENOENT") return undefined
+      if (code === "ELOOP") {
+        throw new MovedError(`${target} became a symbolic link while it was being changed; nothing was changed`)
+      }
+      throw e
+    }
+    try {
+      const real = descriptorPath(fd)
+      if (real !== undefined && real !== target) {
+        throw new MovedError(`${target} now leads to ${real} (a folder on its path was swapped); nothing was changed`)
+      }
+      const st = NFS.fstatSync(fd)
+      const type = kindOf(st)
+      const bytes = type === "File" ? NFS.readFileSync(fd) : new Uint8Array(0)
+      const view: FileView = { fingerprint: fingerprint(bytes), mtimeMs: st.mtimeMs }
+      return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), view, type }
+    } finally {
+      NFS.closeSync(fd)
+    }
   })
 
 /** How the file changed since `seen`, in words; undefined when its content is the same. */
@@ -66,21 +77,36 @@ export const describeChange = (seen: FileSnapshot, now: FileView): string | unde
 export const stillKnown = (seen: FileSnapshot | undefined, change: string | undefined): boolean =>
   seen?.known === true && change === undefined
 
+/** Records `bytes` as what the session knows `abs` holds now (after a write or a patch). */
+export const recordSaved = (
+  sessionId: string,
+  abs: string,
+  target: string,
+  bytes: Uint8Array,
+  by: Exclude<RecordedBy, "read">,
+  known: boolean
+): Effect.Effect<void, never, ReadState> =>
+  Effect.gen(function* () {
+    const readState = yield* ReadState
+    const mtimeMs = NFS.statSync(target, { throwIfNoEntry: false })?.mtimeMs
+    yield* readState.recordWrite(sessionId, abs, { fingerprint: fingerprint(bytes), mtimeMs }, by, known)
+  })
+
 /**
- * Writes atomically and records the new content as what the session knows the file holds;
- * `known`: the model has seen all of it (see FileSnapshot.known).
+ * Writes `target` (the real path of `abs`) atomically through `staging` and records the new
+ * content as what the session knows `abs` holds; `known`: the model has seen all of it.
  */
 export const saveFile = (
   sessionId: string,
   abs: string,
+  target: string,
   bytes: Uint8Array,
   by: Exclude<RecordedBy, "read">,
-  known: boolean
+  known: boolean,
+  staging: string | undefined
 ): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem | ReadState> =>
   Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const readState = yield* ReadState
-    yield* writeFileAtomic(abs, bytes)
-    const info = yield* fs.stat(abs)
-    yield* readState.recordWrite(sessionId, abs, { fingerprint: fingerprint(bytes), mtimeMs: mtimeOf(info) }, by, known)
+    const temp = yield* stageFile(target, bytes, staging)
+    yield* commitFile(temp, target, staging)
+    yield* recordSaved(sessionId, abs, target, bytes, by, known)
   })

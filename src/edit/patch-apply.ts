@@ -7,6 +7,7 @@
  */
 import { nearestRegion } from "./near-miss.ts"
 import type { Chunk } from "./patch-parse.ts"
+import { fitQuotes, learnStyle } from "./quotes.ts"
 
 const PUNCTUATION: ReadonlyArray<readonly [RegExp, string]> = [
   [/[\u2010-\u2015\u2212]/g, "-"],
@@ -47,10 +48,10 @@ const seek = (
   want: ReadonlyArray<string>,
   from: number,
   atEnd: boolean
-): { at: number } | { ambiguous: Array<number> } | undefined => {
-  for (const norm of LEVELS) {
+): { at: number; level: number } | { ambiguous: Array<number> } | undefined => {
+  for (const [level, norm] of LEVELS.entries()) {
     const found = matchesFrom(lines, want, from, norm, atEnd)
-    if (found.length === 1) return { at: found[0]! }
+    if (found.length === 1) return { at: found[0]!, level }
     if (found.length > 1) return { ambiguous: found }
   }
   return undefined
@@ -110,13 +111,33 @@ export const applyChunks = (text: string, chunks: ReadonlyArray<Chunk>, shown: s
         message: `${label}: its context and removed lines match at lines ${list(found.ambiguous)}; add context lines (or an @@ line) so it fits one place.`
       }
     }
-    // Context lines keep the file's own bytes; added lines are the patch's.
+    // Context lines keep the file's own bytes; added lines are the patch's, with their quotes
+    // and dashes fitted to the file's when the match read typographic punctuation as ASCII
+    // (quotes.ts): an added line takes the file's characters where it repeats the removed line
+    // it replaces.
+    const style =
+      found.level === LEVELS.length - 1 ? learnStyle(old.map((o, j) => [o, lines[found.at + j]!] as const)) : undefined
     const insert: Array<string> = []
     let k = 0
+    let removed: Array<number> = []
     for (const l of body) {
-      if (l.kind === "+") insert.push(l.text)
-      else {
-        if (l.kind === " ") insert.push(lines[found.at + k]!)
+      if (l.kind === "+") {
+        const r = removed.shift()
+        insert.push(
+          style === undefined
+            ? l.text
+            : fitQuotes(
+                l.text,
+                r === undefined ? undefined : old[r],
+                r === undefined ? undefined : lines[found.at + r],
+                style
+              )
+        )
+      } else {
+        if (l.kind === " ") {
+          insert.push(lines[found.at + k]!)
+          removed = []
+        } else removed.push(k)
         k++
       }
     }

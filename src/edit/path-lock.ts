@@ -1,11 +1,16 @@
 /**
- * One writer per path: every read-modify-write of a file runs under that path's lock, so two
- * edits of one file apply one after the other (the second sees the first's result) and no
- * update is lost. Different paths do not wait for each other. Locks are process-wide (files
- * are), and an entry is dropped when nobody holds or waits for it.
+ * One writer per file, across processes: every read-modify-write of a file runs under its real
+ * path's lock — first this process's (a semaphore, so its own calls queue without touching the
+ * disk), then the machine's (file-lock.ts: an O_EXCL lock file every process honours). Two edits
+ * of one file, from one process or two, through a symlinked folder or the real one, apply one
+ * after the other: the second loads the file under the lock and sees the first's result (or
+ * fails cleanly if its text is gone). Different files do not wait for each other; several are
+ * locked in sorted order, the same in every process, so no two calls deadlock.
  */
-import { Effect, Semaphore } from "effect"
+import { Effect, type PlatformError, Semaphore } from "effect"
 import { realPath } from "../permission/containment.ts"
+import { acquireFileLock, releaseFileLock } from "./file-lock.ts"
+import { recoverStaging } from "./staging.ts"
 
 interface Entry {
   readonly semaphore: Semaphore.Semaphore
@@ -14,7 +19,19 @@ interface Entry {
 
 const locks = new Map<string, Entry>()
 
-const withPathLock = <A, E, R>(path: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+/** Recovery of a staging folder, one process at a time (under a lock of its own). */
+export const recoverExclusively = (staging: string): Effect.Effect<void> =>
+  Effect.acquireUseRelease(
+    acquireFileLock(`staging:${staging}`, "", () => Effect.void),
+    () => recoverStaging(staging),
+    releaseFileLock
+  ).pipe(Effect.ignore)
+
+const withPathLock = <A, E, R>(
+  path: string,
+  staging: string | undefined,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | PlatformError.PlatformError, R> =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
       let entry = locks.get(path)
@@ -25,7 +42,15 @@ const withPathLock = <A, E, R>(path: string, effect: Effect.Effect<A, E, R>): Ef
       entry.users++
       return entry
     }),
-    (entry) => Semaphore.withPermit(entry.semaphore, effect),
+    (entry) =>
+      Semaphore.withPermit(
+        entry.semaphore,
+        Effect.acquireUseRelease(
+          acquireFileLock(path, staging ?? "", recoverExclusively),
+          () => effect,
+          releaseFileLock
+        )
+      ),
     (entry) =>
       Effect.sync(() => {
         entry.users--
@@ -34,16 +59,22 @@ const withPathLock = <A, E, R>(path: string, effect: Effect.Effect<A, E, R>): Ef
   )
 
 /**
- * Runs `effect` holding the locks of all `paths`, taken in sorted order (no deadlock). A lock is
- * keyed by where the path really leads, so one file reached through a symlinked folder and
- * through its real folder is still one writer at a time.
+ * Runs `effect` holding the locks of all `paths` (keyed by where each really leads), taken in
+ * sorted order. `staging` is the caller's staging folder, named in its lock files so that a
+ * process that finds the caller dead can finish or undo what it left there.
  */
 export const withPathLocks = <A, E, R>(
   paths: ReadonlyArray<string>,
+  staging: string | undefined,
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
+): Effect.Effect<A, E | PlatformError.PlatformError, R> =>
   Effect.flatMap(Effect.forEach(paths, realPath), (reals) =>
-    [...new Set(reals)].sort().reduceRight((inner, path) => withPathLock(path, inner), effect)
+    [...new Set(reals)]
+      .sort()
+      .reduceRight<Effect.Effect<A, E | PlatformError.PlatformError, R>>(
+        (inner, path) => withPathLock(path, staging, inner),
+        effect
+      )
   )
 
 /** How many paths currently have a lock entry (for tests: entries do not leak). */

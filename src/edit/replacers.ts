@@ -5,8 +5,12 @@
  * again with indexOf, which would find the first look-alike instead of the place that matched.
  */
 import { distance } from "fastest-levenshtein"
+import { CLEARLY_CLOSER, closestElsewhere, type Region } from "./anchor-check.ts"
 import { pairUp } from "./diff.ts"
+import { Lines, type Span } from "./lines.ts"
 import { isBlank } from "./text.ts"
+
+export { Lines, type Span }
 
 export type ReplacerName =
   | "simple"
@@ -19,11 +23,6 @@ export type ReplacerName =
   | "contextAware"
   | "multiOccurrence"
 
-export interface Span {
-  readonly start: number
-  readonly end: number
-}
-
 export interface Found {
   readonly spans: ReadonlyArray<Span>
   /** The oldString as this rule read it (unescaped, trimmed), for adapting newString. */
@@ -32,52 +31,36 @@ export interface Found {
   readonly adaptNew?: (newString: string) => string
   /** Set when the rule itself saw several look-alike places and refused to pick one. */
   readonly ambiguous?: boolean
+  /**
+   * Set when the anchors matched one block but its middle is not clearly that block's: the
+   * candidate and the region the middle is as close to, for the refusal to show.
+   */
+  readonly unclear?: ReadonlyArray<Region>
+}
+
+/**
+ * The anchored candidate [first, last], its middle scoring `score`, accepted only when no other
+ * stretch of the file is about as close to the whole of oldString (anchor-check.ts); else a
+ * refusal. A middle equal to the candidate's is accepted as it is: everything matches there.
+ */
+const distinctOrRefused = (
+  text: Lines,
+  lines: ReadonlyArray<string>,
+  candidate: { first: number; last: number; score: number; span: Span },
+  find: string
+): Found => {
+  if (candidate.score === 1) return { spans: [candidate.span], find }
+  const middle = lines.slice(1, -1).filter((l) => !isBlank(l)).length
+  // The anchors are equal there: the whole block's similarity, to weigh against other places'.
+  const score = (2 + candidate.score * middle) / (2 + middle)
+  const other = closestElsewhere(text.trimmed, lines, candidate.first, candidate.last)
+  if (other === undefined || other.score <= score - CLEARLY_CLOSER) return { spans: [candidate.span], find }
+  return { spans: [candidate.span], find, unclear: [{ ...candidate, score }, other] }
 }
 
 export interface Replacer {
   readonly name: ReplacerName
   readonly find: (text: Lines, find: string) => Found | undefined
-}
-
-/** The file split into lines with each line's start offset, computed when first needed. */
-export class Lines {
-  readonly text: string
-  private split: { lines: Array<string>; starts: Array<number>; trimmed: Array<string> } | undefined
-  constructor(text: string) {
-    this.text = text
-  }
-
-  private get parts() {
-    if (this.split === undefined) {
-      const lines = this.text.split("\n")
-      const starts: Array<number> = []
-      let at = 0
-      for (const line of lines) {
-        starts.push(at)
-        at += line.length + 1
-      }
-      this.split = { lines, starts, trimmed: lines.map((l) => l.trim()) }
-    }
-    return this.split
-  }
-
-  get lines(): ReadonlyArray<string> {
-    return this.parts.lines
-  }
-
-  get starts(): ReadonlyArray<number> {
-    return this.parts.starts
-  }
-
-  get trimmed(): ReadonlyArray<string> {
-    return this.parts.trimmed
-  }
-
-  /** The span of lines [first, last], plus the newline after `last` when `withNewline`. */
-  span(first: number, last: number, withNewline: boolean): Span {
-    const end = this.starts[last]! + this.lines[last]!.length
-    return { start: this.starts[first]!, end: withNewline && last + 1 < this.lines.length ? end + 1 : end }
-  }
 }
 
 /** oldString as lines; a final newline is remembered, not kept as an empty last line. */
@@ -171,7 +154,7 @@ export const blockAnchor: Replacer = {
     const last = lines[lines.length - 1]!.trim()
     if (first === "" || last === "") return undefined
     const slack = Math.max(1, Math.floor(lines.length / 10))
-    const scored: Array<{ span: Span; score: number }> = []
+    const scored: Array<{ span: Span; score: number; first: number; last: number }> = []
     for (let i = 0; i < text.lines.length; i++) {
       if (text.trimmed[i] !== first) continue
       const lo = i + Math.max(2, lines.length - 1 - slack)
@@ -179,13 +162,14 @@ export const blockAnchor: Replacer = {
       for (let j = lo; j <= hi; j++) {
         if (text.trimmed[j] !== last) continue
         const score = middleSimilarity(text.lines.slice(i + 1, j), lines.slice(1, -1))
-        scored.push({ span: text.span(i, j, newline), score })
+        scored.push({ span: text.span(i, j, newline), score, first: i, last: j })
         break
       }
     }
     const passing = scored.filter((c) => c.score >= BLOCK_ANCHOR_FLOOR)
     if (passing.length === 0) return undefined
-    return { spans: passing.map((c) => c.span), find, ambiguous: passing.length > 1 }
+    if (passing.length > 1) return { spans: passing.map((c) => c.span), find, ambiguous: true }
+    return distinctOrRefused(text, lines, passing[0]!, find)
   }
 }
 
@@ -334,19 +318,29 @@ export const contextAware: Replacer = {
     const { lines, newline } = findLines(find)
     if (lines.length < 3) return undefined
     const trimmed = lines.map((l) => l.trim())
-    const spans: Array<Span> = []
+    const candidates: Array<{ first: number; last: number; score: number; span: Span }> = []
     for (let i = 0; i + lines.length <= text.lines.length; i++) {
       if (text.trimmed[i] !== trimmed[0] || text.trimmed[i + lines.length - 1] !== trimmed[lines.length - 1]) continue
       let same = 0
       let middle = 0
+      let alike = 0
       for (let k = 1; k < lines.length - 1; k++) {
         if (trimmed[k] === "") continue
         middle++
         if (text.trimmed[i + k] === trimmed[k]) same++
+        alike += lineSimilarity(trimmed[k]!, text.trimmed[i + k]!)
       }
-      if (middle === 0 || same / middle >= 0.5) spans.push(text.span(i, i + lines.length - 1, newline))
+      if (middle === 0 || same / middle >= 0.5) {
+        const last = i + lines.length - 1
+        candidates.push({ first: i, last, score: middle === 0 ? 1 : alike / middle, span: text.span(i, last, newline) })
+      }
     }
-    return found(spans, find)
+    if (candidates.length !== 1)
+      return found(
+        candidates.map((c) => c.span),
+        find
+      )
+    return distinctOrRefused(text, lines, candidates[0]!, find)
   }
 }
 

@@ -24,6 +24,18 @@ const oneLine = (value: unknown): string => {
   return clip(text, 500, "...")
 }
 
+/**
+ * Why a `tools/call` answer is not a result, or undefined when it is one. `content` must be an
+ * array; a server that sends only `structuredContent` is still read (the JSON is shown).
+ */
+export const resultProblem = (result: unknown): string | undefined => {
+  if (!isRecord(result)) return `the answer is ${result === null ? "null" : typeof result}, not a result object`
+  if (Array.isArray(result.content)) return undefined
+  if (result.content === undefined && result.structuredContent !== undefined) return undefined
+  const got = result.content === undefined ? "no content" : `content of type ${typeof result.content}`
+  return `the result has ${got} where a list of content blocks belongs`
+}
+
 export const flattenResult = (result: unknown): FlatResult => {
   const record = isRecord(result) ? result : {}
   const content = Array.isArray(record.content) ? record.content : []

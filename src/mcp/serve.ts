@@ -7,11 +7,11 @@
 import { randomUUID } from "node:crypto"
 import * as NodeHttp from "node:http"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Exit, Scope } from "effect"
 import { makeToolServer, type ServedSystem } from "./server.ts"
+import { LineStdioTransport } from "./stdio-transport.ts"
 
 /** Serves over stdin/stdout until the client closes stdin (or the scope closes). */
 export const serveStdio = (
@@ -25,7 +25,8 @@ export const serveStdio = (
     const server = yield* sessionId === undefined ? makeToolServer(system) : makeToolServer(system, sessionId)
     onServer(server)
     const closed = yield* Deferred.make<void>()
-    const transport = new StdioServerTransport()
+    // Not the SDK's: a message over its 10 MiB limit made that one close, ending the server.
+    const transport = new LineStdioTransport()
     server.onclose = () => Deferred.doneUnsafe(closed, Exit.void)
     // The SDK's transport does not notice the end of stdin; the client going away ends the server.
     const onEnd = () => void transport.close().catch(() => undefined)

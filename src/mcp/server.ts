@@ -11,8 +11,11 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   ListToolsRequestSchema,
-  type Tool as McpTool
+  McpError,
+  type Tool as McpTool,
+  RequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Effect, Option, Stream } from "effect"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
@@ -26,6 +29,29 @@ export const SERVER_INFO = { name: "freecode-tools", version: "0.1.0" }
 
 /** What the server needs: the registry it lists and the dispatcher every call goes through. */
 export type ServedSystem = Context.Context<Dispatcher | ToolRegistry>
+
+/**
+ * tools/call as the SDK reads it, but with `params` taken as any object: its fields are checked
+ * by callParams, so a bad one gets -32602 and a sentence, not -32603 and a dump of the schema.
+ */
+const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: RequestSchema.shape.params })
+
+const kindOf = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "an array" : typeof value)
+
+/** The call's name and arguments, or an invalid-params error that says what to send. */
+export const callParams = (params: unknown): { readonly name: string; readonly args: Record<string, unknown> } => {
+  const p = isRecord(params) ? params : {}
+  if (typeof p.name !== "string" || p.name === "") {
+    throw new McpError(ErrorCode.InvalidParams, `tools/call needs params.name, a tool's name; got ${kindOf(p.name)}`)
+  }
+  if (p.arguments !== undefined && !isRecord(p.arguments)) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `tools/call params.arguments must be a JSON object of the tool's parameters; got ${kindOf(p.arguments)}`
+    )
+  }
+  return { name: p.name, args: (p.arguments as Record<string, unknown> | undefined) ?? {} }
+}
 
 const OPEN_WORLD = new Set(["network.fetch", "mcp.call", "agent.spawn", "person.ask"])
 
@@ -116,16 +142,15 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
     // tested against CallToolResultSchema for every kind of content, and the client parses it
     // again anyway. (A call asked to run as a task never gets here: with no `tasks` capability
     // the SDK refuses it first.)
-    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, (request, extra) => {
+    Protocol.prototype.setRequestHandler.call(server, LooseCallToolRequestSchema, (request, extra) => {
+      const { name, args } = callParams(request.params)
       // Unique across restarts of a persisted session too: request ids start again at 1.
       const callId = `mcp_${String(extra.requestId)}_${callPrefix}${(calls++).toString(36)}`
       const progressToken = request.params._meta?.progressToken
       // A streaming tool's live output reaches the client as log messages, and as progress
       // when the call asked for it. Sent in order, without waiting: a slow client never stalls the tool.
       const onOutput = (chunk: string, offset: number) => {
-        server
-          .sendLoggingMessage({ level: "info", logger: request.params.name, data: chunk }, extra.sessionId)
-          .catch(() => undefined)
+        server.sendLoggingMessage({ level: "info", logger: name, data: chunk }, extra.sessionId).catch(() => undefined)
         if (progressToken === undefined) return
         server
           .notification({
@@ -139,7 +164,7 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
         extra.signal.addEventListener("abort", () => resume(Effect.void), { once: true })
       })
       const dispatched = dispatcher.dispatch(
-        { id: callId, name: request.params.name, args: request.params.arguments ?? {} },
+        { id: callId, name, args },
         { sessionId: extra.sessionId ?? sessionId, cancelled, onOutput }
       )
       return run(

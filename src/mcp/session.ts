@@ -20,9 +20,10 @@ import {
   type McpServerConfig
 } from "./config.ts"
 import { convertMcpTool, type McpCaller, type McpServerRef } from "./convert.ts"
+import { watchedFetch } from "./http-watch.ts"
 import { type McpToolInfo, parseToolsPage, type SkippedTool } from "./list.ts"
 import { assignToolNames, hashedToolName } from "./names.ts"
-import { flattenResult } from "./result.ts"
+import { flattenResult, resultProblem } from "./result.ts"
 
 /**
  * The MCP SDK (and zod under it, ~20 MB resident): imported on the first connection, so a
@@ -97,7 +98,7 @@ const withStderr = (message: string, stderr: StderrTail): string =>
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const makeTransport = (sdk: Sdk, options: SessionOptions): Transport => {
+const makeTransport = (sdk: Sdk, options: SessionOptions, onDead: (reason: string) => void): Transport => {
   const env = process.env
   const config = options.config
   if (isStdio(config)) {
@@ -116,6 +117,7 @@ const makeTransport = (sdk: Sdk, options: SessionOptions): Transport => {
     return transport
   }
   return new sdk.StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
+    fetch: watchedFetch(onDead),
     requestInit: {
       headers: Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
     }
@@ -147,7 +149,24 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       isClosed = true
       Deferred.doneUnsafe(closed, Exit.void)
     }
-    const transport = makeTransport(sdk, options)
+    // Over HTTP nothing closes when the server dies: the watched fetch says so, and closing the
+    // client fails the pending calls as a closed stdio pipe would. (Before connecting, the
+    // connect itself fails with the reason.)
+    let connected = false
+    let lostBecause: string | undefined
+    const transport = makeTransport(sdk, options, (reason) => {
+      if (!connected || isClosed) return
+      lostBecause = reason
+      void client.close().catch(() => undefined)
+    })
+    // The SDK's stdio transport closes itself on a message over its 10 MiB line limit; only its
+    // error says why, and the call's failure should too.
+    client.onerror = (e) => {
+      if (!isClosed && /ReadBuffer exceeded/.test(e.message)) {
+        lostBecause =
+          "one of its messages was over the 10 MiB a stdio message may be, so the connection was closed; ask it for less at once"
+      }
+    }
     yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => undefined)))
 
     const startup = <A>(what: string, effect: Effect.Effect<A, McpConnectError>) =>
@@ -173,6 +192,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
         catch: (e) => new McpConnectError({ message: withStderr(`cannot connect: ${describeError(e)}`, stderr) })
       })
     )
+    connected = true
 
     const server: McpServerRef = {
       name,
@@ -203,10 +223,12 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
               `The ${name} MCP server sent neither an answer nor progress for ${tool} within ${Duration.format(Duration.millis(callTimeout))}; the call was abandoned. Try a smaller request, or another way.`
             )
           }
-          if (isClosed || (e instanceof McpError && e.code === ErrorCode.ConnectionClosed)) {
+          // Only our side knows the connection closed: the SDK then rejects with -32000, which a
+          // server may also send as its own error (then its message is the answer).
+          if (isClosed) {
             return fail(
               withStderr(
-                `The ${name} MCP server disconnected during ${tool}; the call's effect is unknown. Its tools are unavailable until it restarts.`,
+                `The ${name} MCP server disconnected during ${tool}${lostBecause === undefined ? "" : ` (${lostBecause})`}; the call's effect is unknown. Its tools are unavailable until it restarts.`,
                 stderr
               )
             )
@@ -214,6 +236,14 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
           return fail(`The ${name} MCP server refused ${tool}: ${describeError(e)}`)
         }),
         Effect.flatMap((raw): Effect.Effect<ToolOutput, ReturnType<typeof fail>> => {
+          const problem = resultProblem(raw)
+          if (problem !== undefined) {
+            return Effect.fail(
+              fail(
+                `The ${name} MCP server answered ${tool} with something that is not a tool result (${problem}); the call's effect is unknown. Check its effect another way before calling again.`
+              )
+            )
+          }
           const flat = flattenResult(raw)
           const title = `${name}: ${tool}`
           if (flat.isError) {
@@ -248,43 +278,51 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
 
     let toolsScope: Scope.Closeable | undefined
 
-    /** Lists and swaps the registered set: the old tools go in the same step the new ones come. */
-    const refresh = Effect.gen(function* () {
-      const listed = yield* listAll
-      const skipped = [...listed.skipped]
-      const notes: Array<string> = []
-      if (toolsScope !== undefined) yield* Scope.close(toolsScope, Exit.void)
-      const scope = yield* Scope.fork(sessionScope)
-      toolsScope = scope
-      const byName = new Map(listed.tools.map((t) => [t.name, t]))
-      const registered: Array<string> = []
-      for (const [ours, theirs] of assignToolNames(name, [...byName.keys()])) {
-        const info = byName.get(theirs)!
-        const converted = convertMcpTool(server, info, call, ours)
-        if (Result.isFailure(converted)) {
-          skipped.push({ name: theirs, reason: converted.failure })
-          continue
-        }
-        for (const note of converted.success.notes) notes.push(`${theirs}: ${note}`)
-        let id = converted.success.tool.id
-        const first = yield* Effect.result(Scope.provide(registry.registerScoped(converted.success.tool), scope))
-        if (Result.isFailure(first)) {
-          // Another server (or a built-in) has this name: fall back to the hashed one.
-          id = hashedToolName(name, theirs)
-          const second = yield* Effect.result(
-            Scope.provide(registry.registerScoped({ ...converted.success.tool, id }), scope)
-          )
-          if (Result.isFailure(second)) {
-            skipped.push({ name: theirs, reason: second.failure.message })
+    /**
+     * Lists and swaps the registered set: the old tools go in the same step the new ones come,
+     * announced as one change.
+     */
+    const refresh = Effect.flatMap(listAll, (listed) => registry.batch(swap(listed)))
+
+    const swap = (listed: {
+      readonly tools: ReadonlyArray<McpToolInfo>
+      readonly skipped: ReadonlyArray<SkippedTool>
+    }) =>
+      Effect.gen(function* () {
+        const skipped = [...listed.skipped]
+        const notes: Array<string> = []
+        if (toolsScope !== undefined) yield* Scope.close(toolsScope, Exit.void)
+        const scope = yield* Scope.fork(sessionScope)
+        toolsScope = scope
+        const byName = new Map(listed.tools.map((t) => [t.name, t]))
+        const registered: Array<string> = []
+        for (const [ours, theirs] of assignToolNames(name, [...byName.keys()])) {
+          const info = byName.get(theirs)!
+          const converted = convertMcpTool(server, info, call, ours)
+          if (Result.isFailure(converted)) {
+            skipped.push({ name: theirs, reason: converted.failure })
             continue
           }
+          for (const note of converted.success.notes) notes.push(`${theirs}: ${note}`)
+          let id = converted.success.tool.id
+          const first = yield* Effect.result(Scope.provide(registry.registerScoped(converted.success.tool), scope))
+          if (Result.isFailure(first)) {
+            // Another server (or a built-in) has this name: fall back to the hashed one.
+            id = hashedToolName(name, theirs)
+            const second = yield* Effect.result(
+              Scope.provide(registry.registerScoped({ ...converted.success.tool, id }), scope)
+            )
+            if (Result.isFailure(second)) {
+              skipped.push({ name: theirs, reason: second.failure.message })
+              continue
+            }
+          }
+          registered.push(id)
         }
-        registered.push(id)
-      }
-      for (const s of skipped) yield* report.warn(`MCP server ${name}: tool ${s.name} was skipped: ${s.reason}`)
-      for (const note of notes) yield* report.warn(`MCP server ${name}: ${note}`)
-      yield* report.tools(registered, skipped)
-    })
+        for (const s of skipped) yield* report.warn(`MCP server ${name}: tool ${s.name} was skipped: ${s.reason}`)
+        for (const note of notes) yield* report.warn(`MCP server ${name}: ${note}`)
+        yield* report.tools(registered, skipped)
+      })
 
     yield* startup("listing tools", refresh)
 

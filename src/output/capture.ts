@@ -232,7 +232,14 @@ export const makeCaptureWriter = (options: {
       path,
       follow: lock(follow),
       toEnd: lock(toEnd),
-      overLimit: () => bytes > maxBytes,
+      limitBytes: maxBytes,
+      // fstat, not the bytes followed so far: a command writing GB/s outruns any reader.
+      overLimit: Effect.promise(() =>
+        handle.stat().then(
+          (s) => s.size > maxBytes,
+          () => bytes > maxBytes
+        )
+      ),
       endsWithNewline: () => (kept !== undefined ? kept.endsWith("\n") : last === 10),
       write: (chunk) => lock(write(chunk)),
       chars: () => (kept !== undefined ? kept.length : chars),

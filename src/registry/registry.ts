@@ -90,6 +90,12 @@ export class ToolRegistry extends Context.Service<
     readonly toolsNow: () => ReadonlyArray<Tool>
     readonly definitions: Effect.Effect<ReadonlyArray<ToolDefinition>>
     readonly toolsParam: (provider: Provider) => Effect.Effect<ReadonlyArray<unknown>>
+    /**
+     * Runs `effect` with the changes it makes announced as one, its last (an MCP server's whole
+     * tool list swapped: a client re-lists once, not once per tool). Changes other fibers make
+     * meanwhile are announced with it.
+     */
+    readonly batch: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
     /** Every change to the set, as it happens (subscribers see changes after they start). */
     readonly changes: Stream.Stream<RegistryChange>
   }
@@ -105,14 +111,37 @@ export class ToolRegistry extends Context.Service<
       const pubsub = yield* PubSub.unbounded<RegistryChange>()
       yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
 
+      // Inside a batch a change is held back, and the last one is announced when it ends.
+      let batching = 0
+      let held: RegistryChange | undefined
+
       // Every mutation goes through here: caches drop in the same step the change is announced.
       const changed = (type: RegistryChange["type"], id: string) => {
         version++
         ordered = undefined
         definitions = undefined
         params.clear()
+        if (batching > 0) {
+          held = { type, id, version }
+          return Effect.void
+        }
         return PubSub.publish(pubsub, { type, id, version }).pipe(Effect.asVoid)
       }
+
+      const batch = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        Effect.suspend(() => {
+          batching++
+          return Effect.ensuring(
+            effect,
+            Effect.suspend(() => {
+              batching--
+              if (batching > 0 || held === undefined) return Effect.void
+              const change = held
+              held = undefined
+              return PubSub.publish(pubsub, change).pipe(Effect.asVoid)
+            })
+          )
+        })
 
       const orderedTools = () => (ordered ??= [...tools.values()].sort(byStableOrder))
 
@@ -179,6 +208,7 @@ export class ToolRegistry extends Context.Service<
             params.set(provider, built)
             return built
           }),
+        batch,
         changes: Stream.fromPubSub(pubsub)
       })
     })

@@ -54,10 +54,14 @@ export class TransientFailure extends Schema.TaggedError<TransientFailure>()("Tr
   message: Schema.String
 }) {}
 
-/** The tool ran and failed; `message` tells the model what to do instead. */
+/**
+ * The tool ran and failed; `message` tells the model what to do instead. With `partialOutput`
+ * (set, even to ""), what the tool streamed before failing is kept and shown after the message.
+ */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
   message: Schema.String,
-  metadata: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  metadata: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  partialOutput: Schema.optionalKey(Schema.String)
 }) {}
 
 /** What a tool's execute may fail with. */

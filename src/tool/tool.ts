@@ -55,8 +55,10 @@ export interface Capture {
   readonly follow: Effect.Effect<void>
   /** Reads everything written so far: call it once the child has exited. */
   readonly toEnd: Effect.Effect<void>
-  /** True once the output is larger than the store keeps for one output: stop the child. */
-  readonly overLimit: () => boolean
+  /** Past this many bytes the output is over its limit: stop the child. */
+  readonly limitBytes: number
+  /** True once the file is larger than limitBytes (its size on disk, not what was read of it). */
+  readonly overLimit: Effect.Effect<boolean>
   /** Characters of output so far (as of the last follow). */
   readonly chars: () => number
   /** Whether the output so far ends with a newline. */

@@ -1,22 +1,24 @@
 /**
  * `apply_patch`: several file changes in one `*** Begin Patch` envelope (add, delete, update,
- * move), applied all-or-nothing. Every file is checked and every new content computed before
- * anything is written; the writes happen under the locks of every path involved, and if one
- * fails, those already made are undone.
+ * move), applied all-or-nothing, across processes and crashes: every file is checked and every
+ * new content computed under the locks of every path involved, then committed through a journal
+ * (src/edit/patch-commit.ts).
  */
-import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
-import { writeFileAtomic } from "../edit/atomic-write.ts"
+import { Effect, type PlatformError, Schema } from "effect"
+import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
-import { describeChange, loadFile, saveFile, stillKnown } from "../edit/file-state.ts"
+import { describeChange, loadFile, recordSaved, stillKnown } from "../edit/file-state.ts"
 import { applyChunks } from "../edit/patch-apply.ts"
+import { type Change, commitChanges } from "../edit/patch-commit.ts"
 import { type PatchOp, PatchSyntaxError, parsePatch } from "../edit/patch-parse.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { decodeText, encodeText, looksBinary } from "../edit/text.ts"
+import { type WriteAccess, writeAccess } from "../edit/write-access.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { ReadState } from "../read-state/read-state.ts"
-import { fail, type ToolFailure, type TransientFailure } from "../tool/errors.ts"
+import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { dirnameOf, displayPath, fsFailure, resolvePath } from "./paths.ts"
+import { displayPath, fsFailure, resolvePath } from "./paths.ts"
 
 const Parameters = Schema.Struct({
   patchText: Schema.String.annotate({
@@ -25,7 +27,10 @@ const Parameters = Schema.Struct({
   })
 })
 
-/** Every path a patch touches, resolved; [] when it does not parse (validation reports that). */
+/** Every path a patch touches, where each write lands (links followed); [] when it does not parse. */
+const patchTargets = (patchText: string, root: string): Array<string> => patchPaths(patchText, root).map(writeTarget)
+
+/** Every path a patch names, resolved; [] when it does not parse (execute reports that). */
 const patchPaths = (patchText: string, root: string): Array<string> => {
   try {
     return parsePatch(patchText).flatMap((op) =>
@@ -38,13 +43,19 @@ const patchPaths = (patchText: string, root: string): Array<string> => {
   }
 }
 
+/** The path a file-system error names (the file being written when a commit failed). */
+const pathOf = (e: PlatformError.PlatformError): string =>
+  "pathOrDescriptor" in e.reason ? String(e.reason.pathOrDescriptor ?? "") : ""
+
 type Planned =
-  | { readonly action: "add"; readonly abs: string; readonly bytes: Uint8Array }
-  | { readonly action: "delete"; readonly abs: string; readonly before: Uint8Array }
+  | { readonly action: "add"; readonly abs: string; readonly target: string; readonly bytes: Uint8Array }
+  | { readonly action: "delete"; readonly abs: string; readonly target: string; readonly before: Uint8Array }
   | {
       readonly action: "update"
       readonly abs: string
+      readonly target: string
       readonly to: string
+      readonly toTarget: string
       readonly before: Uint8Array
       readonly bytes: Uint8Array
       readonly stale: string | undefined
@@ -62,10 +73,9 @@ export const ApplyPatchTool = defineTool({
   retrySafe: false,
   interruptBehavior: "block",
   permissions: { operations: ["file.write"] },
-  paths: ({ patchText }, ctx) => patchPaths(patchText, ctx.root),
+  paths: ({ patchText }, ctx) => patchTargets(patchText, ctx.root),
   execute: ({ patchText }, ctx) =>
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const readState = yield* ReadState
       let ops: Array<PatchOp>
       try {
@@ -78,46 +88,58 @@ export const ApplyPatchTool = defineTool({
       const shown = (abs: string) => displayPath(ctx.root, abs)
       const toFailure = (abs: string) => (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
       const all = patchPaths(patchText, ctx.root)
+      const access = new Map<string, WriteAccess>()
+      for (const abs of all) {
+        const a = yield* writeAccess(ctx.root, abs, shown(abs)).pipe(Effect.mapError((m) => fail(m)))
+        access.set(abs, a)
+      }
       const seen = new Set<string>()
       for (const p of all) {
-        if (seen.has(p))
+        const target = access.get(p)!.target
+        if (seen.has(target))
           return yield* fail(
-            `${shown(p)} appears twice in the patch; put all its changes in one section. Nothing was changed.`
+            `${shown(p)} appears twice in the patch (or two of its paths lead to one file); put all its changes in one section. Nothing was changed.`
           )
-        seen.add(p)
+        seen.add(target)
       }
+      const staging = all.length === 0 ? undefined : access.get(all[0]!)!.staging
+      const targetOf = (abs: string) => access.get(abs)!.target
 
       return yield* withPathLocks(
-        all,
+        [...seen],
+        staging,
         Effect.gen(function* () {
           const plan: Array<Planned> = []
           const refuse = (message: string) => fail(`${message} Nothing was changed.`)
           for (const op of ops) {
             const abs = resolvePath(ctx.root, op.path)
-            const loaded = yield* loadFile(abs).pipe(Effect.mapError(toFailure(abs)))
-            if (Option.isSome(loaded) && loaded.value.info.type !== "File") {
-              return yield* refuse(`${shown(abs)} is not a regular file (${loaded.value.info.type}).`)
+            const target = targetOf(abs)
+            const loaded = yield* loadFile(target).pipe(Effect.mapError(toFailure(abs)))
+            if (loaded !== undefined && loaded.type !== "File") {
+              return yield* refuse(`${shown(abs)} is not a regular file (${loaded.type}).`)
             }
             if (op.type === "add") {
-              if (Option.isSome(loaded)) {
+              if (loaded !== undefined) {
                 return yield* refuse(`${shown(abs)} already exists; use "*** Update File:" to change it.`)
               }
-              plan.push({ action: "add", abs, bytes: new TextEncoder().encode(op.content) })
+              plan.push({ action: "add", abs, target, bytes: new TextEncoder().encode(op.content) })
               continue
             }
-            if (Option.isNone(loaded)) {
+            if (loaded === undefined) {
               return yield* refuse(`${shown(abs)} does not exist; check the path (use glob), or use "*** Add File:".`)
             }
-            const { bytes, view } = loaded.value
+            const { bytes, view } = loaded
             if (op.type === "delete") {
-              plan.push({ action: "delete", abs, before: bytes })
+              plan.push({ action: "delete", abs, target, before: bytes })
               continue
             }
             if (looksBinary(bytes)) return yield* refuse(`${shown(abs)} is a binary file; a patch changes text files.`)
             const to = op.moveTo === undefined ? abs : resolvePath(ctx.root, op.moveTo)
-            if (to !== abs) {
-              const exists = yield* fs.exists(to).pipe(Effect.mapError(toFailure(to)))
-              if (exists) return yield* refuse(`${shown(to)} already exists; a move does not replace a file.`)
+            const toTarget = targetOf(to)
+            if (toTarget !== target) {
+              const there = yield* loadFile(toTarget).pipe(Effect.mapError(toFailure(to)))
+              if (there !== undefined)
+                return yield* refuse(`${shown(to)} already exists; a move does not replace a file.`)
             }
             const file = decodeText(bytes)
             const result = applyChunks(file.text, op.chunks, shown(abs))
@@ -127,7 +149,9 @@ export const ApplyPatchTool = defineTool({
             plan.push({
               action: "update",
               abs,
+              target,
               to,
+              toTarget,
               before: bytes,
               bytes: encodeText({ ...file, text: result.text }),
               stale,
@@ -135,41 +159,36 @@ export const ApplyPatchTool = defineTool({
             })
           }
 
-          // Write everything; on a failure undo what was done, newest first.
-          const undo: Array<Effect.Effect<void, unknown, FileSystem.FileSystem>> = []
-          const step = <A>(
-            effect: Effect.Effect<A, PlatformError.PlatformError, FileSystem.FileSystem | ReadState>,
-            abs: string
-          ) => effect.pipe(Effect.mapError(toFailure(abs)))
-          const run = Effect.gen(function* () {
-            for (const p of plan) {
-              if (p.action === "add") {
-                yield* step(fs.makeDirectory(dirnameOf(p.abs), { recursive: true }), p.abs)
-                yield* step(saveFile(ctx.sessionId, p.abs, p.bytes, "apply_patch", true), p.abs)
-                undo.push(fs.remove(p.abs, { force: true }))
-              } else if (p.action === "update") {
-                if (p.to !== p.abs) yield* step(fs.makeDirectory(dirnameOf(p.to), { recursive: true }), p.to)
-                yield* step(saveFile(ctx.sessionId, p.to, p.bytes, "apply_patch", p.known), p.to)
-                undo.push(p.to === p.abs ? writeFileAtomic(p.abs, p.before) : fs.remove(p.to, { force: true }))
-              }
-            }
-            // Removals last: until here every original is still in place.
-            for (const p of plan) {
-              if (p.action === "delete" || (p.action === "update" && p.to !== p.abs)) {
-                yield* step(fs.remove(p.abs), p.abs)
-                undo.push(writeFileAtomic(p.abs, p.before))
-                yield* readState.forget(ctx.sessionId, p.abs)
-              }
-            }
-          })
-          yield* run.pipe(
-            Effect.catch((e: ToolFailure | TransientFailure) =>
-              Effect.gen(function* () {
-                for (const u of undo.reverse()) yield* Effect.ignore(u)
-                return yield* fail(`${e.message} The patch was rolled back: nothing was changed.`)
+          // Every new file and content first, removals (deletes, the sources of moves) last.
+          const changes: Array<Change> = []
+          for (const p of plan) {
+            if (p.action === "add") changes.push({ target: p.target, bytes: p.bytes, before: undefined })
+            if (p.action === "update") {
+              changes.push({
+                target: p.toTarget,
+                bytes: p.bytes,
+                before: p.toTarget === p.target ? p.before : undefined
               })
+            }
+          }
+          for (const p of plan) {
+            if (p.action === "delete") changes.push({ target: p.target, bytes: undefined, before: p.before })
+            if (p.action === "update" && p.toTarget !== p.target) {
+              changes.push({ target: p.target, bytes: undefined, before: p.before })
+            }
+          }
+          yield* commitChanges(changes, staging).pipe(
+            Effect.mapError((e) =>
+              fail(`${toFailure(pathOf(e))(e).message} The patch was rolled back: nothing was changed.`)
             )
           )
+          for (const p of plan) {
+            if (p.action === "add") yield* recordSaved(ctx.sessionId, p.abs, p.target, p.bytes, "apply_patch", true)
+            else if (p.action === "update") {
+              yield* recordSaved(ctx.sessionId, p.to, p.toTarget, p.bytes, "apply_patch", p.known)
+              if (p.to !== p.abs) yield* readState.forget(ctx.sessionId, p.abs)
+            } else yield* readState.forget(ctx.sessionId, p.abs)
+          }
 
           const summary: Array<string> = []
           const files: Array<Record<string, unknown>> = []
@@ -202,6 +221,6 @@ export const ApplyPatchTool = defineTool({
             metadata: { files, diff: diffs.join("") }
           }
         })
-      )
+      ).pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(fsFailure(e, ctx.root, pathOf(e)))))
     }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, patchPaths(patchText, ctx.root), ctx.root)))
 })

@@ -5,25 +5,29 @@
  * copy. The only shaping is declared: the command's class (outputKind) for the compression
  * experiment.
  */
-
 import * as NodePath from "node:path"
 import { Config, Duration, Effect, Option, Schema } from "effect"
-import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Jobs } from "../jobs/jobs.ts"
 import { look } from "../jobs/view.ts"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
-import { type CommandLine, Sandbox } from "../sandbox/sandbox.ts"
+import { type CommandLine, Sandbox, type SandboxShape } from "../sandbox/sandbox.ts"
 import { clip } from "../text/cut.ts"
-import { fail } from "../tool/errors.ts"
+import { fail, ToolFailure } from "../tool/errors.ts"
 import { defineTool, invalidArguments, type ToolContext } from "../tool/tool.ts"
+import { signalExitCode, spawnGroupLeader } from "./process-group.ts"
 
 export const DEFAULT_TIMEOUT_MS = 60_000
 export const MAX_TIMEOUT_NAME = "FREECODE_BASH_MAX_TIMEOUT_MS"
 export const DEFAULT_MAX_TIMEOUT_MS = 600_000
 
-/** How often the output file is looked at while the command runs (for a UI, and the size limit). */
+/** How often the output file is read while the command runs, for a UI. */
 const FOLLOW_MS = 100
+/**
+ * How often the output file's size is checked against the limit. The overshoot past the limit
+ * is what the command writes in this time plus a kill (tens of MB for `cat /dev/zero`).
+ */
+const SIZE_CHECK_MS = 10
 
 /** The largest timeout a call may ask for; a set but unusable value fails the call, naming the variable. */
 export const maxTimeoutConfig = Config.Int(MAX_TIMEOUT_NAME).pipe(Config.withDefault(DEFAULT_MAX_TIMEOUT_MS))
@@ -55,9 +59,10 @@ const Parameters = Schema.Struct({
 /**
  * The command's stdout and stderr both go to `file`, set up by an outer shell that then execs
  * the real one: the command text reaches bash untouched, the two streams interleave exactly as
- * the command wrote them, and the pid stays the process-group leader.
+ * the command wrote them, and the pid stays the process-group leader. stdin is /dev/null: a
+ * command waiting on input gets EOF, never hangs the agent.
  */
-const shellCommand = (command: string, file: string): CommandLine => [
+const shellLine = (command: string, file: string): CommandLine => [
   "/bin/bash",
   "-c",
   'exec /bin/bash -c "$1" > "$2" 2>&1',
@@ -66,21 +71,9 @@ const shellCommand = (command: string, file: string): CommandLine => [
   file
 ]
 
-const spawnable = ([program, ...args]: CommandLine, cwd: string) =>
-  ChildProcess.make(program, args, {
-    cwd,
-    stdin: "ignore", // a command waiting on input gets EOF, never hangs the agent
-    stdout: "ignore",
-    stderr: "ignore",
-    killSignal: "SIGTERM",
-    forceKillAfter: "2 seconds"
-  })
-
-const titleOf = (command: string, description: string | undefined) => {
-  if (description !== undefined && description.trim() !== "") return description.trim()
-  const first = command.trim().split("\n")[0] ?? ""
-  return clip(first, 80, "...")
-}
+/** The sandbox to run in: the system's, unless the call asked to leave it and that is allowed. */
+const sandboxFor = (sandbox: SandboxShape, dangerouslyDisableSandbox: boolean | undefined) =>
+  dangerouslyDisableSandbox === true && sandbox.settings?.allowUnsandboxedCommands === true ? Sandbox.off : sandbox
 
 /** How long a background start waits for the job's first output (or its exit) before returning. */
 const SETTLE_MS = 1_000
@@ -93,10 +86,9 @@ const startInBackground = (
 ) =>
   Effect.gen(function* () {
     const jobs = yield* Jobs
-    const sandbox = yield* Sandbox
-    const outside = dangerouslyDisableSandbox === true && sandbox.settings?.allowUnsandboxedCommands === true
+    const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
     const job = yield* jobs
-      .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox: outside ? Sandbox.off : sandbox })
+      .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox })
       .pipe(Effect.mapError((e) => fail(e.message)))
     yield* Effect.race(
       Effect.promise(() => job.exited),
@@ -109,10 +101,16 @@ const startInBackground = (
     }
   })
 
+const titleOf = (command: string, description: string | undefined) => {
+  if (description !== undefined && description.trim() !== "") return description.trim()
+  const first = command.trim().split("\n")[0] ?? ""
+  return clip(first, 80, "...")
+}
+
 export const BashTool = defineTool({
   id: "bash",
   description:
-    "Run a shell command with /bin/bash -c in the project root; stdout and stderr come back combined. stdin is closed. When read, ls, glob and grep are among your tools, use them to look at files rather than cat, ls, find or grep.",
+    "Run a shell command with /bin/bash -c in the project root; stdout and stderr come back combined. stdin is closed (use run_in_background for a server or a program that reads input). When read, ls, glob and grep are among your tools, use them to look at files rather than cat, ls, find or grep.",
   parameters: Parameters,
   concurrencySafe: false,
   mutates: true,
@@ -141,7 +139,7 @@ export const BashTool = defineTool({
         ])
       }
     }),
-  execute: ({ command, description, dangerouslyDisableSandbox, run_in_background }, ctx) =>
+  execute: ({ command, description, run_in_background, dangerouslyDisableSandbox }, ctx) =>
     Effect.gen(function* () {
       if (run_in_background === true)
         return yield* startInBackground(command, description, dangerouslyDisableSandbox, ctx)
@@ -149,30 +147,32 @@ export const BashTool = defineTool({
         return yield* fail("bash runs only through the orchestrator, which gives it a file for the output.")
       }
       const capture = yield* ctx.capture
-      const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
-      const sandbox = yield* Sandbox
-      const plain = shellCommand(command, capture.path)
-      // Outside only when asked and allowed; the permission step has already asked the person.
-      const outside = dangerouslyDisableSandbox === true && sandbox.settings?.allowUnsandboxedCommands === true
-      const line = outside
-        ? plain
-        : yield* sandbox
-            .wrap(plain, { sessionId: ctx.sessionId, cwd: ctx.root, writable: [NodePath.dirname(capture.path)] })
-            .pipe(Effect.mapError((e) => fail(e.message)))
-      // Some(code) when the shell exited; None when the command was stopped for its size.
+      const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
+      const [program, ...args] = yield* sandbox
+        .wrap(shellLine(command, capture.path), {
+          sessionId: ctx.sessionId,
+          cwd: ctx.root,
+          writable: [NodePath.dirname(capture.path)]
+        })
+        .pipe(Effect.mapError((e) => fail(e.message)))
+      // The shell's exit; None when the command was stopped for its size.
       const exit = yield* Effect.scoped(
         Effect.gen(function* () {
-          const handle = yield* spawner.spawn(spawnable(line, ctx.root))
-          // A UI sees the output as it arrives; an output past the store's limit stops the command.
-          const watch = Effect.gen(function* () {
-            while (!capture.overLimit()) {
-              yield* Effect.sleep(Duration.millis(FOLLOW_MS))
-              yield* capture.follow
-            }
+          const leader = yield* spawnGroupLeader(program, args, ctx.root)
+          // A UI sees the output as it arrives (a look is never cut off halfway: it owns the read buffer).
+          const follow = Effect.forever(
+            Effect.andThen(Effect.sleep(Duration.millis(FOLLOW_MS)), Effect.uninterruptible(capture.follow))
+          )
+          // The size is the file's own, looked at often: `cat /dev/zero` writes GB a second.
+          const sizeWatch = Effect.gen(function* () {
+            while (!(yield* capture.overLimit)) yield* Effect.sleep(Duration.millis(SIZE_CHECK_MS))
           })
-          // Closing the scope kills the whole process group: a background child (`sleep 100 &`)
+          // Closing the scope ends the whole process group: a background child (`sleep 100 &`)
           // holding the file does not hold the call, and neither does a command stopped for its size.
-          return yield* Effect.raceFirst(Effect.map(handle.exitCode, Option.some), Effect.as(watch, Option.none()))
+          return yield* Effect.raceFirst(
+            Effect.map(leader.exit, Option.some),
+            Effect.as(Effect.raceFirst(sizeWatch, follow), Option.none())
+          )
         })
       ).pipe(
         Effect.mapError((e) =>
@@ -181,19 +181,27 @@ export const BashTool = defineTool({
       )
       yield* capture.toEnd
       const newline = capture.chars() > 0 && !capture.endsWithNewline() ? "\n" : ""
-      const code = Option.isSome(exit) ? Number(exit.value) : undefined
-      if (code === undefined) {
-        yield* ctx.emit(
-          `${newline}[stopped: the command printed more than one call's output may hold on disk (${SPILL_BYTES_NAME}); it was killed]\n`
-        )
-      } else if (code !== 0) yield* ctx.emit(`${newline}[exit code ${code}]\n`)
+      if (Option.isNone(exit)) {
+        const limit = capture.limitBytes
+        yield* ctx.emit(`${newline}[stopped: output over ${limit} bytes; the command was killed]\n`)
+        return yield* new ToolFailure({
+          message: `stopped: output over ${limit} bytes (${SPILL_BYTES_NAME}), so the command was killed. The first ${limit} bytes are kept: page them with output {"id": "${ctx.callId}", "offset": …}, or run it again with less output (| tail -n 200, | grep …, or > file and read parts of it).`,
+          metadata: { stopped: true, limitBytes: limit, ...(description === undefined ? {} : { description }) },
+          partialOutput: ""
+        })
+      }
+      const { code: exitCode, signal } = exit.value
+      const code = exitCode ?? (signal === null ? 0 : signalExitCode(signal))
+      if (signal !== null && exitCode === null) yield* ctx.emit(`${newline}[killed by ${signal}; exit code ${code}]\n`)
+      else if (code !== 0) yield* ctx.emit(`${newline}[exit code ${code}]\n`)
       else if (capture.chars() === 0) yield* ctx.emit("(no output)\n")
       return {
         title: titleOf(command, description),
         output: "",
         streamed: true as const,
         metadata: {
-          ...(code === undefined ? { stopped: true } : { exitCode: code }),
+          exitCode: code,
+          ...(signal === null ? {} : { signal }),
           ...(description === undefined ? {} : { description })
         }
       }

@@ -4,13 +4,14 @@
  * and a stale line, and refuse whenever more than one place could be meant. The model gets a
  * short confirmation; UIs get a unified diff in metadata.
  */
-import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
+import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { applyEditToBytes } from "../edit/apply.ts"
 import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange, loadFile, saveFile, stillKnown } from "../edit/file-state.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { normalizeInput } from "../edit/text.ts"
+import { pathProblem, writeAccess } from "../edit/write-access.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { countLines } from "../output/truncate.ts"
 import { ReadState } from "../read-state/read-state.ts"
@@ -53,7 +54,11 @@ export const EditTool = defineTool({
   retrySafe: false,
   interruptBehavior: "block",
   permissions: { operations: ["file.write"] },
-  paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
+  paths: ({ filePath }, ctx) => [writeTarget(resolvePath(ctx.root, filePath))],
+  validateInput: ({ filePath }) => {
+    const problem = pathProblem(filePath)
+    return problem === undefined ? Effect.void : Effect.fail(fail(problem))
+  },
   execute: ({ filePath, oldString, newString, replaceAll }, ctx) =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
@@ -66,18 +71,25 @@ export const EditTool = defineTool({
         )
       }
       const toFailure = (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
-      const key = yield* writeTarget(fs, abs).pipe(Effect.orElseSucceed(() => abs))
+      const { target, staging } = yield* writeAccess(ctx.root, abs, shown).pipe(Effect.mapError((m) => fail(m)))
       return yield* withPathLocks(
-        [key],
+        [target],
+        staging,
         Effect.gen(function* () {
-          const loaded = yield* loadFile(abs).pipe(Effect.mapError(toFailure))
-          if (Option.isNone(loaded)) {
+          const loaded = yield* loadFile(target).pipe(Effect.mapError(toFailure))
+          if (loaded === undefined) {
             if (oldString !== "") return yield* fail(yield* notFoundMessage(fs, ctx.root, abs))
-            yield* fs.makeDirectory(dirnameOf(abs), { recursive: true }).pipe(Effect.mapError(toFailure))
+            yield* fs.makeDirectory(dirnameOf(target), { recursive: true }).pipe(Effect.mapError(toFailure))
             const text = normalizeInput(newString)
-            yield* saveFile(ctx.sessionId, abs, new TextEncoder().encode(newString), "edit", true).pipe(
-              Effect.mapError(toFailure)
-            )
+            yield* saveFile(
+              ctx.sessionId,
+              abs,
+              target,
+              new TextEncoder().encode(newString),
+              "edit",
+              true,
+              staging
+            ).pipe(Effect.mapError(toFailure))
             const diff = unifiedDiff(shown, "", text)
             return {
               title: `${shown} (created)`,
@@ -85,9 +97,9 @@ export const EditTool = defineTool({
               metadata: { path: abs, created: true, diff: diff.diff, additions: diff.additions, deletions: 0 }
             }
           }
-          const { bytes, info, view } = loaded.value
-          if (info.type === "Directory") return yield* fail(`${shown} is a directory; edit changes files.`)
-          if (info.type !== "File") return yield* fail(`${shown} is not a regular file (${info.type}).`)
+          const { bytes, type, view } = loaded
+          if (type === "Directory") return yield* fail(`${shown} is a directory; edit changes files.`)
+          if (type !== "File") return yield* fail(`${shown} is not a regular file (${type}).`)
           const outcome = applyEditToBytes(bytes, {
             oldString,
             newString,
@@ -101,7 +113,7 @@ export const EditTool = defineTool({
           }
           const seen = yield* readState.lastSeen(ctx.sessionId, abs)
           const change = seen === undefined ? undefined : describeChange(seen, view)
-          yield* saveFile(ctx.sessionId, abs, outcome.bytes, "edit", stillKnown(seen, change)).pipe(
+          yield* saveFile(ctx.sessionId, abs, target, outcome.bytes, "edit", stillKnown(seen, change), staging).pipe(
             Effect.mapError(toFailure)
           )
 
@@ -139,6 +151,6 @@ export const EditTool = defineTool({
             }
           }
         })
-      )
+      ).pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(toFailure(e))))
     }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, [resolvePath(ctx.root, filePath)], ctx.root)))
 })

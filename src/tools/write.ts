@@ -5,12 +5,13 @@
  * change nobody has seen. The replaced file's BOM
  * and CRLF line endings are kept when the new content does not state its own.
  */
-import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
+import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange, loadFile, saveFile } from "../edit/file-state.ts"
 import { withPathLocks } from "../edit/path-lock.ts"
 import { decodeText, looksBinary } from "../edit/text.ts"
+import { pathProblem, writeAccess } from "../edit/write-access.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { countLines } from "../output/truncate.ts"
 import { ReadState } from "../read-state/read-state.ts"
@@ -46,7 +47,11 @@ export const WriteTool = defineTool({
   retrySafe: false,
   interruptBehavior: "block",
   permissions: { operations: ["file.write"] },
-  paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
+  paths: ({ filePath }, ctx) => [writeTarget(resolvePath(ctx.root, filePath))],
+  validateInput: ({ filePath }) => {
+    const problem = pathProblem(filePath)
+    return problem === undefined ? Effect.void : Effect.fail(fail(problem))
+  },
   execute: ({ filePath, content }, ctx) =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
@@ -54,16 +59,18 @@ export const WriteTool = defineTool({
       const abs = resolvePath(ctx.root, filePath)
       const shown = displayPath(ctx.root, abs)
       const toFailure = (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
-      const key = yield* writeTarget(fs, abs).pipe(Effect.orElseSucceed(() => abs))
+      const { target, staging } = yield* writeAccess(ctx.root, abs, shown).pipe(Effect.mapError((m) => fail(m)))
       return yield* withPathLocks(
-        [key],
+        [target],
+        staging,
         Effect.gen(function* () {
-          const loaded = yield* loadFile(abs).pipe(Effect.mapError(toFailure))
+          // Loaded under the lock: the stale check below sees every write that came before.
+          const loaded = yield* loadFile(target).pipe(Effect.mapError(toFailure))
           let before = ""
-          if (Option.isSome(loaded)) {
-            const { info, view, bytes } = loaded.value
-            if (info.type === "Directory") return yield* fail(`${shown} is a directory; give a file path.`)
-            if (info.type !== "File") return yield* fail(`${shown} is not a regular file (${info.type}).`)
+          if (loaded !== undefined) {
+            const { type, view, bytes } = loaded
+            if (type === "Directory") return yield* fail(`${shown} is a directory; give a file path.`)
+            if (type !== "File") return yield* fail(`${shown} is not a regular file (${type}).`)
             const seen = yield* readState.lastSeen(ctx.sessionId, abs)
             if (seen === undefined) {
               return yield* fail(
@@ -83,14 +90,14 @@ export const WriteTool = defineTool({
             }
             before = looksBinary(bytes) ? "" : decodeText(bytes).text
           } else {
-            yield* fs.makeDirectory(dirnameOf(abs), { recursive: true }).pipe(Effect.mapError(toFailure))
+            yield* fs.makeDirectory(dirnameOf(target), { recursive: true }).pipe(Effect.mapError(toFailure))
           }
-          const previous = Option.isSome(loaded) ? loaded.value.bytes : undefined
+          const previous = loaded?.bytes
           const bytes = withConventions(content, previous)
-          yield* saveFile(ctx.sessionId, abs, bytes, "write", true).pipe(Effect.mapError(toFailure))
+          yield* saveFile(ctx.sessionId, abs, target, bytes, "write", true, staging).pipe(Effect.mapError(toFailure))
           const after = decodeText(bytes).text
           const diff = unifiedDiff(shown, before, after)
-          const created = Option.isNone(loaded)
+          const created = loaded === undefined
           return {
             title: `${shown} (${created ? "created" : "written"})`,
             output: `${created ? "Created" : "Wrote"} ${shown} (${countLines(after)} lines, ${bytes.length} bytes${created ? "" : `; +${diff.additions} -${diff.deletions} lines`}).`,
@@ -104,6 +111,6 @@ export const WriteTool = defineTool({
             }
           }
         })
-      )
+      ).pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(toFailure(e))))
     }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, [resolvePath(ctx.root, filePath)], ctx.root)))
 })

@@ -319,12 +319,13 @@ describe("bash", () => {
         () =>
           Effect.gen(function* () {
             const result = yield* bash({ command: "echo $$ > pid; exec yes" }, "y")
-            expect(result.status).toBe("ok")
-            expect(result.metadata).toMatchObject({ stopped: true })
-            expect(result.modelOutput).toMatch(/^y\ny\ny\n/)
-            expect(result.modelOutput).toContain(
-              "[stopped: the command printed more than one call's output may hold on disk (FREECODE_OUTPUT_SPILL_BYTES); it was killed]"
-            )
+            // A stopped command is a failure, said first, with what it printed after.
+            expect(result.status).toBe("error")
+            expect(result.error?.tag).toBe("ToolFailure")
+            expect(result.metadata).toMatchObject({ stopped: true, limitBytes: 3_000_000 })
+            expect(result.modelOutput).toMatch(/^stopped: output over 3000000 bytes \(FREECODE_OUTPUT_SPILL_BYTES\)/)
+            expect(result.modelOutput).toMatch(/\ny\ny\ny\n/)
+            expect(result.modelOutput).toContain("[stopped: output over 3000000 bytes; the command was killed]")
             expect(result.outputChars).toBeGreaterThan(3_000_000)
             const back = yield* Orchestrator.use((o) =>
               o.execute({ id: "o", name: "output", args: { id: "y", offset: 1, limit: 2 } }, { sessionId: "s" })
@@ -336,6 +337,42 @@ describe("bash", () => {
         { FREECODE_OUTPUT_SPILL_BYTES: "3000000" }
       ),
     60_000
+  )
+
+  it.live(
+    "a command writing as fast as the disk takes it is stopped soon after the limit, not after GBs",
+    () =>
+      withProject(
+        () =>
+          Effect.gen(function* () {
+            // cat /dev/zero writes hundreds of MB to GBs a second; the size is checked on the file itself.
+            const result = yield* bash({ command: "cat /dev/zero" }, "z")
+            expect(result.status).toBe("error")
+            expect(result.modelOutput).toMatch(/^stopped: output over 3000000 bytes/)
+            expect(result.metadata).toMatchObject({ stopped: true })
+            // What it wrote before the kill landed: the limit plus ~10 ms of writing (measured 1–25 MB
+            // on a loaded 2-core VM; 55–135 MB when the limit was checked on what had been read).
+            expect(result.outputChars).toBeGreaterThan(3_000_000)
+            expect(result.outputChars).toBeLessThan(3_000_000 + 48 * 1024 * 1024)
+          }),
+        { storeBytes: 1_000_000 },
+        { FREECODE_OUTPUT_SPILL_BYTES: "3000000" }
+      ),
+    60_000
+  )
+
+  it.live(
+    "a command killed by a signal reports it with the shell's exit code",
+    () =>
+      withProject(() =>
+        Effect.gen(function* () {
+          const result = yield* bash({ command: "echo before; kill -9 $$" })
+          expect(result.status).toBe("ok")
+          expect(result.modelOutput).toBe("before\n[killed by SIGKILL; exit code 137]\n")
+          expect(result.metadata).toMatchObject({ exitCode: 137, signal: "SIGKILL" })
+        })
+      ),
+    30_000
   )
 
   it.live(

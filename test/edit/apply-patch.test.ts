@@ -284,7 +284,7 @@ describe("apply_patch", () => {
       )
       expect(upd).toContain("z.txt does not exist")
       const bad = yield* runFailure(ApplyPatchTool, { patchText: "*** Update File: a.txt" }, ctxFor(root))
-      expect(bad).toContain('The patch did not parse: The patch must start with "*** Begin Patch".')
+      expect(bad).toContain('The patch did not parse: patch line 1: the patch must start with "*** Begin Patch"')
     }).pipe(Effect.provide(layer))
   )
 

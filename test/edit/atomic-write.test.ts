@@ -140,6 +140,7 @@ describe("per-path lock", () => {
       const job = (path: string, name: string) =>
         withPathLocks(
           [path],
+          undefined,
           Effect.gen(function* () {
             log.push(`${name}+`)
             yield* Effect.sleep("30 millis")
@@ -157,7 +158,7 @@ describe("per-path lock", () => {
 
   it.live("several paths are taken in one order, so crossing sets do not deadlock", () =>
     Effect.gen(function* () {
-      const both = (paths: Array<string>) => withPathLocks(paths, Effect.sleep("10 millis"))
+      const both = (paths: Array<string>) => withPathLocks(paths, undefined, Effect.sleep("10 millis"))
       yield* Effect.all([both(["/q/x", "/q/y"]), both(["/q/y", "/q/x"]), both(["/q/x", "/q/y"])], {
         concurrency: "unbounded"
       }).pipe(Effect.timeout("5 seconds"))
