@@ -223,7 +223,13 @@ describe("bash", () => {
         interruptBehavior: "cancel",
         operations: ["shell.exec"]
       })
-      expect(Object.keys(BashTool.inputSchema.properties ?? {})).toEqual(["command", "timeout", "description"])
+      expect(Object.keys(BashTool.inputSchema.properties ?? {})).toEqual([
+        "command",
+        "timeout",
+        "description",
+        "run_in_background",
+        "dangerouslyDisableSandbox"
+      ])
     })
   )
 
