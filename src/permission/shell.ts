@@ -9,7 +9,9 @@
  * `find -exec`, wrappers that run another command, assignments that change how a command runs,
  * and any construct this analysis does not model. A parse error is a concern too (fail closed).
  */
+import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
+import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
 
@@ -34,10 +36,21 @@ export interface ShellAnalysis {
 
 let parser: Promise<Parser> | undefined
 
+/**
+ * The bash grammar: the built package ships the one .wasm it uses beside this module (copied by
+ * `npm run build`), so installing it needs neither tree-sitter-bash's 20 MB nor its native build;
+ * a clone reads it from the tree-sitter-bash devDependency.
+ */
+const grammarPath = (): string => {
+  const shipped = fileURLToPath(new URL("./tree-sitter-bash.wasm", import.meta.url))
+  return existsSync(shipped)
+    ? shipped
+    : createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm")
+}
+
 const loadParser = async (): Promise<Parser> => {
-  const require = createRequire(import.meta.url)
   await Parser.init()
-  const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
+  const language = await Language.load(grammarPath())
   const p = new Parser()
   p.setLanguage(language)
   return p
