@@ -6,9 +6,11 @@
  */
 
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Effect, Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { Dispatcher } from "../dispatch/dispatcher.ts"
 import type { HttpServing } from "../mcp/serve.ts"
+import { plural } from "../output/plural.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { Misuse } from "./errors.ts"
@@ -43,6 +45,9 @@ export const mcpCommand = Command.make(
         )
       )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
+      // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
+      const tools = yield* Context.get(system, Dispatcher).tools
+      yield* io.err(`freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio\n`)
       return yield* serveStdio(
         system,
         (server) => {

@@ -6,6 +6,7 @@ import { Effect, type FileSystem } from "effect"
 import { compileModelRegex, isRefusal } from "../text/regex.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
+import { plural } from "./plural.ts"
 import { forEachSpilledLine } from "./spill.ts"
 import type { StoredOutput } from "./store.ts"
 import { splitLines } from "./truncate.ts"
@@ -47,7 +48,7 @@ export const readStored = (
       entry.droppedBytes === undefined
         ? ""
         : ` (the last ${entry.droppedBytes} bytes were past the spill limit and were not kept)`
-    const header = `output of ${entry.tool} call ${entry.id}: ${total} lines, ${entry.chars} chars${dropped}`
+    const header = `output of ${entry.tool} call ${entry.id}: ${plural(total, "line")}, ${plural(entry.chars, "char")}${dropped}`
     const unreadable = (e: { readonly message: string }) =>
       fail(`The stored output of ${entry.id} could not be read (${e.message}). Re-run the command that produced it.`)
 
@@ -105,7 +106,7 @@ export const readStored = (
 
     const offset = args.offset ?? 1
     if (offset > total) {
-      return yield* fail(`offset ${offset} is past the end: the stored output has ${total} lines.`)
+      return yield* fail(`offset ${offset} is past the end: the stored output has ${plural(total, "line")}.`)
     }
     const end = Math.min(total, offset - 1 + (args.limit ?? defaults.limit))
     const body: Array<string> = []

@@ -18,6 +18,7 @@ import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import { Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
 import { runInBatches } from "../orchestrator/batching.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
+import { plural } from "../output/plural.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { type Provider, type ToolDefinition, toolsParam } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
@@ -260,7 +261,7 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
           matches = rankTools(args.query, pool, args.limit ?? SEARCH_LIMIT)
           if (matches.length === 0) {
             notes.push(
-              `No tool matches "${args.query}" (${pool.length} tools can be searched). Try other words for the action or the service, or do it with the declared tools.`
+              `No tool matches "${args.query}" (${plural(pool.length, "tool")} can be searched). Try other words for the action or the service, or do it with the declared tools.`
             )
           }
         }

@@ -16,6 +16,7 @@
 
 import { Effect, FileSystem, Schema } from "effect"
 import picomatch from "picomatch"
+import { plural } from "../output/plural.ts"
 import { compileModelGlob } from "../text/glob.ts"
 import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
@@ -194,7 +195,7 @@ export const GlobTool = defineTool({
       }
       lines.push(...notes)
       return {
-        title: `${title}: ${visible.length} file${visible.length === 1 ? "" : "s"}`,
+        title: `${title}: ${plural(visible.length, "file")}`,
         output: lines.join("\n"),
         metadata: {
           path: dir,

@@ -7,6 +7,7 @@
 import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { writeFileAtomic } from "../edit/atomic-write.ts"
+import { plural } from "../output/plural.ts"
 import { MemoryFolder } from "../session/memory-folder.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
@@ -166,7 +167,7 @@ export const MemoryTool = defineTool({
             first > lines.length
           ) {
             return yield* fail(
-              `view_range must be [first, last] with 1 <= first <= last (or last -1); ${t.shown} has ${lines.length} lines.`
+              `view_range must be [first, last] with 1 <= first <= last (or last -1); ${t.shown} has ${plural(lines.length, "line")}.`
             )
           }
           return done(`view ${t.shown}`, numbered(lines.slice(first - 1, end), first))
