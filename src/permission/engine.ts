@@ -14,6 +14,7 @@ import { Context, Effect, Layer, Option, Path } from "effect"
 import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
 import { GrantStore } from "../session/grants.ts"
+import { changesNothing } from "../tool/read-only.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { resolvePath } from "../tools/paths.ts"
@@ -128,13 +129,13 @@ const compileAll = (parser: () => Parser, texts: ReadonlyArray<string> | undefin
 
 const toolFilter = (tools: ProfileConfig["tools"]): ((tool: Tool) => boolean) => {
   if (tools === undefined || tools === "all") return () => true
-  if (tools === "read-only") return (tool) => !tool.mutates
+  if (tools === "read-only") return changesNothing
   const names = new Set(tools.map((t) => t.toLowerCase()))
   return (tool) => names.has(tool.id.toLowerCase())
 }
 
 export const BUILTIN_PROFILES: Readonly<Record<string, ProfileConfig>> = {
-  /** Only tools that change nothing. */
+  /** Only tools that change nothing (tool/read-only.ts): not even the session's memory or todo list. */
   "read-only": { tools: "read-only" },
   /** Plan mode: everything may be looked at, nothing that mutates runs. */
   plan: { mode: "plan" }
