@@ -6,7 +6,7 @@
  */
 
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Context, Effect, Option } from "effect"
+import { ConfigProvider, Context, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import type { HttpServing } from "../mcp/serve.ts"
@@ -22,6 +22,16 @@ import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions } from "./
 // every command of the CLI.
 const loadServe = Effect.promise(() => import("../mcp/serve.ts"))
 
+/**
+ * Read de-duplication is off by default when serving MCP: a client may prune or compact its
+ * context without telling the server, and a pointer to a result the model no longer has costs a
+ * wasted turn. FREECODE_READ_DEDUP=1 turns it on for a client that keeps every result.
+ */
+const mcpDefaults = ConfigProvider.orElse(
+  ConfigProvider.fromEnv(),
+  ConfigProvider.fromUnknown({ FREECODE_READ_DEDUP: "0" })
+)
+
 const http = Flag.Int("http").pipe(
   Flag.withMetavar("PORT"),
   Flag.withDescription("Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio (0: any free port)."),
@@ -31,55 +41,59 @@ const http = Flag.Int("http").pipe(
 export const mcpCommand = Command.make(
   "mcp",
   { ...systemFlags, profile, session, http },
-  Effect.fn("cli.mcp")(function* (input) {
-    const io = yield* Io
-    const setup = yield* checkOptions(input)
-    const { serveHttp, serveStdio } = yield* loadServe
-    if (Option.isNone(input.http)) {
-      // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
-      let served: Server | undefined
+  Effect.fn("cli.mcp")(
+    function* (input) {
+      const io = yield* Io
+      const setup = yield* checkOptions(input)
+      const { serveHttp, serveStdio } = yield* loadServe
+      if (Option.isNone(input.http)) {
+        // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
+        let served: Server | undefined
+        const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
+          Effect.provideService(
+            PrompterSource,
+            mcpPrompter(() => served)
+          )
+        )
+        yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
+        // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
+        const tools = yield* Context.get(system, Dispatcher).tools
+        yield* io.err(`freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio\n`)
+        return yield* serveStdio(
+          system,
+          (server) => {
+            served = server
+          },
+          setup.session
+        )
+      }
+      if (setup.session !== undefined) {
+        return yield* new Misuse({
+          message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
+        })
+      }
+      // Over HTTP each MCP session has its own server: `question` asks the asking session's client.
+      let serving: HttpServing | undefined
       const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
         Effect.provideService(
           PrompterSource,
-          mcpPrompter(() => served)
+          mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
         )
       )
+      const port = input.http.value
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
+      }
+      serving = yield* serveHttp(system, port).pipe(
+        Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
+      )
+      yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
-      // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
-      const tools = yield* Context.get(system, Dispatcher).tools
-      yield* io.err(`freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio\n`)
-      return yield* serveStdio(
-        system,
-        (server) => {
-          served = server
-        },
-        setup.session
-      )
-    }
-    if (setup.session !== undefined) {
-      return yield* new Misuse({
-        message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
-      })
-    }
-    // Over HTTP each MCP session has its own server: `question` asks the asking session's client.
-    let serving: HttpServing | undefined
-    const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
-      Effect.provideService(
-        PrompterSource,
-        mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
-      )
-    )
-    const port = input.http.value
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
-    }
-    serving = yield* serveHttp(system, port).pipe(
-      Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
-    )
-    yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
-    yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
-    return yield* Effect.never
-  }, Effect.scoped)
+      return yield* Effect.never
+    },
+    Effect.scoped,
+    Effect.provideService(ConfigProvider.ConfigProvider, mcpDefaults)
+  )
 ).pipe(
   Command.withDescription(
     "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp. Calls go through the same permissions, budgets and de-duplication as `call`; a call that asks for approval is refused with the reason."
