@@ -11,7 +11,6 @@
  * answer wins, so a profile can only narrow what its parent allows.
  */
 import { Context, Effect, Layer, Option, Path } from "effect"
-import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
 import { GrantStore } from "../session/grants.ts"
 import { changesNothing } from "../tool/read-only.ts"
@@ -33,7 +32,14 @@ import {
   type Rule,
   type RuleBehavior
 } from "./rules.ts"
-import { analyzeWith, bashParser, ruleWords, type ShellAnalysis, type SimpleCommand } from "./shell.ts"
+import {
+  analyzeWith,
+  bashParser,
+  ruleWords,
+  type ShellAnalysis,
+  type ShellParser,
+  type SimpleCommand
+} from "./shell.ts"
 
 /** What "always" saves: one normalized subject of one tool, for one session. */
 export interface Grant {
@@ -104,7 +110,7 @@ export interface PermissionEngineShape {
   readonly searchable: (tool: Tool, profiles?: ReadonlyArray<Policy>) => Searchability
 }
 
-const compile = (parser: () => Parser, text: string, where: string): CompiledRule | ConfigError => {
+const compile = (parser: () => ShellParser, text: string, where: string): CompiledRule | ConfigError => {
   const rule = parseRule(text)
   if (typeof rule === "string") return new ConfigError({ message: `${where}: ${rule}` })
   const specifier = rule.specifier
@@ -121,7 +127,7 @@ const compile = (parser: () => Parser, text: string, where: string): CompiledRul
   return { rule, command }
 }
 
-const compileAll = (parser: () => Parser, texts: ReadonlyArray<string> | undefined, where: string) =>
+const compileAll = (parser: () => ShellParser, texts: ReadonlyArray<string> | undefined, where: string) =>
   Effect.forEach(texts ?? [], (text, i) => {
     const c = compile(parser, text, `${where}[${i}]`)
     return c instanceof ConfigError ? Effect.fail(c) : Effect.succeed(c)
@@ -177,7 +183,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const { root } = yield* Workspace
       const path = yield* Path.Path
       // The bash grammar is loaded on the first shell call, not when the system starts.
-      let loaded: Parser | undefined
+      let loaded: ShellParser | undefined
       const parser = () => {
         if (loaded === undefined) throw new Error("the bash grammar is not loaded yet")
         return loaded
