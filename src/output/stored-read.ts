@@ -98,7 +98,7 @@ export const readStored = (
           ? [`(${hits - shown} more matching lines; continue with offset=${lastShownHit + 2} or a narrower pattern)`]
           : []
       return {
-        title: `output ${entry.id}: ${hits} matching lines`,
+        title: `output ${entry.id}: ${plural(hits, "matching line")}`,
         output: [header, ...out, ...more].join("\n"),
         metadata: { matches: hits, shown }
       }
