@@ -5,6 +5,7 @@
 import { Effect, type FileSystem } from "effect"
 import { compileModelRegex, isRefusal } from "../text/regex.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import type { ToolOutput } from "../tool/tool.ts"
 import { plural } from "./plural.ts"
 import { forEachSpilledLine } from "./spill.ts"
@@ -50,7 +51,9 @@ export const readStored = (
         : ` (the last ${entry.droppedBytes} bytes were past the spill limit and were not kept)`
     const header = `output of ${entry.tool} call ${entry.id}: ${plural(total, "line")}, ${plural(entry.chars, "char")}${dropped}`
     const unreadable = (e: { readonly message: string }) =>
-      fail(`The stored output of ${entry.id} could not be read (${e.message}). Re-run the command that produced it.`)
+      fail(
+        `The stored output of ${entry.id} could not be read (${readableError(e)}). Re-run the command that produced it.`
+      )
 
     if (args.pattern !== undefined) {
       // A linear-time engine: a model's pattern never backtracks for ever on the event loop.

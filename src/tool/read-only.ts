@@ -6,4 +6,5 @@
  */
 import type { Tool } from "./tool.ts"
 
-export const changesNothing = (tool: Pick<Tool, "mutates" | "operations">): boolean => !tool.mutates && !tool.operations.includes("session.write")
+export const changesNothing = (tool: Pick<Tool, "mutates" | "operations">): boolean =>
+  !tool.mutates && !tool.operations.includes("session.write")

@@ -10,6 +10,7 @@ import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { clip } from "../text/cut.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool, invalidArguments } from "../tool/tool.ts"
 import { signalExitCode, spawnGroupLeader } from "./process-group.ts"
 
@@ -113,7 +114,9 @@ export const BashTool = defineTool({
         })
       ).pipe(
         Effect.mapError((e) =>
-          fail(`Could not run the command: ${e.message}. Check that /bin/bash exists and the project root is readable.`)
+          fail(
+            `Could not run the command: ${readableError(e)}. Check that /bin/bash exists and the project root is readable.`
+          )
         )
       )
       yield* capture.toEnd

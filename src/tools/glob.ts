@@ -20,6 +20,7 @@ import { plural } from "../output/plural.ts"
 import { compileModelGlob } from "../text/glob.ts"
 import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
@@ -165,7 +166,7 @@ export const GlobTool = defineTool({
           dir: walkDir,
           ...(glob.nameGlob === undefined ? {} : { nameGlob: glob.nameGlob })
         })
-        .pipe(Effect.mapError((e) => fail(`glob failed: ${e.message}`)))
+        .pipe(Effect.mapError((e) => fail(`glob failed: ${readableError(e)}`)))
 
       // `*.ts` or `**/*.ts`: the backend already listed exactly the files whose name matches.
       const listedMatch =

@@ -10,6 +10,7 @@ import { writeFileAtomic } from "../edit/atomic-write.ts"
 import { plural } from "../output/plural.ts"
 import { MemoryFolder } from "../session/memory-folder.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
 
 const ROOT = "/memories"
@@ -115,8 +116,8 @@ export const MemoryTool = defineTool({
       const { dir } = yield* MemoryFolder
       yield* fs
         .makeDirectory(dir, { recursive: true })
-        .pipe(Effect.mapError((e) => fail(`Cannot create the memory folder ${dir}: ${e.message}`)))
-      const io = (what: string) => (e: { readonly message: string }) => fail(`Cannot ${what}: ${e.message}`)
+        .pipe(Effect.mapError((e) => fail(`Cannot create the memory folder ${dir}: ${readableError(e)}`)))
+      const io = (what: string) => (e: unknown) => fail(`Cannot ${what}: ${readableError(e)}`)
       const kind = (abs: string) =>
         fs.stat(abs).pipe(
           Effect.map((s) => s.type),

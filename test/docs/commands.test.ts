@@ -126,6 +126,6 @@ describe("the docs' command blocks", () => {
       } finally {
         project.cleanup()
       }
-    }, 180_000)
+    }, 300_000)
   }
 })

@@ -78,8 +78,12 @@ export const MCP_HELLO = [
 /** The tool names of the tools/list answer in a stdio transcript. */
 export const listedTools = (stdout: string): ReadonlyArray<string> => {
   for (const line of stdout.split("\n")) {
-    if (!line.startsWith("{") || !line.endsWith("}")) continue
-    const message = JSON.parse(line) as { id?: number; result?: { tools?: ReadonlyArray<{ name: string }> } }
+    let message: { id?: number; result?: { tools?: ReadonlyArray<{ name: string }> } }
+    try {
+      message = JSON.parse(line)
+    } catch {
+      continue // a partial line, or not protocol
+    }
     if (message.id === 2) return (message.result?.tools ?? []).map((t) => t.name)
   }
   return []
