@@ -22,7 +22,7 @@ describe.runIf(INSTALL_TESTS !== "")("a new user's first run", () => {
   const clone = NodePath.join(work, "clone")
   const machine = freshEnv(machinePath())
   let machineNode = ""
-  afterAll(() => NodeFs.rmSync(work, { recursive: true, force: true }))
+  afterAll(() => NodeFs.rmSync(work, { recursive: true, force: true }), 5 * MINUTE)
 
   beforeAll(async () => {
     const version = await sh("node --version", work, machine)
