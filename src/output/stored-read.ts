@@ -3,11 +3,11 @@
  * whether the output is in memory or spilled to a file (a 200 MB output is never one string).
  */
 import { Effect, type FileSystem } from "effect"
+import { plural } from "../text/plural.ts"
 import { compileModelRegex, isRefusal } from "../text/regex.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import type { ToolOutput } from "../tool/tool.ts"
-import { plural } from "./plural.ts"
 import { forEachSpilledLine } from "./spill.ts"
 import type { StoredOutput } from "./store.ts"
 import { splitLines } from "./truncate.ts"

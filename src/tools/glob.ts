@@ -16,8 +16,8 @@
 
 import { Effect, FileSystem, Schema } from "effect"
 import picomatch from "picomatch"
-import { plural } from "../output/plural.ts"
 import { compileModelGlob } from "../text/glob.ts"
+import { plural } from "../text/plural.ts"
 import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"

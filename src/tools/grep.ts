@@ -8,7 +8,7 @@
  * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
  */
 import { Effect, FileSystem, Schema } from "effect"
-import { plural } from "../output/plural.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, readHead, resolvePath, statOrFail } from "./paths.ts"

@@ -12,7 +12,7 @@
  * (and ls must show empty ones). It shares the .gitignore rules of the walk backend.
  */
 import { Effect, FileSystem, Schema } from "effect"
-import { plural } from "../output/plural.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"

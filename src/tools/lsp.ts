@@ -25,7 +25,7 @@ import {
   toLocations
 } from "../lsp/format.ts"
 import { LspClients, type LspDocument } from "../lsp/service.ts"
-import { plural } from "../output/plural.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayPath, resolvePath, statOrFail } from "./paths.ts"

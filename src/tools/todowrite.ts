@@ -3,8 +3,8 @@
  * database in a persistent tool system), so a restarted or resumed session still has its plan.
  */
 import { Effect, Schema } from "effect"
-import { plural } from "../output/plural.ts"
 import { TODO_PRIORITIES, TODO_STATUSES, type Todo, TodoStore } from "../session/todos.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 

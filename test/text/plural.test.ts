@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { plural } from "../../src/output/plural.ts"
+import { plural } from "../../src/text/plural.ts"
 
 describe("plural", () => {
   it("agrees with its count", () => {
