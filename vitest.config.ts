@@ -10,6 +10,7 @@ const home = mkdtempSync(join(tmpdir(), "freecode-test-xdg-"))
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["./test/state-dir.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     env: { XDG_CONFIG_HOME: join(home, "config"), XDG_STATE_HOME: join(home, "state") },

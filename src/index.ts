@@ -93,6 +93,7 @@ export {
 } from "./prompt/prompter.ts"
 export {
   DEDUP_POINTER,
+  dedupPointer,
   type FileSnapshot,
   type FileView,
   ReadState,

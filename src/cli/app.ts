@@ -6,7 +6,7 @@
 import { Cause, Context, Effect, Exit } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag, TerminalCapabilities } from "effect/cli"
 import { callCommand } from "./call.ts"
-import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_MISUSE, EXIT_OK, ExitCode, Misuse } from "./errors.ts"
+import { describeError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_MISUSE, EXIT_OK, ExitCode, Misuse } from "./errors.ts"
 import type { Interrupts } from "./interrupts.ts"
 import { Io } from "./io.ts"
 import { mcpCommand } from "./mcp.ts"
@@ -79,6 +79,9 @@ export const runCli = (
     }
     // Parse errors: the presenter has already said what was wrong.
     if (CliError.isCliError(error)) return EXIT_MISUSE
-    yield* io.err(`${NAME}: internal error: ${Cause.pretty(exit.cause)}\n`)
+    // A bug: say what failed in words; the trace only when asked for (FREECODE_DEBUG=1).
+    const trace =
+      process.env.FREECODE_DEBUG === "1" ? `\n${Cause.pretty(exit.cause)}` : " (FREECODE_DEBUG=1 shows the trace)"
+    yield* io.err(`${NAME}: internal error: ${describeError(error)}${trace}\n`)
     return EXIT_FAILED
   })

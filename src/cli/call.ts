@@ -22,6 +22,15 @@ const parseArgs = (text: Option.Option<string>): Effect.Effect<unknown, Misuse> 
       })
   })
 
+/**
+ * A call that ran a process (bash) and says how it exited ends `call` with that code, so a
+ * script can use `call bash` as it would the command; a tool that reports none exits 0.
+ */
+const processExitCode = (metadata: Readonly<Record<string, unknown>>): number => {
+  const code = metadata.exitCode
+  return typeof code === "number" && Number.isInteger(code) && code >= 0 && code <= 255 ? code : 0
+}
+
 const withNewline = (text: string) => (text.length === 0 || text.endsWith("\n") ? text : `${text}\n`)
 
 export const callCommand = Command.make(
@@ -59,10 +68,12 @@ export const callCommand = Command.make(
       if (result.status !== "ok") yield* io.err(`status: ${result.status}\n`)
     }
     if (result.status !== "ok") return yield* new ExitCode({ code: EXIT_FAILED })
+    const code = processExitCode(result.metadata)
+    if (code !== 0) return yield* new ExitCode({ code })
   }, Effect.scoped)
 ).pipe(
   Command.withDescription(
-    "Make one tool call through the Dispatcher and print the model's copy of the output (with --json, the whole ToolResult as one JSON line). Exit 0 when the status is ok, 1 otherwise, 2 on misuse. Calls that ask for approval are refused unless --yes is given. Ctrl-C cancels a cancellable tool, which then returns status 'interrupted' with its partial output."
+    "Make one tool call through the Dispatcher and print the model's copy of the output (with --json, the whole ToolResult as one JSON line). Exit 0 when the status is ok, 1 otherwise, 2 on misuse; a call that ran a command (bash) with status ok exits with the command's own exit code. Calls that ask for approval are refused unless --yes is given. Ctrl-C cancels a cancellable tool, which then returns status 'interrupted' with its partial output."
   ),
   Command.withShortDescription("Make one tool call")
 )

@@ -3,6 +3,7 @@
  * a `Misuse` is printed and exits 2, an `ExitCode` carries a code whose story is already told.
  */
 import { Data } from "effect"
+import { readableError } from "../tool/readable-error.ts"
 
 export const EXIT_OK = 0
 /** A call whose status is not "ok" (or an internal error). */
@@ -19,10 +20,5 @@ export class Misuse extends Data.TaggedError("Misuse")<{ readonly message: strin
 /** The command already wrote its output; the process should exit with `code`. */
 export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
 
-/** The readable part of an unknown failure. */
-export const describeError = (error: unknown): string => {
-  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-    return error.message
-  }
-  return String(error)
-}
+/** The readable part of an unknown failure (never Effect's internal names). */
+export const describeError = readableError

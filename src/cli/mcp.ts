@@ -6,13 +6,15 @@
  */
 
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Effect, Option } from "effect"
+import { ConfigProvider, Context, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { Dispatcher } from "../dispatch/dispatcher.ts"
 import type { HttpServing } from "../mcp/serve.ts"
 import { DefaultMode } from "../permission/engine.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { SandboxByDefault } from "../sandbox/sandbox.ts"
+import { plural } from "../text/plural.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
@@ -21,6 +23,16 @@ import { announceAutoDeferralWhenReady, announceSandbox, buildToolSystem, checkO
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
 // every command of the CLI.
 const loadServe = Effect.promise(() => import("../mcp/serve.ts"))
+
+/**
+ * Read de-duplication is off by default when serving MCP: a client may prune or compact its
+ * context without telling the server, and a pointer to a result the model no longer has costs a
+ * wasted turn. FREECODE_READ_DEDUP=1 turns it on for a client that keeps every result.
+ */
+const mcpDefaults = ConfigProvider.orElse(
+  ConfigProvider.fromEnv(),
+  ConfigProvider.fromUnknown({ FREECODE_READ_DEDUP: "0" })
+)
 
 const http = Flag.Int("http").pipe(
   Flag.withMetavar("PORT"),
@@ -31,61 +43,68 @@ const http = Flag.Int("http").pipe(
 export const mcpCommand = Command.make(
   "mcp",
   { ...systemFlags, profile, session, http },
-  Effect.fn("cli.mcp")(function* (input) {
-    const io = yield* Io
-    const setup = yield* checkOptions(input)
-    const { serveHttp, serveStdio } = yield* loadServe
-    if (Option.isNone(input.http)) {
-      // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
-      let served: Server | undefined
+  Effect.fn("cli.mcp")(
+    function* (input) {
+      const io = yield* Io
+      const setup = yield* checkOptions(input)
+      const { serveHttp, serveStdio } = yield* loadServe
+      if (Option.isNone(input.http)) {
+        // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
+        let served: Server | undefined
+        const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
+          Effect.provideService(
+            PrompterSource,
+            mcpPrompter(() => served)
+          ),
+          Effect.provideService(DefaultMode, "acceptEdits"),
+          Effect.provideService(SandboxByDefault, true)
+        )
+        yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
+        // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
+        const tools = yield* Context.get(system, Dispatcher).tools
+        yield* io.err(`freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio\n`)
+        yield* announceSandbox(system, true)
+        return yield* serveStdio(
+          system,
+          (server) => {
+            served = server
+          },
+          setup.session
+        )
+      }
+      if (setup.session !== undefined) {
+        return yield* new Misuse({
+          message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
+        })
+      }
+      // Over HTTP each MCP session has its own server: `question` asks the asking session's client.
+      let serving: HttpServing | undefined
       const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
         Effect.provideService(
           PrompterSource,
-          mcpPrompter(() => served)
+          mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
         ),
         Effect.provideService(DefaultMode, "acceptEdits"),
         Effect.provideService(SandboxByDefault, true)
       )
-      yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
-      yield* announceSandbox(system, true)
-      return yield* serveStdio(
-        system,
-        (server) => {
-          served = server
-        },
-        setup.session
+      const port = input.http.value
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
+      }
+      serving = yield* serveHttp(system, port).pipe(
+        Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
       )
-    }
-    if (setup.session !== undefined) {
-      return yield* new Misuse({
-        message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
-      })
-    }
-    // Over HTTP each MCP session has its own server: `question` asks the asking session's client.
-    let serving: HttpServing | undefined
-    const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
-      Effect.provideService(
-        PrompterSource,
-        mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
-      ),
-      Effect.provideService(DefaultMode, "acceptEdits"),
-      Effect.provideService(SandboxByDefault, true)
-    )
-    const port = input.http.value
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
-    }
-    serving = yield* serveHttp(system, port).pipe(
-      Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
-    )
-    yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
-    yield* announceSandbox(system, true)
-    yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
-    return yield* Effect.never
-  }, Effect.scoped)
+      yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
+      yield* announceSandbox(system, true)
+      yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
+      return yield* Effect.never
+    },
+    Effect.scoped,
+    Effect.provideService(ConfigProvider.ConfigProvider, mcpDefaults)
+  )
 ).pipe(
   Command.withDescription(
-    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp. Calls go through the same permissions, budgets and de-duplication as `call`; a call that asks for approval is refused with the reason."
+    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp. Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
   ),
   Command.withShortDescription("Serve the tools over MCP (stdio or HTTP)")
 )

@@ -9,6 +9,7 @@ import type { Provider } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { wiringFor, wiringTable } from "../surface/models.ts"
 import { definitionOf, ToolSurface } from "../surface/surface.ts"
+import { plural } from "../text/plural.ts"
 import { defaultSkillDirs, SKILL_DIRS_NAME, skillDirsConfig } from "../tools/skill.ts"
 import { searchSetup } from "../web/search/config.ts"
 import { declarationSize, o200kLayer, summarize, TOKEN_RULE } from "./estimate.ts"
@@ -130,7 +131,7 @@ export const toolsCommand = Command.make(
         : "{name, description, inputSchema}"
       const strategy = surface.surface === "deferred" ? `, strategy ${surface.strategy}` : ""
       const header = [
-        `${tools.length} tools declared at ${setup.root} (surface ${surface.surface}${strategy}${setup.profile === undefined ? "" : `, profile ${setup.profile}`})`,
+        `${plural(tools.length, "tool")} declared at ${setup.root} (surface ${surface.surface}${strategy}${setup.profile === undefined ? "" : `, profile ${setup.profile}`})`,
         `${TOKEN_RULE}, declaration shape: ${shape}`,
         ""
       ]
@@ -145,7 +146,7 @@ export const toolsCommand = Command.make(
       const found =
         searchable.length > 0
           ? [
-              `\nfound through tool_search (not declared): ${searchable.length} tools: ${searchable.map((t) => t.id).join(", ")}`
+              `\nfound through tool_search (not declared): ${plural(searchable.length, "tool")}: ${searchable.map((t) => t.id).join(", ")}`
             ]
           : []
       const missing = unavailable.map((u) => `not available: ${u.id}: ${u.reason}`)

@@ -22,6 +22,7 @@ import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { ToolSurface } from "../surface/surface.ts"
+import { changesNothing } from "../tool/read-only.ts"
 import type { ToolResult } from "../tool/result.ts"
 import type { Tool } from "../tool/tool.ts"
 
@@ -61,9 +62,9 @@ export const toMcpTool = (tool: Tool): McpTool => ({
   description: tool.description,
   inputSchema: tool.inputSchema as McpTool["inputSchema"],
   annotations: {
-    readOnlyHint: !tool.mutates,
-    destructiveHint: tool.mutates,
-    idempotentHint: tool.retrySafe || !tool.mutates,
+    readOnlyHint: changesNothing(tool),
+    destructiveHint: !changesNothing(tool),
+    idempotentHint: tool.retrySafe || changesNothing(tool),
     openWorldHint: tool.source === "mcp" || tool.operations.some((o) => OPEN_WORLD.has(o))
   }
 })

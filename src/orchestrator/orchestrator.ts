@@ -39,6 +39,7 @@ import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
 export { BATCH_CONCURRENCY } from "./batching.ts"
 
 import { headOf } from "../text/cut.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { omittedMarker, type Shaped, shape } from "./shape.ts"
 
 /** A person (or policy) deciding on a call that asks for approval. */
@@ -122,7 +123,7 @@ interface ShapeOptions {
 
 const NOT_STORED_EMPTY: PutResult = { stored: false, reason: "empty" }
 
-const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+const describeDefect = readableError
 
 const invalid = (tool: string, message: string) =>
   new InvalidArguments({

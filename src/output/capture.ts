@@ -13,6 +13,7 @@ import { type FileHandle, open, rm } from "node:fs/promises"
 import { Effect, Semaphore } from "effect"
 import { headOf, tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import type { Capture } from "../tool/tool.ts"
 import type { OutputView, OutputWriter } from "./spill.ts"
 import type { PutRequest, PutResult, StoredOutput } from "./store.ts"
@@ -79,7 +80,7 @@ export const makeCaptureWriter = (options: {
       try: () => open(path, "w+"),
       catch: (e) =>
         fail(
-          `Could not create a file for the command's output (${e instanceof Error ? e.message : String(e)}). Check the disk has free space, then run it again.`
+          `Could not create a file for the command's output (${readableError(e)}). Check the disk has free space, then run it again.`
         )
     })
     let bytes = 0

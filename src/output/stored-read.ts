@@ -3,8 +3,10 @@
  * whether the output is in memory or spilled to a file (a 200 MB output is never one string).
  */
 import { Effect, type FileSystem } from "effect"
+import { plural } from "../text/plural.ts"
 import { compileModelRegex, isRefusal } from "../text/regex.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import type { ToolOutput } from "../tool/tool.ts"
 import { forEachSpilledLine } from "./spill.ts"
 import type { StoredOutput } from "./store.ts"
@@ -47,9 +49,11 @@ export const readStored = (
       entry.droppedBytes === undefined
         ? ""
         : ` (the last ${entry.droppedBytes} bytes were past the spill limit and were not kept)`
-    const header = `output of ${entry.tool} call ${entry.id}: ${total} lines, ${entry.chars} chars${dropped}`
+    const header = `output of ${entry.tool} call ${entry.id}: ${plural(total, "line")}, ${plural(entry.chars, "char")}${dropped}`
     const unreadable = (e: { readonly message: string }) =>
-      fail(`The stored output of ${entry.id} could not be read (${e.message}). Re-run the command that produced it.`)
+      fail(
+        `The stored output of ${entry.id} could not be read (${readableError(e)}). Re-run the command that produced it.`
+      )
 
     if (args.pattern !== undefined) {
       // A linear-time engine: a model's pattern never backtracks for ever on the event loop.
@@ -97,7 +101,7 @@ export const readStored = (
           ? [`(${hits - shown} more matching lines; continue with offset=${lastShownHit + 2} or a narrower pattern)`]
           : []
       return {
-        title: `output ${entry.id}: ${hits} matching lines`,
+        title: `output ${entry.id}: ${plural(hits, "matching line")}`,
         output: [header, ...out, ...more].join("\n"),
         metadata: { matches: hits, shown }
       }
@@ -105,7 +109,7 @@ export const readStored = (
 
     const offset = args.offset ?? 1
     if (offset > total) {
-      return yield* fail(`offset ${offset} is past the end: the stored output has ${total} lines.`)
+      return yield* fail(`offset ${offset} is past the end: the stored output has ${plural(total, "line")}.`)
     }
     const end = Math.min(total, offset - 1 + (args.limit ?? defaults.limit))
     const body: Array<string> = []

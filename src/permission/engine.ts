@@ -11,10 +11,10 @@
  * answer wins, so a profile can only narrow what its parent allows.
  */
 import { Context, Effect, Layer, Option, Path } from "effect"
-import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
 import { Sandbox, sandboxAllows } from "../sandbox/sandbox.ts"
 import { GrantStore } from "../session/grants.ts"
+import { changesNothing } from "../tool/read-only.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { resolvePath } from "../tools/paths.ts"
@@ -33,7 +33,14 @@ import {
   type Rule,
   type RuleBehavior
 } from "./rules.ts"
-import { analyzeWith, bashParser, ruleWords, type ShellAnalysis, type SimpleCommand } from "./shell.ts"
+import {
+  analyzeWith,
+  bashParser,
+  ruleWords,
+  type ShellAnalysis,
+  type ShellParser,
+  type SimpleCommand
+} from "./shell.ts"
 
 /** What "always" saves: one normalized subject of one tool, for one session. */
 export interface Grant {
@@ -104,7 +111,7 @@ export interface PermissionEngineShape {
   readonly searchable: (tool: Tool, profiles?: ReadonlyArray<Policy>) => Searchability
 }
 
-const compile = (parser: () => Parser, text: string, where: string): CompiledRule | ConfigError => {
+const compile = (parser: () => ShellParser, text: string, where: string): CompiledRule | ConfigError => {
   const rule = parseRule(text)
   if (typeof rule === "string") return new ConfigError({ message: `${where}: ${rule}` })
   const specifier = rule.specifier
@@ -121,7 +128,7 @@ const compile = (parser: () => Parser, text: string, where: string): CompiledRul
   return { rule, command }
 }
 
-const compileAll = (parser: () => Parser, texts: ReadonlyArray<string> | undefined, where: string) =>
+const compileAll = (parser: () => ShellParser, texts: ReadonlyArray<string> | undefined, where: string) =>
   Effect.forEach(texts ?? [], (text, i) => {
     const c = compile(parser, text, `${where}[${i}]`)
     return c instanceof ConfigError ? Effect.fail(c) : Effect.succeed(c)
@@ -129,13 +136,13 @@ const compileAll = (parser: () => Parser, texts: ReadonlyArray<string> | undefin
 
 const toolFilter = (tools: ProfileConfig["tools"]): ((tool: Tool) => boolean) => {
   if (tools === undefined || tools === "all") return () => true
-  if (tools === "read-only") return (tool) => !tool.mutates
+  if (tools === "read-only") return changesNothing
   const names = new Set(tools.map((t) => t.toLowerCase()))
   return (tool) => names.has(tool.id.toLowerCase())
 }
 
 export const BUILTIN_PROFILES: Readonly<Record<string, ProfileConfig>> = {
-  /** Only tools that change nothing. */
+  /** Only tools that change nothing (tool/read-only.ts): not even the session's memory or todo list. */
   "read-only": { tools: "read-only" },
   /** Plan mode: everything may be looked at, nothing that mutates runs. */
   plan: { mode: "plan" }
@@ -191,7 +198,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const { root } = yield* Workspace
       const path = yield* Path.Path
       // The bash grammar is loaded on the first shell call, not when the system starts.
-      let loaded: Parser | undefined
+      let loaded: ShellParser | undefined
       const parser = () => {
         if (loaded === undefined) throw new Error("the bash grammar is not loaded yet")
         return loaded

@@ -9,7 +9,9 @@
  * `find -exec`, wrappers that run another command, assignments that change how a command runs,
  * and any construct this analysis does not model. A parse error is a concern too (fail closed).
  */
+import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
+import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
 
@@ -32,19 +34,39 @@ export interface ShellAnalysis {
   readonly concerns: ReadonlyArray<string>
 }
 
-let parser: Promise<Parser> | undefined
+/**
+ * The loaded bash parser, opaque outside this file: the package's declarations then do not name
+ * web-tree-sitter's types, which need emscripten's globals and fail a consumer's type check.
+ */
+export interface ShellParser {
+  readonly _tag: "ShellParser"
+}
+const unwrap = (parser: ShellParser): Parser => parser as unknown as Parser
 
-const loadParser = async (): Promise<Parser> => {
-  const require = createRequire(import.meta.url)
+let parser: Promise<ShellParser> | undefined
+
+/**
+ * The bash grammar: the built package ships the one .wasm it uses beside this module (copied by
+ * `npm run build`), so installing it needs neither tree-sitter-bash's 20 MB nor its native build;
+ * a clone reads it from the tree-sitter-bash devDependency.
+ */
+const grammarPath = (): string => {
+  const shipped = fileURLToPath(new URL("./tree-sitter-bash.wasm", import.meta.url))
+  return existsSync(shipped)
+    ? shipped
+    : createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm")
+}
+
+const loadParser = async (): Promise<ShellParser> => {
   await Parser.init()
-  const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
+  const language = await Language.load(grammarPath())
   const p = new Parser()
   p.setLanguage(language)
-  return p
+  return p as unknown as ShellParser
 }
 
 /** The parser, loaded once per process. */
-export const bashParser: Effect.Effect<Parser> = Effect.promise(() => {
+export const bashParser: Effect.Effect<ShellParser> = Effect.promise(() => {
   parser ??= loadParser()
   return parser
 })
@@ -417,7 +439,8 @@ const stripWrappers = (words: ReadonlyArray<Word>): ReadonlyArray<Word> => {
 }
 
 /** The analysis with an already loaded parser (synchronous). */
-export const analyzeWith = (parser: Parser, command: string): ShellAnalysis => {
+export const analyzeWith = (shellParser: ShellParser, command: string): ShellAnalysis => {
+  const parser = unwrap(shellParser)
   const analyzer = new Analyzer(parser)
   const failed = { commands: [], candidates: [], concerns: ["the command could not be parsed"] }
   let tree: ReturnType<Parser["parse"]>
@@ -440,8 +463,8 @@ export const analyzeWith = (parser: Parser, command: string): ShellAnalysis => {
 }
 
 /** Splits a rule's command text into words with the same grammar (quotes removed). */
-export const ruleWords = (parser: Parser, text: string): ReadonlyArray<string> | undefined => {
-  const analysis = analyzeWith(parser, text)
+export const ruleWords = (shellParser: ShellParser, text: string): ReadonlyArray<string> | undefined => {
+  const analysis = analyzeWith(shellParser, text)
   if (analysis.concerns.length > 0 || analysis.commands.length !== 1) return undefined
   return analysis.commands[0]!.words
 }

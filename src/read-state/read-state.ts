@@ -94,8 +94,13 @@ export interface ReadStateShape {
 const MAX_SESSIONS = 50
 const MAX_FILES = 2000
 
+/** How an identical re-read's answer begins; `dedupPointer` names the earlier call. */
 export const DEDUP_POINTER =
-  "<unchanged> This file is byte-for-byte identical to the copy already shown earlier in this conversation — scroll up rather than re-reading."
+  "<unchanged> This file is byte-for-byte identical to what an earlier read of the same lines returned in this conversation"
+
+/** The answer to an identical re-read: the earlier call's id, so the model can find that result. */
+export const dedupPointer = (earlierCallId: string): string =>
+  `${DEDUP_POINTER} (call ${earlierCallId}): use that result rather than reading again.`
 
 const sameView = (a: FileView, b: FileView) =>
   a.mtimeMs === b.mtimeMs && a.fingerprint.size === b.fingerprint.size && a.fingerprint.hash === b.fingerprint.hash

@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { DatabaseSync } from "node:sqlite"
+import type { DatabaseSync } from "node:sqlite"
 import { type Config, Context, Effect, Layer, Schema } from "effect"
 import { projectStateDir, STATE_DIR_NAME, stateDirConfig } from "./location.ts"
 import { migrations as allMigrations } from "./migrations.ts"
@@ -88,6 +88,9 @@ export const openDatabase = (
 ): Effect.Effect<DatabaseSync, SessionStoreError> =>
   Effect.try({
     try: () => {
+      // Loaded when a database is opened, not imported: an import of node:sqlite fails at link time on
+      // a Node without it, before the package's version check can say so in one line.
+      const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
       const db = new DatabaseSync(file, { timeout: options.busyTimeoutMs ?? 5_000 })
       try {
         // journal_mode is the first statement to read the file: a corrupt file fails here.

@@ -24,6 +24,7 @@ import { ToolRegistry } from "../registry/registry.ts"
 import { closestNames } from "../registry/suggest.ts"
 import { dropStrictNulls } from "../schema/dialects/openai-strict.ts"
 import { isRecord } from "../schema/json-schema.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
 import { defineTool, type Tool, type ToolOutput } from "../tool/tool.ts"
@@ -260,7 +261,7 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
           matches = rankTools(args.query, pool, args.limit ?? SEARCH_LIMIT)
           if (matches.length === 0) {
             notes.push(
-              `No tool matches "${args.query}" (${pool.length} tools can be searched). Try other words for the action or the service, or do it with the declared tools.`
+              `No tool matches "${args.query}" (${plural(pool.length, "tool")} can be searched). Try other words for the action or the service, or do it with the declared tools.`
             )
           }
         }

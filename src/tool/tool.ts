@@ -6,7 +6,7 @@
 import { Duration, type Effect, Result, Schema, type SchemaAST, SchemaIssue } from "effect"
 import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
-import type { ObjectJsonSchema } from "../schema/json-schema.ts"
+import type { JsonSchema, ObjectJsonSchema } from "../schema/json-schema.ts"
 import { copyPlain, plainCheck } from "../schema/plain-decode.ts"
 import { clip } from "../text/cut.ts"
 import {
@@ -16,6 +16,7 @@ import {
   type PermissionDenied,
   type ToolFailure
 } from "./errors.ts"
+import { intendedKey } from "./key-hint.ts"
 
 /** What a tool knows about the call it is running. */
 export interface ToolContext {
@@ -205,14 +206,25 @@ const describeValue = (value: unknown): string => {
 }
 
 /** Turns a schema failure into issues that say, for each path, what was expected and what came. */
-export const argumentIssues = (issue: SchemaIssue.Issue, input: unknown): ReadonlyArray<ArgumentIssue> =>
+export const argumentIssues = (
+  issue: SchemaIssue.Issue,
+  input: unknown,
+  /** The tool's parameters: an unexpected key is answered with the one it most likely meant. */
+  schema?: JsonSchema
+): ReadonlyArray<ArgumentIssue> =>
   formatIssues(issue).issues.map((i) => {
     const path = (i.path ?? []).map((p) =>
       typeof p === "object" && p !== null && "key" in p ? p.key : p
     ) as Array<PropertyKey>
     const got = valueAt(input, path)
     const unexpected = /excess|unexpected/i.test(i.message)
-    const message = i.message === "Missing key" || unexpected ? i.message : `${i.message}, got ${describeValue(got)}`
+    const meant = unexpected && schema !== undefined ? intendedKey(schema, path) : undefined
+    const message =
+      meant !== undefined
+        ? `${i.message}: did you mean \`${meant}\`?`
+        : i.message === "Missing key" || unexpected
+          ? i.message
+          : `${i.message}, got ${describeValue(got)}`
     return { path: renderPath(path), message }
   })
 
@@ -254,7 +266,7 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
       plain?.(input) === true
         ? Result.succeed(copyPlain(input))
         : Result.mapError(decodeP(input, DECODE_OPTIONS), (e) =>
-            invalidArguments(spec.id, argumentIssues(e.issue, input))
+            invalidArguments(spec.id, argumentIssues(e.issue, input, inputSchema))
           ),
     concurrencySafe: spec.concurrencySafe ?? false,
     mutates: spec.mutates ?? false,

@@ -14,6 +14,7 @@ import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { type CommandLine, Sandbox, type SandboxShape } from "../sandbox/sandbox.ts"
 import { clip } from "../text/cut.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool, invalidArguments, type ToolContext } from "../tool/tool.ts"
 import { signalExitCode, spawnGroupLeader } from "./process-group.ts"
 
@@ -176,7 +177,9 @@ export const BashTool = defineTool({
         })
       ).pipe(
         Effect.mapError((e) =>
-          fail(`Could not run the command: ${e.message}. Check that /bin/bash exists and the project root is readable.`)
+          fail(
+            `Could not run the command: ${readableError(e)}. Check that /bin/bash exists and the project root is readable.`
+          )
         )
       )
       yield* capture.toEnd

@@ -17,8 +17,10 @@
 import { Effect, FileSystem, Schema } from "effect"
 import picomatch from "picomatch"
 import { compileModelGlob } from "../text/glob.ts"
+import { plural } from "../text/plural.ts"
 import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
@@ -164,7 +166,7 @@ export const GlobTool = defineTool({
           dir: walkDir,
           ...(glob.nameGlob === undefined ? {} : { nameGlob: glob.nameGlob })
         })
-        .pipe(Effect.mapError((e) => fail(`glob failed: ${e.message}`)))
+        .pipe(Effect.mapError((e) => fail(`glob failed: ${readableError(e)}`)))
 
       // `*.ts` or `**/*.ts`: the backend already listed exactly the files whose name matches.
       const listedMatch =
@@ -194,7 +196,7 @@ export const GlobTool = defineTool({
       }
       lines.push(...notes)
       return {
-        title: `${title}: ${visible.length} file${visible.length === 1 ? "" : "s"}`,
+        title: `${title}: ${plural(visible.length, "file")}`,
         output: lines.join("\n"),
         metadata: {
           path: dir,

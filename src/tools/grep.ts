@@ -8,6 +8,7 @@
  * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
  */
 import { Effect, FileSystem, Schema } from "effect"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, readHead, resolvePath, statOrFail } from "./paths.ts"
@@ -153,12 +154,12 @@ export const GrepTool = defineTool({
       const lines = matches.map((m) => `${displayPath(ctx.root, m.path)}:${m.line}:${m.text}`)
       if (result.total > result.matches.length) {
         lines.push(
-          `(Showing ${matches.length} of ${result.total} matching lines in ${result.files} files; ${result.total - result.matches.length} more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)`
+          `(Showing ${matches.length} of ${result.total} matching lines in ${plural(result.files, "file")}; ${result.total - result.matches.length} more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)`
         )
       }
       lines.push(...notes)
       return {
-        title: `${title}: ${result.total} match${result.total === 1 ? "" : "es"}`,
+        title: `${title}: ${plural(result.total, "match", "matches")}`,
         output: lines.join("\n"),
         metadata
       }

@@ -12,6 +12,7 @@
  * (and ls must show empty ones). It shares the .gitignore rules of the walk backend.
  */
 import { Effect, FileSystem, Schema } from "effect"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
@@ -210,7 +211,7 @@ const render = ({ root, dir, walked, children, chosen }: Tree, links: ReadonlyMa
     )
   }
   return {
-    title: `${shownDir} (${total} entries)`,
+    title: `${shownDir} (${plural(total, "entry", "entries")})`,
     output: lines.join("\n"),
     metadata: { path: dir, entries: total, shown, truncated: shown < total || !walked.complete }
   }

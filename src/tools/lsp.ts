@@ -25,6 +25,7 @@ import {
   toLocations
 } from "../lsp/format.ts"
 import { LspClients, type LspDocument } from "../lsp/service.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayPath, resolvePath, statOrFail } from "./paths.ts"
@@ -124,7 +125,7 @@ export const LspTool = defineTool({
       if (NEEDS_POSITION.has(args.operation)) {
         const lines = doc.text.split(/\r?\n/)
         if (args.line! > lines.length)
-          return yield* fail(`${shown} has ${lines.length} lines; line ${args.line} does not exist.`)
+          return yield* fail(`${shown} has ${plural(lines.length, "line")}; line ${args.line} does not exist.`)
       }
       const src = new LineSource(ctx.root, new Map([[doc.uri, doc.text]]))
       const title = `lsp ${args.operation} ${shown}${args.line === undefined ? "" : `:${args.line}:${args.character}`}`

@@ -8,7 +8,9 @@ import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { writeFileAtomic } from "../edit/atomic-write.ts"
 import { MemoryFolder } from "../session/memory-folder.ts"
+import { plural } from "../text/plural.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
 
 const ROOT = "/memories"
@@ -114,8 +116,8 @@ export const MemoryTool = defineTool({
       const { dir } = yield* MemoryFolder
       yield* fs
         .makeDirectory(dir, { recursive: true })
-        .pipe(Effect.mapError((e) => fail(`Cannot create the memory folder ${dir}: ${e.message}`)))
-      const io = (what: string) => (e: { readonly message: string }) => fail(`Cannot ${what}: ${e.message}`)
+        .pipe(Effect.mapError((e) => fail(`Cannot create the memory folder ${dir}: ${readableError(e)}`)))
+      const io = (what: string) => (e: unknown) => fail(`Cannot ${what}: ${readableError(e)}`)
       const kind = (abs: string) =>
         fs.stat(abs).pipe(
           Effect.map((s) => s.type),
@@ -166,7 +168,7 @@ export const MemoryTool = defineTool({
             first > lines.length
           ) {
             return yield* fail(
-              `view_range must be [first, last] with 1 <= first <= last (or last -1); ${t.shown} has ${lines.length} lines.`
+              `view_range must be [first, last] with 1 <= first <= last (or last -1); ${t.shown} has ${plural(lines.length, "line")}.`
             )
           }
           return done(`view ${t.shown}`, numbered(lines.slice(first - 1, end), first))

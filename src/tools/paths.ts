@@ -12,6 +12,7 @@
 import * as NodePath from "node:path"
 import { Effect, type FileSystem, type PlatformError } from "effect"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 
 const toSlashes = (p: string): string => (NodePath.sep === "/" ? p : p.split(NodePath.sep).join("/"))
 
@@ -178,7 +179,7 @@ export const fsFailure = (
     case "NotFound":
       return fail(`Not found: ${shown}.`)
     default:
-      return fail(`Cannot access ${shown}: ${e.message}`)
+      return fail(`Cannot access ${shown}: ${readableError(e)}`)
   }
 }
 

@@ -13,7 +13,7 @@
 import { Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
 import { type OpenFile, openForReading, readWholeIfLocal } from "../fs/native.ts"
 import { Fingerprinter } from "../read-state/fingerprint.ts"
-import { DEDUP_POINTER, ReadState } from "../read-state/read-state.ts"
+import { dedupPointer, ReadState } from "../read-state/read-state.ts"
 import { cutEnd } from "../text/cut.ts"
 import { fail, ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import { defineTool, type ToolContext, type ToolOutput } from "../tool/tool.ts"
@@ -507,7 +507,7 @@ const readAndRecord = (
         earlier !== undefined
           ? Effect.succeed({
               title: `${shown} (unchanged since an earlier read)`,
-              output: DEDUP_POINTER,
+              output: dedupPointer(earlier),
               metadata: { ...output.metadata, unchanged: true, sameAs: earlier }
             })
           : Effect.as(readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view), output)

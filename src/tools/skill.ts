@@ -10,6 +10,7 @@ import { Config, Effect, FileSystem, Layer, Option, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
 import { ToolRegistry } from "../registry/registry.ts"
 import { fail } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
 import { similarNames } from "./paths.ts"
 
@@ -144,7 +145,7 @@ export const makeSkillTool = (skills: ReadonlyArray<Skill>) =>
         const file = NodePath.join(skill.folder, "SKILL.md")
         const text = yield* fs
           .readFileString(file)
-          .pipe(Effect.mapError((e) => fail(`The skill's file ${file} cannot be read now (${e.message}).`)))
+          .pipe(Effect.mapError((e) => fail(`The skill's file ${file} cannot be read now (${readableError(e)}).`)))
         const parsed = parseSkillFile(text)
         if (typeof parsed === "string")
           return yield* fail(`The skill's file ${file} changed and is now invalid: ${parsed}.`)

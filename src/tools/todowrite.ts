@@ -4,6 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import { TODO_PRIORITIES, TODO_STATUSES, type Todo, TodoStore } from "../session/todos.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 
@@ -33,7 +34,7 @@ export const renderTodos = (todos: ReadonlyArray<Todo>): string => {
   const lines = todos.map(
     (t) => `${MARK[t.status]} ${t.id}. ${t.content}${t.priority === undefined ? "" : ` (${t.priority})`}`
   )
-  return [`${todos.length} todos: ${counts.join(", ")}`, ...lines].join("\n")
+  return [`${plural(todos.length, "todo")}: ${counts.join(", ")}`, ...lines].join("\n")
 }
 
 export const TodoWriteTool = defineTool({
@@ -82,6 +83,6 @@ export const TodoWriteTool = defineTool({
       }
       const store = yield* TodoStore
       yield* store.set(ctx.sessionId, list)
-      return { title: `${list.length} todos`, output: renderTodos(list), metadata: { todos: list } }
+      return { title: plural(list.length, "todo"), output: renderTodos(list), metadata: { todos: list } }
     })
 })

@@ -15,6 +15,7 @@ import { pathProblem, writeAccess } from "../edit/write-access.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { countLines } from "../output/truncate.ts"
 import { ReadState } from "../read-state/read-state.ts"
+import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { dirnameOf, displayPath, fsFailure, resolvePath } from "./paths.ts"
@@ -100,7 +101,7 @@ export const WriteTool = defineTool({
           const created = loaded === undefined
           return {
             title: `${shown} (${created ? "created" : "written"})`,
-            output: `${created ? "Created" : "Wrote"} ${shown} (${countLines(after)} lines, ${bytes.length} bytes${created ? "" : `; +${diff.additions} -${diff.deletions} lines`}).`,
+            output: `${created ? "Created" : "Wrote"} ${shown} (${plural(countLines(after), "line")}, ${plural(bytes.length, "byte")}${created ? "" : `; +${diff.additions} -${diff.deletions} lines`}).`,
             metadata: {
               path: abs,
               created,

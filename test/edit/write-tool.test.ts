@@ -30,7 +30,7 @@ describe("write", () => {
       expect(yield* readText(joinPath(root, "f.txt"))).toBe("theirs\n")
       yield* run(ReadTool, { filePath: "f.txt" }, ctxFor(root))
       const out = yield* run(WriteTool, { filePath: "f.txt", content: "mine\n" }, ctxFor(root))
-      expect(out.output).toBe("Wrote f.txt (1 lines, 5 bytes; +1 -1 lines).")
+      expect(out.output).toBe("Wrote f.txt (1 line, 5 bytes; +1 -1 lines).")
       // Another session has read nothing: refused there.
       const other = yield* runFailure(WriteTool, { filePath: "f.txt", content: "x\n" }, ctxFor(root, "s2"))
       expect(other).toContain("has not been read in this session")

@@ -128,9 +128,10 @@ describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
       const read = await client.callTool({ name: "read", arguments: { filePath: "notes.txt" } })
       expect(read.isError).toBeUndefined()
       expect(textOf(read)).toContain("beta")
-      // Read de-duplication is per MCP session: the same client re-reading gets a pointer.
+      // Read de-duplication is off by default over MCP (the server cannot know what the client
+      // pruned): the same client re-reading gets the content again (test/mcp/stdio-first-run.test.ts).
       const again = await client.callTool({ name: "read", arguments: { filePath: "notes.txt" } })
-      expect(textOf(again)).not.toContain("beta")
+      expect(textOf(again)).toContain("beta")
 
       const bad = await client.callTool({ name: "read", arguments: { file_path: "notes.txt" } })
       expect(bad.isError).toBe(true)

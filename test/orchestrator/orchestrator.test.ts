@@ -74,7 +74,7 @@ describe("Orchestrator.execute", () => {
       expect(result.error?.tag).toBe("InvalidArguments")
       expect(result.modelOutput.split("\n")).toEqual([
         "Invalid arguments for echo. Fix every item below and call again:",
-        "- txt: Expected no excess property",
+        "- txt: Expected no excess property: did you mean `text`?",
         "- text: Missing key",
         '- times: Expected number, got "many"',
         "- loud: Expected boolean, got 1"

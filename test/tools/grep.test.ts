@@ -36,7 +36,7 @@ describe("grep", () => {
       const lines = out.output.split("\n")
       expect(lines).toHaveLength(251)
       expect(lines[249]).toBe("lots.txt:250:x")
-      expect(lines[250]).toContain("Showing 250 of 300 matching lines in 1 files; 50 more not shown")
+      expect(lines[250]).toContain("Showing 250 of 300 matching lines in 1 file; 50 more not shown")
     }).pipe(Effect.provide(NodeServices.layer))
   )
 

@@ -17,6 +17,7 @@
 import { spawn } from "node:child_process"
 import { StringDecoder } from "node:string_decoder"
 import { Effect, FileSystem } from "effect"
+import { readableError } from "../../tool/readable-error.ts"
 import { relativeInside, resolvePath } from "../paths.ts"
 import {
   type FileList,
@@ -138,7 +139,7 @@ const targetArgs = (request: { readonly root: string; readonly target: string; r
     const file = yield* fs.makeTempFileScoped({ prefix: "freecode-rg-", suffix: ".ignore" })
     yield* fs.writeFileString(file, text)
     return ["--ignore-file", file, pathArg] as const
-  }).pipe(Effect.mapError((e) => new SearchFailed({ message: `cannot prepare the search: ${e.message}` })))
+  }).pipe(Effect.mapError((e) => new SearchFailed({ message: `cannot prepare the search: ${readableError(e)}` })))
 
 /** First lines of rg's stderr, for notes and errors. */
 const firstLines = (stderr: string, n: number): string =>

@@ -10,6 +10,7 @@ import type { Ignore } from "ignore"
 import * as NativeFs from "../../fs/native.ts"
 import { compileModelGlob } from "../../text/glob.ts"
 import { compileModelRegex, isRefusal, type ModelRegex } from "../../text/regex.ts"
+import { readableError } from "../../tool/readable-error.ts"
 import { basenameOf, childPath, relativeInside } from "../paths.ts"
 import {
   type FileList,
@@ -192,7 +193,7 @@ const listFiles = (request: ListFilesRequest): Effect.Effect<FileList, SearchFai
       }
       return { files, notes: unreadableNote(walked.unreadable), backend: "walk" }
     }),
-    Effect.mapError((e) => new SearchFailed({ message: `Cannot read ${request.dir}: ${e.message}` }))
+    Effect.mapError((e) => new SearchFailed({ message: `Cannot read ${request.dir}: ${readableError(e)}` }))
   )
 }
 
