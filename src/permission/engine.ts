@@ -13,6 +13,7 @@
 import { Context, Effect, Layer, Option, Path } from "effect"
 import type { Parser } from "web-tree-sitter"
 import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
+import { LocalFs } from "../fs/local-fs.ts"
 import { GrantStore } from "../session/grants.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
@@ -175,6 +176,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const config = yield* FreecodeConfig
       const { root } = yield* Workspace
       const path = yield* Path.Path
+      const localFs = yield* LocalFs
       // The bash grammar is loaded on the first shell call, not when the system starts.
       let loaded: Parser | undefined
       const parser = () => {
@@ -184,9 +186,9 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const perms = sectionOf(config, permissionsSection) ?? {}
       const where = config.file ?? "freecode.json"
 
-      const realRoot = yield* realPath(root)
+      const realRoot = yield* realPath(localFs, root)
       const extraDirs = yield* Effect.forEach(perms.additionalDirectories ?? [], (d) =>
-        realPath(path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d))
+        realPath(localFs, path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d))
       )
       const inside = (real: string) => within(realRoot, real) || extraDirs.some((d) => within(d, real))
 
@@ -302,7 +304,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         if (kind === "file") {
           const located = (p: string) => {
             const abs = resolvePath(ctx.root, p)
-            return Effect.map(realPathBelow(realRoot, abs), (real) => ({ abs, real }))
+            return Effect.map(realPathBelow(localFs, realRoot, abs), (real) => ({ abs, real }))
           }
           // Most calls touch one path: no forEach for it.
           return declared.length === 1

@@ -2,7 +2,7 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
+import { nodeLayer } from "../fs/layers.ts"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import type { FreecodeConfigData } from "../../layers/config.ts"
@@ -47,7 +47,7 @@ const mcp = (id: string, mutates = true) =>
 const engineWith = (config: FreecodeConfigData) =>
   PermissionEngine.layer.pipe(
     Layer.provide([FreecodeConfig.layerWith(config), Workspace.layer(root)]),
-    Layer.provideMerge(NodeServices.layer)
+    Layer.provideMerge(nodeLayer)
   )
 
 const ctx = (sessionId = "s1"): ToolContext => ({

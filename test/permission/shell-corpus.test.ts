@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
+import { nodeLayer } from "../fs/layers.ts"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { FreecodeConfig } from "../../src/config/load.ts"
@@ -21,7 +21,7 @@ afterAll(world.cleanup)
 
 const layer = PermissionEngine.layer.pipe(
   Layer.provide([FreecodeConfig.layerWith(corpus.rules), Workspace.layer(world.dir)]),
-  Layer.provideMerge(NodeServices.layer)
+  Layer.provideMerge(nodeLayer)
 )
 
 const ctx: ToolContext = {

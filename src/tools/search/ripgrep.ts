@@ -17,6 +17,7 @@
 import { spawn } from "node:child_process"
 import { StringDecoder } from "node:string_decoder"
 import { Effect, FileSystem } from "effect"
+import { LocalFs } from "../../fs/local-fs.ts"
 import { relativeInside, resolvePath } from "../paths.ts"
 import {
   type FileList,
@@ -29,7 +30,9 @@ import {
   type SearchBackend,
   SearchFailed
 } from "./backend.ts"
+import { DEFAULT_SKIP_IGNORE_FILE } from "./default-skip.ts"
 import { ancestorChain, anchoredIgnoreFile } from "./ignore.ts"
+import { walkTree } from "./walk.ts"
 
 /** Flags every rg call gets. */
 export const RG_BASE_FLAGS: ReadonlyArray<string> = [
@@ -76,7 +79,12 @@ const runRg = (
   onStdout: (chunk: string) => void
 ): Effect.Effect<RgRun, RipgrepUnavailable | SearchFailed, FileSystem.FileSystem> =>
   Effect.callback<RgRun, { readonly spawnError: Error }>((resume) => {
-    const child = spawn(rgPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"] })
+    // stdin carries the default-skip rules (`--ignore-file /dev/stdin`, see DEFAULT_SKIP_ARGS).
+    const child = spawn(rgPath, [...DEFAULT_SKIP_ARGS, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] })
+    child.stdin.on("error", () => {
+      // rg exited before reading its rules: its exit says what went wrong.
+    })
+    child.stdin.end(DEFAULT_SKIP_IGNORE_FILE)
     const decoder = new StringDecoder("utf8")
     let stderr = ""
     let failed = false
@@ -129,16 +137,36 @@ const runRg = (
 const targetArgs = (request: { readonly root: string; readonly target: string; readonly isDir: boolean }) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const localFs = yield* LocalFs
     const rel = relativeInside(request.root, request.target)
     const pathArg = rel === undefined ? request.target : rel === "" ? "." : rel
     if (!request.isDir || rel === undefined || rel === "") return [pathArg] as const
-    const chain = yield* ancestorChain(fs, request.root, request.target)
+    const chain = yield* ancestorChain(localFs, request.root, request.target)
     const text = anchoredIgnoreFile(request.root, chain)
     if (text === "") return [pathArg] as const
     const file = yield* fs.makeTempFileScoped({ prefix: "freecode-rg-", suffix: ".ignore" })
     yield* fs.writeFileString(file, text)
     return ["--ignore-file", file, pathArg] as const
   }).pipe(Effect.mapError((e) => new SearchFailed({ message: `cannot prepare the search: ${e.message}` })))
+
+/**
+ * The default-skip folders as rg's first ignore file, read from stdin: rules in an ignore file
+ * given on the command line rank below every .gitignore, so a project's own rule (ignoring one,
+ * or re-including it with `!`) still decides. Only where /dev/stdin exists.
+ */
+const DEFAULT_SKIP_ARGS: ReadonlyArray<string> = process.platform === "win32" ? [] : ["--ignore-file", "/dev/stdin"]
+
+/**
+ * The default-skip folders directly in `dir`: rg skips them without saying so, and finding the
+ * deeper ones would cost a walk of the tree rg was run to spare.
+ */
+const skippedAtTop = (root: string, dir: string): Effect.Effect<ReadonlyArray<string>, never, LocalFs> =>
+  DEFAULT_SKIP_ARGS.length === 0
+    ? Effect.succeed([])
+    : walkTree({ root, dir, maxDepth: 0 }).pipe(
+        Effect.map((walked) => walked.skipped),
+        Effect.orElseSucceed((): ReadonlyArray<string> => [])
+      )
 
 /** First lines of rg's stderr, for notes and errors. */
 const firstLines = (stderr: string, n: number): string =>
@@ -183,6 +211,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const result: FileList = {
         files,
         notes: run.exitCode === 2 ? partialNote(run.stderr) : [],
+        skipped: yield* skippedAtTop(cwd, request.dir),
         backend: "ripgrep"
       }
       return result
@@ -198,7 +227,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         request.include === undefined || request.isFile
           ? []
           : ["--type-add", `include:${request.include}`, "--type", "include"]
-      const collector = new MatchCollector(request.limit)
+      const collector = new MatchCollector(request.limit, request.offset ?? 0)
       let pending = ""
       const onLine = (line: string) => {
         const nul = line.indexOf("\0")
@@ -243,7 +272,8 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         }
         return yield* new SearchFailed({ message: `rg failed: ${message}` })
       }
-      return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [])
+      const skipped = request.isFile ? [] : yield* skippedAtTop(cwd, request.path)
+      return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [], skipped)
     }).pipe(Effect.scoped)
 
   return { name: "ripgrep", listFiles, grep }
