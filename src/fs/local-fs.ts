@@ -64,6 +64,12 @@ export interface DerivedSpec<V> {
 }
 
 export interface LocalFsShape {
+  /**
+   * Whether paths name files on this machine's disk as a child process sees them: only then
+   * may grep and glob hand a search to rg (search/auto.ts). False for the platform layer,
+   * whose FileSystem may be anything.
+   */
+  readonly onDisk: boolean
   /** Where `path` (absolute) really is, symlinks followed; NotFound when it does not exist. */
   readonly realPath: (path: string) => Effect.Effect<string, PlatformError.PlatformError>
   /**

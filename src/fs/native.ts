@@ -304,5 +304,5 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
     )
   }
 
-  return { realPath, linkFreeBelow, readDirectory, openForReading, readWhole, readFile, readDerived }
+  return { onDisk: true, realPath, linkFreeBelow, readDirectory, openForReading, readWhole, readFile, readDerived }
 }

@@ -73,6 +73,7 @@ export const makePlatformFs = (fs: FileSystem.FileSystem): LocalFsShape => {
     )
 
   return {
+    onDisk: false,
     realPath: (path) => fs.realPath(path),
     linkFreeBelow: () => false,
     readDirectory,

@@ -22,7 +22,7 @@ describe("grep", () => {
           "many/f00.txt:4:hit",
           "many/f00.txt:6:hit",
           "many/f00.txt:7:hit",
-          "(Showing 5 of 4000 matching lines in 40 files; 3995 more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)"
+          "(Showing 5 of 4000 matching lines in 40 files; 3995 more. Next page: offset=5, head_limit=5; or narrow with a more specific pattern, path or include.)"
         ])
       }
     }).pipe(Effect.provide(nodeLayer))
@@ -36,7 +36,7 @@ describe("grep", () => {
       const lines = out.output.split("\n")
       expect(lines).toHaveLength(251)
       expect(lines[249]).toBe("lots.txt:250:x")
-      expect(lines[250]).toContain("Showing 250 of 300 matching lines in 1 files; 50 more not shown")
+      expect(lines[250]).toContain("Showing 250 of 300 matching lines in 1 files; 50 more. Next page: offset=250;")
     }).pipe(Effect.provide(nodeLayer))
   )
 

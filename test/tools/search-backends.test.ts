@@ -185,7 +185,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
         ".hidden/secret.ts:1:export const hidden = 'needle'",
         "README.md:1:# needle readme",
         "docs/guide.txt:1:the needle in docs",
-        "(Showing 3 of 11 matching lines in 10 files; 8 more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)"
+        "(Showing 3 of 11 matching lines in 10 files; 8 more. Next page: offset=3, head_limit=3; or narrow with a more specific pattern, path or include.)"
       ])
 
       // look-around (rg picks PCRE2 for it) and a leading inline flag work in both

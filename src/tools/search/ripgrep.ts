@@ -10,11 +10,15 @@
  *   `/`; instead the ancestors from the project root down to the searched directory are
  *   rewritten into one ignore file anchored at the root (rg's working directory).
  * - `--hidden --glob !.git`: hidden files are searched, `.git` never.
+ * - A first `--ignore-file` skips the dependency/build folders of default-skip.ts.
  * - The path is always given (rg reads stdin without one) and stdin is closed.
  * File-name filters are never passed as `--glob`: rg's globs override .gitignore. grep's
  * `include` becomes a file type (`--type-add`), which is applied after .gitignore.
  */
 import { spawn } from "node:child_process"
+import * as NFS from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import { Effect, FileSystem } from "effect"
 import { LocalFs } from "../../fs/local-fs.ts"
@@ -79,12 +83,7 @@ const runRg = (
   onStdout: (chunk: string) => void
 ): Effect.Effect<RgRun, RipgrepUnavailable | SearchFailed, FileSystem.FileSystem> =>
   Effect.callback<RgRun, { readonly spawnError: Error }>((resume) => {
-    // stdin carries the default-skip rules (`--ignore-file /dev/stdin`, see DEFAULT_SKIP_ARGS).
-    const child = spawn(rgPath, [...DEFAULT_SKIP_ARGS, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] })
-    child.stdin.on("error", () => {
-      // rg exited before reading its rules: its exit says what went wrong.
-    })
-    child.stdin.end(DEFAULT_SKIP_IGNORE_FILE)
+    const child = spawn(rgPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"] })
     const decoder = new StringDecoder("utf8")
     let stderr = ""
     let failed = false
@@ -150,18 +149,39 @@ const targetArgs = (request: { readonly root: string; readonly target: string; r
   }).pipe(Effect.mapError((e) => new SearchFailed({ message: `cannot prepare the search: ${e.message}` })))
 
 /**
- * The default-skip folders as rg's first ignore file, read from stdin: rules in an ignore file
- * given on the command line rank below every .gitignore, so a project's own rule (ignoring one,
- * or re-including it with `!`) still decides. Only where /dev/stdin exists.
+ * The default-skip folders as rg's first ignore file: rules in an ignore file given on the
+ * command line rank below every .gitignore, so a project's own rule (ignoring one, or
+ * re-including it with `!`) still decides. Written once per backend into a directory of its
+ * own (mode 0700, so no other user can put rules in it), removed when the process exits.
  */
-const DEFAULT_SKIP_ARGS: ReadonlyArray<string> = process.platform === "win32" ? [] : ["--ignore-file", "/dev/stdin"]
+const makeSkipFile = (): (() => string | undefined) => {
+  let file: string | undefined
+  return () => {
+    if (file !== undefined && NFS.existsSync(file)) return file
+    try {
+      const dir = NFS.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-rg-"))
+      const path = NodePath.join(dir, "default-skip.ignore")
+      NFS.writeFileSync(path, DEFAULT_SKIP_IGNORE_FILE, { mode: 0o600 })
+      process.once("exit", () => NFS.rmSync(dir, { recursive: true, force: true }))
+      file = path
+      return file
+    } catch {
+      // No temp directory: rg searches those folders, as before this rule existed.
+      return undefined
+    }
+  }
+}
 
 /**
  * The default-skip folders directly in `dir`: rg skips them without saying so, and finding the
  * deeper ones would cost a walk of the tree rg was run to spare.
  */
-const skippedAtTop = (root: string, dir: string): Effect.Effect<ReadonlyArray<string>, never, LocalFs> =>
-  DEFAULT_SKIP_ARGS.length === 0
+const skippedAtTop = (
+  root: string,
+  dir: string,
+  skipping: boolean
+): Effect.Effect<ReadonlyArray<string>, never, LocalFs> =>
+  !skipping
     ? Effect.succeed([])
     : walkTree({ root, dir, maxDepth: 0 }).pipe(
         Effect.map((walked) => walked.skipped),
@@ -182,10 +202,16 @@ const partialNote = (stderr: string): Array<string> =>
 
 /** Builds the backend around one rg binary. */
 export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
+  const skipFile = makeSkipFile()
+  const skipArgs = (): ReadonlyArray<string> => {
+    const file = skipFile()
+    return file === undefined ? [] : ["--ignore-file", file]
+  }
   const listFiles = (request: ListFilesRequest) =>
     Effect.gen(function* () {
       const cwd = request.root
       const [ignoreArgs, pathArg] = splitTarget(yield* targetArgs({ root: cwd, target: request.dir, isDir: true }))
+      const skip = skipArgs()
       const files: Array<string> = []
       let pending = ""
       // A type filter, unlike -g, applies after the ignore rules: ignored files stay out.
@@ -197,7 +223,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const run = yield* runRg(
         rgPath,
         cwd,
-        ["--files", "--null", ...RG_BASE_FLAGS, ...nameFilter, ...ignoreArgs, "--", pathArg],
+        ["--files", "--null", ...RG_BASE_FLAGS, ...nameFilter, ...skip, ...ignoreArgs, "--", pathArg],
         (chunk) => {
           const parts = (pending + chunk).split("\0")
           pending = parts.pop() ?? ""
@@ -211,7 +237,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const result: FileList = {
         files,
         notes: run.exitCode === 2 ? partialNote(run.stderr) : [],
-        skipped: yield* skippedAtTop(cwd, request.dir),
+        skipped: yield* skippedAtTop(cwd, request.dir, skip.length > 0),
         backend: "ripgrep"
       }
       return result
@@ -223,6 +249,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const [ignoreArgs, pathArg] = splitTarget(
         yield* targetArgs({ root: cwd, target: request.path, isDir: !request.isFile })
       )
+      const skip = skipArgs()
       const include =
         request.include === undefined || request.isFile
           ? []
@@ -253,6 +280,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         "auto",
         ...RG_BASE_FLAGS,
         ...include,
+        ...skip,
         ...ignoreArgs,
         "--regexp",
         request.pattern,
@@ -272,7 +300,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         }
         return yield* new SearchFailed({ message: `rg failed: ${message}` })
       }
-      const skipped = request.isFile ? [] : yield* skippedAtTop(cwd, request.path)
+      const skipped = request.isFile ? [] : yield* skippedAtTop(cwd, request.path, skip.length > 0)
       return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [], skipped)
     }).pipe(Effect.scoped)
 
