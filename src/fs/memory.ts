@@ -163,7 +163,11 @@ export const makeMemoryFileSystem = (files: Readonly<Record<string, string | Uin
       const handle: FileSystem.File = {
         [FileSystem.FileTypeId]: FileSystem.FileTypeId,
         stat: Effect.sync(() => infoOf(file())),
-        seek: (offset) => Effect.sync(() => BigInt((cursor = Number(offset)))),
+        seek: (offset) =>
+          Effect.sync(() => {
+            cursor = Number(offset)
+            return offset
+          }),
         sync: Effect.void,
         read: (buffer, opts) =>
           Effect.sync(() => {
@@ -179,7 +183,10 @@ export const makeMemoryFileSystem = (files: Readonly<Record<string, string | Uin
             if (opts?.position === undefined) cursor += n
             return n === 0 ? Option.none() : Option.some(buffer.subarray(0, n))
           }),
-        truncate: (length = 0) => Effect.sync(() => void (file().bytes = file().bytes.slice(0, length))),
+        truncate: (length = 0) =>
+          Effect.sync(() => {
+            file().bytes = file().bytes.slice(0, length)
+          }),
         write: (buffer) => Effect.sync(() => write(buffer)),
         writeAll: (buffer) => Effect.sync(() => void write(buffer))
       } as FileSystem.File
@@ -296,7 +303,9 @@ export const makeMemoryFileSystem = (files: Readonly<Record<string, string | Uin
       }),
     chown: (path) => attempt("chown", path, () => void get("chown", path)),
     utimes: (path, _atime, mtime) =>
-      attempt("utimes", path, () => void (get("utimes", path).node.mtime = new Date(mtime))),
+      attempt("utimes", path, () => {
+        get("utimes", path).node.mtime = new Date(mtime)
+      }),
     truncate: (path, length = 0) =>
       attempt("truncate", path, () => {
         const { node } = get("truncate", path)

@@ -53,7 +53,9 @@ describe.each(backends)("search scope (%s)", (_name, makeBackend) => {
         const ctx = makeCtx(root)
         const glob = yield* run(GlobTool, { pattern: "**/*.js" }, ctx)
         expect(glob.output.split("\n").filter((l) => !l.startsWith("("))).toEqual(["index.js", "packages/p/src/b.js"])
-        expect(glob.output).toMatch(/\(Skipped .*node_modules\/.*no \.gitignore names\. To include one, pass it as path/)
+        expect(glob.output).toMatch(
+          /\(Skipped .*node_modules\/.*no \.gitignore names\. To include one, pass it as path/
+        )
         const grep = yield* run(GrepTool, { pattern: "needle" }, ctx)
         expect(grep.output.split("\n").filter((l) => !l.startsWith("("))).toEqual([
           "index.js:1:require('dep') // needle",
