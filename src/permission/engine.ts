@@ -25,9 +25,9 @@ import {
   commandSpecifier,
   type Kind,
   kindOf,
+  makePathMatcher,
   matchesCommand,
   matchesDomain,
-  matchesPath,
   namesTool,
   parseRule,
   type Rule,
@@ -177,6 +177,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const { root } = yield* Workspace
       const path = yield* Path.Path
       const localFs = yield* LocalFs
+      const matchesPath = makePathMatcher()
       // The bash grammar is loaded on the first shell call, not when the system starts.
       let loaded: Parser | undefined
       const parser = () => {
