@@ -7,6 +7,7 @@
  */
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
+import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { ToolSystem } from "../../layers/live.ts"
@@ -145,6 +146,36 @@ describe("every service of the tool system can be swapped", () => {
       expect(onDisk).toBe(false)
       expect(NodeFs.existsSync(root)).toBe(false)
     })
+  )
+})
+
+describe("which LocalFs the live system takes", () => {
+  it.live(
+    "inside Node's own services (as the CLI builds it) the native layer; over another FileSystem the platform one",
+    () =>
+      Effect.gen(function* () {
+        const root = tempRoot()
+        const onDisk = Effect.map(LocalFs, (fs) => fs.onDisk)
+        expect(yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root })))).toBe(true)
+        expect(
+          yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(NodeServices.layer))))
+        ).toBe(true)
+        // A wrapper that sees every read is another FileSystem: the tools must go through it.
+        const seen: Array<string> = []
+        const wrapped = Layer.effect(
+          FileSystem.FileSystem,
+          Effect.map(FileSystem.FileSystem, (fs) =>
+            FileSystem.FileSystem.of({
+              ...fs,
+              readFile: (path) => {
+                seen.push(path)
+                return fs.readFile(path)
+              }
+            })
+          )
+        ).pipe(Layer.provide(NodeServices.layer))
+        expect(yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(wrapped))))).toBe(false)
+      })
   )
 })
 
