@@ -2,7 +2,8 @@
  * Swapping pieces of the tool system: a project that lives in memory, an approval that answers
  * in your own UI (here it records the question and says yes), and an output store that sees
  * every output. Each is provided to ToolSystem.layer; every other service is the default, and
- * every service that uses one of these gets yours.
+ * every service that uses one of these gets yours. (read, ls, glob and grep run on the given
+ * FileSystem; write and edit still write to the disk, docs/architecture.md says why.)
  *   node examples/swap.ts
  */
 import { Effect, Layer } from "effect"
@@ -20,6 +21,7 @@ const root = "/project"
 const files = {
   "/project/README.md": "# demo\n",
   "/project/src/a.ts": "export const a = 1\n",
+  "/project/.env": "TOKEN=demo\n",
   "/project/node_modules/dep/index.js": "module.exports = 1\n"
 }
 
@@ -58,13 +60,10 @@ const turns: ReadonlyArray<ReadonlyArray<ToolCall>> = [
     { id: "c3", name: "glob", args: { pattern: "**/*.ts" } },
     { id: "c4", name: "grep", args: { pattern: "const a" } }
   ],
+  // Reading a .env-like file asks by default: the approval above answers.
   [
-    { id: "c5", name: "write", args: { filePath: "src/b.ts", content: "export const b = 2\n" } },
-    { id: "c6", name: "edit", args: { filePath: "src/a.ts", oldString: "a = 1", newString: "a = 3" } }
-  ],
-  [
-    { id: "c7", name: "read", args: { filePath: "src/a.ts" } },
-    { id: "c8", name: "glob", args: { pattern: "src/*.ts" } }
+    { id: "c5", name: "read", args: { filePath: ".env" } },
+    { id: "c6", name: "glob", args: { pattern: "src/*.ts" } }
   ]
 ]
 
