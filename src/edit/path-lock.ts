@@ -69,13 +69,15 @@ export const withPathLocks = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    Effect.flatMap(Effect.forEach(paths, (p) => realPath(fs, p)), (reals) =>
-    [...new Set(reals)]
-      .sort()
-      .reduceRight<Effect.Effect<A, E | PlatformError.PlatformError, R>>(
-        (inner, path) => withPathLock(path, staging, inner),
-        effect
-      )
+    Effect.flatMap(
+      Effect.forEach(paths, (p) => realPath(fs, p)),
+      (reals) =>
+        [...new Set(reals)]
+          .sort()
+          .reduceRight<Effect.Effect<A, E | PlatformError.PlatformError, R>>(
+            (inner, path) => withPathLock(path, staging, inner),
+            effect
+          )
     )
   )
 
