@@ -151,25 +151,41 @@ const targetArgs = (request: { readonly root: string; readonly target: string; r
 /**
  * The default-skip folders as rg's first ignore file: rules in an ignore file given on the
  * command line rank below every .gitignore, so a project's own rule (ignoring one, or
- * re-including it with `!`) still decides. Written once per backend into a directory of its
- * own (mode 0700, so no other user can put rules in it), removed when the process exits.
+ * re-including it with `!`) still decides. One file per user and per content, in a directory
+ * only that user can write (checked: ours, mode 0700, not a link), shared by every process:
+ * nothing is left behind per process, even by one that is killed.
  */
 const makeSkipFile = (): (() => string | undefined) => {
   let file: string | undefined
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+  const dir = NodePath.join(NodeOs.tmpdir(), `freecode-rg-${uid ?? "user"}`)
+  const name = `default-skip-${DEFAULT_SKIP_IGNORE_FILE.length}-${hashOf(DEFAULT_SKIP_IGNORE_FILE)}.ignore`
   return () => {
     if (file !== undefined && NFS.existsSync(file)) return file
     try {
-      const dir = NFS.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-rg-"))
-      const path = NodePath.join(dir, "default-skip.ignore")
-      NFS.writeFileSync(path, DEFAULT_SKIP_IGNORE_FILE, { mode: 0o600 })
-      process.once("exit", () => NFS.rmSync(dir, { recursive: true, force: true }))
+      NFS.mkdirSync(dir, { mode: 0o700, recursive: true })
+      const st = NFS.lstatSync(dir)
+      if (!st.isDirectory() || (st.mode & 0o077) !== 0 || (uid !== undefined && st.uid !== uid)) return undefined
+      const path = NodePath.join(dir, name)
+      if (!NFS.existsSync(path) || NFS.readFileSync(path, "utf8") !== DEFAULT_SKIP_IGNORE_FILE) {
+        const temp = `${path}.${process.pid}.tmp`
+        NFS.writeFileSync(temp, DEFAULT_SKIP_IGNORE_FILE, { mode: 0o600 })
+        NFS.renameSync(temp, path)
+      }
       file = path
       return file
     } catch {
-      // No temp directory: rg searches those folders, as before this rule existed.
+      // No usable temp directory: rg searches those folders, as before this rule existed.
       return undefined
     }
   }
+}
+
+/** A short stable hash of a text (FNV-1a), to name a file by its content. */
+const hashOf = (text: string): string => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return h.toString(36)
 }
 
 /**
