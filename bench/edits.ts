@@ -8,13 +8,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { applyEditToBytes } from "../src/edit/apply.ts"
 import { ReadState } from "../src/read-state/read-state.ts"
 import { EditTool } from "../src/tools/edit.ts"
 import { cases } from "../test/fixtures/edits/cases.ts"
 import { gradeAll, loadFile, summarize } from "../test/fixtures/edits/corpus.ts"
+import { nodeLayer } from "../test/fs/layers.ts"
 import { header, paired, row, time } from "./lib.ts"
 
 const graded = gradeAll()
@@ -64,7 +64,7 @@ const dir = mkdtempSync(join(tmpdir(), "bench-edit-"))
 const file = join(dir, "big.ts")
 const body = Array.from({ length: 16_000 }, (_, i) => `export const value${i} = compute(${i}) // line ${i}`).join("\n")
 writeFileSync(file, `${body}\n`)
-const runtime = ManagedRuntime.make(Layer.merge(NodeServices.layer, ReadState.layerWith({ dedup: true })))
+const runtime = ManagedRuntime.make(Layer.merge(nodeLayer, ReadState.layerWith({ dedup: true })))
 let flip = false
 let n = 0
 const ctx = () => ({ sessionId: "bench", callId: `e${n++}`, root: dir, canSeeImages: false, emit: () => Effect.void })

@@ -6,7 +6,6 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { FreecodeConfig } from "../src/config/load.ts"
 import { PermissionEngine } from "../src/permission/engine.ts"
@@ -14,6 +13,7 @@ import type { Tool, ToolContext } from "../src/tool/tool.ts"
 import { Workspace } from "../src/tool/workspace.ts"
 import { BashTool } from "../src/tools/bash.ts"
 import { ReadTool } from "../src/tools/read.ts"
+import { nodeLayer } from "../test/fs/layers.ts"
 import { header, row, time } from "./lib.ts"
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "freecode-bench-perm-")))
@@ -23,7 +23,7 @@ const deny = ["Bash(rm:*)", "Bash(curl:*)", "Read(./.env)", "Read(./secrets/**)"
 const runtime = ManagedRuntime.make(
   PermissionEngine.layer.pipe(
     Layer.provide([FreecodeConfig.layerWith({ permissions: { allow, deny } }), Workspace.layer(root)]),
-    Layer.provideMerge(NodeServices.layer)
+    Layer.provideMerge(nodeLayer)
   )
 )
 const ctx: ToolContext = { sessionId: "b", callId: "c", root, canSeeImages: false, emit: () => Effect.void }

@@ -1,6 +1,8 @@
 /**
- * Composes the services into one tool system. Each piece is its own layer, so an embedder or a
- * test swaps one (a persistent OutputStore, fixed OutputConfig) without rebuilding the rest.
+ * Composes the services into one tool system. Each piece is its own layer, and each default is
+ * built only when the context does not already hold that service (overridable.ts): an embedder
+ * or a test swaps one (its own Approval, an OutputStore, an in-memory file system) by providing
+ * it to the system, and every service that uses it gets that one.
  */
 import { type Config, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
@@ -8,16 +10,17 @@ import { type RunnerOptions, SubagentRunner } from "../src/agent/runner.ts"
 import { FreecodeConfig, sectionOf } from "../src/config/load.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
 import { ToolEvents } from "../src/events/events.ts"
+import { LocalFs } from "../src/fs/local-fs.ts"
 import { type FunctionHook, Hooks } from "../src/hooks/hooks.ts"
 import { Jobs } from "../src/jobs/jobs.ts"
 import { LspClients } from "../src/lsp/service.ts"
 import { McpClients } from "../src/mcp/clients.ts"
 import { Orchestrator } from "../src/orchestrator/orchestrator.ts"
-import { type InvalidSetting, OutputConfig } from "../src/output/config.ts"
+import { type InvalidSetting, OutputConfig, type OutputSettings } from "../src/output/config.ts"
 import { HistoryBudget } from "../src/output/history-budget.ts"
 import { OutputStore } from "../src/output/store.ts"
 import { layerSqliteOutputStore } from "../src/output/store-sqlite.ts"
-import type { Approval } from "../src/permission/approval.ts"
+import { Approval } from "../src/permission/approval.ts"
 import { layerApprovalFromSource } from "../src/permission/approval-prompter.ts"
 import { permissionsSection } from "../src/permission/config.ts"
 import { PermissionEngine } from "../src/permission/engine.ts"
@@ -39,6 +42,7 @@ import { skillLayer } from "../src/tools/skill.ts"
 import { webSearchLayer } from "../src/tools/websearch.ts"
 import { WebNetwork } from "../src/web/network.ts"
 import { CONFIG_SECTIONS, checkConfigTools, type FreecodeConfigData } from "./config.ts"
+import { overridable } from "./overridable.ts"
 
 export interface ToolSystemOptions<E = never, R = never> {
   /** The project root. */
@@ -92,10 +96,15 @@ export interface ToolSystemOptions<E = never, R = never> {
 /** The stores a session keeps: in memory, or in the project's session database. */
 const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) => {
   const persistent = (options: Omit<SessionStoreOptions, "root">) =>
-    Layer.mergeAll(layerSqliteOutputStore, TodoStore.layerSqlite, GrantStore.layerSqlite).pipe(
-      Layer.provideMerge(SessionStore.layer({ ...options, root }))
-    )
-  const memory = Layer.merge(OutputStore.layerSpilling, TodoStore.layerMemory)
+    Layer.mergeAll(
+      overridable(OutputStore, layerSqliteOutputStore),
+      overridable(TodoStore, TodoStore.layerSqlite),
+      overridable(GrantStore, GrantStore.layerSqlite)
+    ).pipe(Layer.provideMerge(overridable(SessionStore, SessionStore.layer({ ...options, root }))))
+  const memory = Layer.merge(
+    overridable(OutputStore, OutputStore.layerSpilling),
+    overridable(TodoStore, TodoStore.layerMemory)
+  )
   const stores =
     sessions === "memory"
       ? memory
@@ -109,7 +118,10 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
           )
   // The memory tool's folder persists either way: it is the project's, not one session's.
   const stateDir = typeof sessions === "object" ? sessions.stateDir : undefined
-  return Layer.merge(stores, MemoryFolder.layer(stateDir === undefined ? { root } : { root, stateDir }))
+  return Layer.merge(
+    stores,
+    overridable(MemoryFolder, MemoryFolder.layer(stateDir === undefined ? { root } : { root, stateDir }))
+  )
 }
 
 /**
@@ -146,28 +158,37 @@ export const registerTools = (tools: ReadonlyArray<Tool<BuiltinRequirements>>) =
 
 /**
  * Everything but the platform: needs FileSystem, Path and ChildProcessSpawner from the caller
- * (NodeServices.layer in layers/live.ts).
+ * (NodeServices.layer in layers/live.ts). LocalFs, unless given, is the platform layer over
+ * that FileSystem; layers/live.ts gives the native one.
  */
 export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R>) => {
-  const config: Layer.Layer<OutputConfig, E | Config.ConfigError | InvalidSetting, R> =
+  const config = overridable<OutputConfig, OutputSettings, E | Config.ConfigError | InvalidSetting, R>(
+    OutputConfig,
     options.outputConfig ?? OutputConfig.layer
-  const projectConfig =
+  )
+  const projectConfig = overridable(
+    FreecodeConfig,
     options.config === undefined
       ? FreecodeConfig.layerFromSource(options.root, CONFIG_SECTIONS)
       : FreecodeConfig.layerWith(options.config)
+  )
   const base = Layer.mergeAll(
-    Workspace.layer(options.root),
-    ToolEvents.layer,
-    ToolRegistry.layer,
-    LspClients.layerFromConfig.pipe(Layer.provide(projectConfig)),
-    ReadState.layer,
-    WebNetwork.layer,
-    options.prompter ?? Prompter.layerFromSource,
+    overridable(Workspace, Workspace.layer(options.root)),
+    overridable(ToolEvents, ToolEvents.layer),
+    overridable(ToolRegistry, ToolRegistry.layer),
+    overridable(LspClients, LspClients.layerFromConfig.pipe(Layer.provide(projectConfig))),
+    overridable(ReadState, ReadState.layer),
+    overridable(WebNetwork, WebNetwork.layer),
+    overridable(Prompter, options.prompter ?? Prompter.layerFromSource),
     // Background jobs live as long as the system (or their session).
     Jobs.layer(),
     // Bash asks it for every command line, the permission engine whether a command runs inside.
     sandboxFromConfig(options.root, options.sandboxByDefault).pipe(Layer.provide(projectConfig))
-  ).pipe(Layer.provideMerge(sessionStores(options.root, options.sessions)), Layer.provideMerge(config))
+  ).pipe(
+    Layer.provideMerge(sessionStores(options.root, options.sessions)),
+    Layer.provideMerge(config),
+    Layer.provideMerge(overridable(LocalFs, LocalFs.layerPlatform))
+  )
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =
     options.tools === undefined
@@ -186,15 +207,18 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     })
   ).pipe(Layer.provide(projectConfig))
   const withTools = Layer.merge(tools, toolNamesChecked).pipe(Layer.provideMerge(base))
-  const permissions = Layer.mergeAll(PermissionEngine.layer, Hooks.layer(options.hooks)).pipe(
+  const permissions = Layer.mergeAll(
+    overridable(PermissionEngine, PermissionEngine.layer),
+    overridable(Hooks, Hooks.layer(options.hooks))
+  ).pipe(
     Layer.provideMerge(projectConfig),
-    Layer.merge(options.approval ?? layerApprovalFromSource)
+    Layer.merge(overridable(Approval, options.approval ?? layerApprovalFromSource))
   )
-  const system = Dispatcher.layer.pipe(
-    Layer.provideMerge(Orchestrator.layer),
-    Layer.provideMerge(HistoryBudget.layer),
+  const system = overridable(Dispatcher, Dispatcher.layer).pipe(
+    Layer.provideMerge(overridable(Orchestrator, Orchestrator.layer)),
+    Layer.provideMerge(overridable(HistoryBudget, HistoryBudget.layer)),
     // MCP servers connect in the background: building the system never waits on one.
-    Layer.provideMerge(McpClients.layerFromConfig),
+    Layer.provideMerge(overridable(McpClients, McpClients.layerFromConfig)),
     Layer.provideMerge(permissions),
     Layer.provideMerge(withTools)
   )
@@ -203,10 +227,22 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     options.agent === undefined
       ? Layer.empty
       : agentLayer.pipe(
-          Layer.provide(SubagentRunner.layerLanguageModel(options.agent).pipe(Layer.provide(options.agent.model)))
+          Layer.provide(
+            overridable(
+              SubagentRunner,
+              SubagentRunner.layerLanguageModel(options.agent).pipe(Layer.provide(options.agent.model))
+            )
+          )
         )
   // A surface replaces the Dispatcher, under the agent tool too: a sub-agent sees the same surface.
+  // (A Dispatcher given by the embedder is theirs: no surface is put over it.)
   const surfaced =
-    options.surface === undefined ? system : surfaceLayer(options.surface).pipe(Layer.provideMerge(system))
+    options.surface === undefined
+      ? system
+      : Layer.unwrap(
+          Effect.map(Effect.serviceOption(Dispatcher), (given) =>
+            given._tag === "Some" ? system : surfaceLayer(options.surface!).pipe(Layer.provideMerge(system))
+          )
+        )
   return agent.pipe(Layer.provideMerge(surfaced))
 }

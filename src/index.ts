@@ -28,6 +28,8 @@ export {
   type ToolOutputEvent,
   type ToolStartEvent
 } from "./events/events.ts"
+export { LocalFs, type LocalFsShape } from "./fs/local-fs.ts"
+export { MemoryFileSystem } from "./fs/memory.ts"
 export {
   type FunctionHook,
   type HookInput,

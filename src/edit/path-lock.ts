@@ -7,7 +7,7 @@
  * fails cleanly if its text is gone). Different files do not wait for each other; several are
  * locked in sorted order, the same in every process, so no two calls deadlock.
  */
-import { Effect, type PlatformError, Semaphore } from "effect"
+import { Effect, FileSystem, type PlatformError, Semaphore } from "effect"
 import { realPath } from "../permission/containment.ts"
 import { acquireFileLock, releaseFileLock } from "./file-lock.ts"
 import { recoverStaging } from "./staging.ts"
@@ -67,14 +67,18 @@ export const withPathLocks = <A, E, R>(
   paths: ReadonlyArray<string>,
   staging: string | undefined,
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E | PlatformError.PlatformError, R> =>
-  Effect.flatMap(Effect.forEach(paths, realPath), (reals) =>
-    [...new Set(reals)]
-      .sort()
-      .reduceRight<Effect.Effect<A, E | PlatformError.PlatformError, R>>(
-        (inner, path) => withPathLock(path, staging, inner),
-        effect
-      )
+): Effect.Effect<A, E | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.flatMap(
+      Effect.forEach(paths, (p) => realPath(fs, p)),
+      (reals) =>
+        [...new Set(reals)]
+          .sort()
+          .reduceRight<Effect.Effect<A, E | PlatformError.PlatformError, R>>(
+            (inner, path) => withPathLock(path, staging, inner),
+            effect
+          )
+    )
   )
 
 /** How many paths currently have a lock entry (for tests: entries do not leak). */

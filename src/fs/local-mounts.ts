@@ -1,8 +1,9 @@
 /**
  * Whether a path lies on a local file system, where a small synchronous call is safe: it waits
  * on the page cache or a local disk, never on a network. Read from the mount table once, on
- * Linux; anywhere else nothing counts as local and every call takes the thread pool.
- * `FREECODE_FS_POOL=1` sends every call to the pool (docs/configuration.md).
+ * Linux, by the native LocalFs layer when it is built; anywhere else nothing counts as local and
+ * every call takes the thread pool. `FREECODE_FS_POOL=1` sends every call to the pool
+ * (docs/configuration.md).
  */
 import { readFileSync } from "node:fs"
 
@@ -64,18 +65,17 @@ export const parseMountInfo = (text: string): ReadonlyArray<Mount> => {
   return mounts.sort((a, b) => b.point.length - a.point.length)
 }
 
-let table: ReadonlyArray<Mount> | undefined
-
-const mounts = (): ReadonlyArray<Mount> => {
-  if (table === undefined) {
-    try {
-      const pooled = process.env.FREECODE_FS_POOL === "1" || process.platform !== "linux"
-      table = pooled ? [] : parseMountInfo(readFileSync("/proc/self/mountinfo", "utf8"))
-    } catch {
-      table = []
-    }
+/**
+ * This machine's mount table: read from /proc/self/mountinfo, on Linux. Empty elsewhere, or
+ * with `FREECODE_FS_POOL=1`: nothing then counts as local and every call takes the thread pool.
+ */
+export const readMountTable = (): ReadonlyArray<Mount> => {
+  if (process.env.FREECODE_FS_POOL === "1" || process.platform !== "linux") return []
+  try {
+    return parseMountInfo(readFileSync("/proc/self/mountinfo", "utf8"))
+  } catch {
+    return []
   }
-  return table
 }
 
 const under = (path: string, point: string): boolean =>
@@ -97,11 +97,7 @@ interface MountIndex {
   readonly byFirst: ReadonlyMap<string, ReadonlyArray<Mount>>
 }
 
-const indexes = new WeakMap<ReadonlyArray<Mount>, MountIndex>()
-
 const indexOf = (table: ReadonlyArray<Mount>): MountIndex => {
-  const known = indexes.get(table)
-  if (known !== undefined) return known
   let root: Mount | undefined
   const byFirst = new Map<string, Array<Mount>>()
   // In the table's order, longest mount point first: the first one a path is under is its mount.
@@ -115,27 +111,26 @@ const indexOf = (table: ReadonlyArray<Mount>): MountIndex => {
     if (group === undefined) byFirst.set(first, [mount])
     else group.push(mount)
   }
-  const index = { root, byFirst }
-  indexes.set(table, index)
-  return index
+  return { root, byFirst }
 }
 
-/** The mount `path` (absolute) sits on; undefined when the table knows none (not Linux). */
-export const mountOf = (path: string, table: ReadonlyArray<Mount> = mounts()): Mount | undefined => {
+/** Finds a path's mount in `table`, indexed once. */
+export const makeMountLookup = (table: ReadonlyArray<Mount>): ((path: string) => Mount | undefined) => {
   const index = indexOf(table)
-  const candidates = index.byFirst.get(firstComponent(path))
-  if (candidates !== undefined) for (const mount of candidates) if (under(path, mount.point)) return mount
-  return index.root
+  return (path) => {
+    const candidates = index.byFirst.get(firstComponent(path))
+    if (candidates !== undefined) for (const mount of candidates) if (under(path, mount.point)) return mount
+    return index.root
+  }
 }
 
-/**
- * Whether the mount `path` (absolute) sits on is local. A symlink on a local mount that leads
- * onto a network mount is still followed synchronously: the one way a hung mount can stall the
- * process.
- */
-export const isOnLocalMount = (path: string, table?: ReadonlyArray<Mount>): boolean =>
+/** The mount `path` (absolute) sits on in `table`; undefined when the table knows none. */
+export const mountOf = (path: string, table: ReadonlyArray<Mount>): Mount | undefined => makeMountLookup(table)(path)
+
+/** Whether the mount `path` (absolute) sits on in `table` is local. */
+export const isOnLocalMount = (path: string, table: ReadonlyArray<Mount>): boolean =>
   mountOf(path, table)?.local ?? false
 
 /** Whether `path` (absolute) is on a local mount whose ctime the kernel keeps (see EMULATED_CTIME_TYPES). */
-export const hasRealCtime = (path: string, table?: ReadonlyArray<Mount>): boolean =>
+export const hasRealCtime = (path: string, table: ReadonlyArray<Mount>): boolean =>
   mountOf(path, table)?.realCtime ?? false

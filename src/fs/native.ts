@@ -1,5 +1,5 @@
 /**
- * File-system calls on the hot path of every call, made directly on node:fs because Effect's
+ * The native LocalFs layer: the hot-path calls made directly on node:fs, because Effect's
  * FileSystem offers them only in a costlier form.
  *
  * On a local file system they are synchronous. A libuv thread-pool round trip cost 50–200 µs
@@ -14,11 +14,15 @@
  *   component.
  * - `openForReading` hands back a plain descriptor that is closed synchronously: `close` on a
  *   read-only descriptor never blocks.
+ *
+ * What the layer keeps (the mount table, listings of unchanged directories, compiled
+ * .gitignore files) belongs to the layer instance: two systems, or two tests, share nothing.
  */
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
-import { isOnLocalMount, mountOf } from "./local-mounts.ts"
-import { makeStatCache } from "./stat-cache.ts"
+import type { DerivedSpec, DirectoryEntry, FileStats, FileType, LocalFsShape, OpenFile, WholeFile } from "./local-fs.ts"
+import { type Mount, makeMountLookup, readMountTable } from "./local-mounts.ts"
+import { makeStatCache, type StatCache } from "./stat-cache.ts"
 
 const reasonOf = (code: string | undefined): PlatformError.SystemErrorTag => {
   switch (code) {
@@ -72,17 +76,8 @@ const call = <A>(
     run((e, a) => resume(e === null ? Effect.succeed(a) : Effect.fail(toPlatformError(method, path, e))))
   })
 
-/** Where `path` (absolute) really is, symlinks followed: one realpath(3). */
-export const realPath = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
-  isOnLocalMount(path)
-    ? now("realPath", path, () => NFS.realpathSync.native(path, "utf8"))
-    : call<string>("realPath", path, (done) => NFS.realpath.native(path, "utf8", done))
-
-/** What kind of file a path is, in the words Effect's FileSystem uses. */
-export type FileType = "File" | "Directory" | "SymbolicLink" | "BlockDevice" | "CharacterDevice" | "FIFO" | "Socket"
-
 /** What kind of file a stat or a directory entry describes ("Unknown": readdir could not say). */
-const typeOf = (of: NFS.Stats | NFS.Dirent): FileType | "Unknown" =>
+const typeOf = (of: NFS.Stats | NFS.Dirent): FileType =>
   of.isFile()
     ? "File"
     : of.isDirectory()
@@ -99,135 +94,215 @@ const typeOf = (of: NFS.Stats | NFS.Dirent): FileType | "Unknown" =>
                 ? "Socket"
                 : "Unknown"
 
-/** A directory entry: its name, and its type when the file system reports one. */
-export interface DirectoryEntry {
-  readonly name: string
-  readonly type: FileType | "Unknown"
-}
-
 const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /** The entries sorted by name (UTF-16 code units), once, as they are read. */
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
   entries.map((entry): DirectoryEntry => ({ name: entry.name, type: typeOf(entry) })).sort(byName)
 
-/** Listings of unchanged directories, reused (stat-cache.ts); a listing weighs its entries. */
-const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
-  maxPaths: 1_000,
-  maxWeight: 100_000,
-  weight: (entries) => entries.length
-})
+const statsOf = (st: NFS.Stats): FileStats => ({ type: typeOf(st), size: st.size, mtimeMs: st.mtimeMs })
 
-/**
- * The entries of a directory, sorted by name, with the types readdir reports (no stat per
- * entry). On a local mount with a real ctime, an unchanged directory's listing is reused
- * (stat-cache.ts): a stat instead of reading it. The array is then the same one each time: a
- * caller must not change it.
- */
-export const readDirectoryEntries = (
-  path: string
-): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError> => {
-  const mount = mountOf(path)
-  return mount?.local === true
-    ? now("readDirectory", path, () => {
-        const read = () => toEntries(NFS.readdirSync(path, { withFileTypes: true }))
-        if (!mount.realCtime) return read()
-        const st = NFS.statSync(path, { throwIfNoEntry: false })
-        // Missing or not a directory: reading says so, with the error the caller expects.
-        if (st === undefined || !st.isDirectory()) return read()
-        return listings.get(path, st, read)
-      })
-    : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
-        NFS.readdir(path, { withFileTypes: true }, done)
-      ).pipe(Effect.map(toEntries))
-}
-
-/** A file opened read-only; closed when the scope closes. */
-export interface OpenFile {
-  /** What it is, its size and mtime, from fstat on the open descriptor. */
-  readonly stats: NFS.Stats
-  readonly type: FileType | "Unknown"
-  /** Reads into `buffer` from `position`; resolves with the number of bytes read (0 at the end). */
-  readonly read: (buffer: Uint8Array, position: number) => Effect.Effect<number, PlatformError.PlatformError>
+const closeQuietly = (fd: number) => {
+  try {
+    NFS.closeSync(fd)
+  } catch {
+    // read-only: a failed close loses no data
+  }
 }
 
 /**
- * Opens `path` for reading and fstats it: two calls where stat-then-open took two round trips,
- * for one. O_NONBLOCK makes the open itself safe on anything the path may turn out to be: a
- * FIFO does not wait for a writer, and O_NOCTTY keeps a terminal from becoming ours. The caller
- * checks `type` and reads only a regular file. (Opening a device node can still have effects
- * of its own; a path outside the project, which every device is, needs the person's approval
- * in the permission layer, which shows where a symlink really leads.)
+ * O_NONBLOCK makes the open itself safe on anything the path may turn out to be: a FIFO does
+ * not wait for a writer, and O_NOCTTY keeps a terminal from becoming ours. (Opening a device
+ * node can still have effects of its own; a path outside the project, which every device is,
+ * needs the person's approval in the permission layer, which shows where a symlink leads.)
  */
-export const openForReading = (path: string): Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope> => {
-  const local = isOnLocalMount(path)
-  const flags = NFS.constants.O_RDONLY | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY
-  return Effect.acquireRelease(
-    local
-      ? now("open", path, () => NFS.openSync(path, flags))
-      : call<number>("open", path, (done) => NFS.open(path, flags, done)),
-    (fd) =>
-      Effect.sync(() => {
-        try {
-          NFS.closeSync(fd)
-        } catch {
-          // nothing was written through it: a failed close loses no data
-        }
-      })
-  ).pipe(
-    Effect.flatMap((fd) =>
-      // fstat on a descriptor in hand never waits on the disk: no round trip needed.
-      now("fstat", path, () => NFS.fstatSync(fd)).pipe(
-        Effect.map(
-          (stats): OpenFile => ({
-            stats,
-            type: typeOf(stats),
-            read: local
-              ? (buffer, position) => now("read", path, () => NFS.readSync(fd, buffer, 0, buffer.length, position))
-              : (buffer, position) =>
-                  call<number>("read", path, (done) => NFS.read(fd, buffer, 0, buffer.length, position, done))
-          })
+const READ_FLAGS = NFS.constants.O_RDONLY | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY
+
+export interface NativeFsOptions {
+  /** The mount table; default: this machine's (local-mounts.ts). `[]`: every call takes the pool. */
+  readonly mounts?: ReadonlyArray<Mount>
+  /** The clock of the caches' racy window (tests move it). */
+  readonly now?: () => number
+}
+
+export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
+  const mountOf = makeMountLookup(options.mounts ?? readMountTable())
+  const isLocal = (path: string) => mountOf(path)?.local === true
+  const clock = options.now === undefined ? {} : { now: options.now }
+  /** Listings of unchanged directories, reused (stat-cache.ts); a listing weighs its entries. */
+  const listings = makeStatCache<ReadonlyArray<DirectoryEntry>>({
+    maxPaths: 1_000,
+    maxWeight: 100_000,
+    weight: (entries) => entries.length,
+    ...clock
+  })
+  const derived = new Map<DerivedSpec<unknown>, StatCache<unknown>>()
+  const derivedCache = <V>(spec: DerivedSpec<V>): StatCache<V> => {
+    let cache = derived.get(spec as DerivedSpec<unknown>)
+    if (cache === undefined) {
+      cache = makeStatCache<unknown>({ maxPaths: spec.maxPaths, maxWeight: spec.maxPaths, weight: () => 1, ...clock })
+      derived.set(spec as DerivedSpec<unknown>, cache)
+    }
+    return cache as StatCache<V>
+  }
+
+  /** Entries readdir could not type get one lstat each (a file system that reports no types). */
+  const typed = (dir: string, entries: ReadonlyArray<DirectoryEntry>): ReadonlyArray<DirectoryEntry> =>
+    entries.some((e) => e.type === "Unknown")
+      ? entries.map((e) => {
+          if (e.type !== "Unknown") return e
+          try {
+            return { name: e.name, type: typeOf(NFS.lstatSync(dir.endsWith("/") ? dir + e.name : `${dir}/${e.name}`)) }
+          } catch {
+            return e
+          }
+        })
+      : entries
+
+  const typedInPool = (
+    dir: string,
+    entries: ReadonlyArray<DirectoryEntry>
+  ): Effect.Effect<ReadonlyArray<DirectoryEntry>> =>
+    entries.some((e) => e.type === "Unknown")
+      ? Effect.forEach(
+          entries,
+          (e) =>
+            e.type !== "Unknown"
+              ? Effect.succeed(e)
+              : call<NFS.Stats>("lstat", dir, (done) =>
+                  NFS.lstat(dir.endsWith("/") ? dir + e.name : `${dir}/${e.name}`, done)
+                ).pipe(
+                  Effect.map((st): DirectoryEntry => ({ name: e.name, type: typeOf(st) })),
+                  Effect.orElseSucceed(() => e)
+                ),
+          { concurrency: 8 }
+        )
+      : Effect.succeed(entries)
+
+  const realPath = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
+    isLocal(path)
+      ? now("realPath", path, () => NFS.realpathSync.native(path, "utf8"))
+      : call<string>("realPath", path, (done) => NFS.realpath.native(path, "utf8", done))
+
+  const linkFreeBelow = (base: string, path: string): boolean => {
+    if (!isLocal(path)) return false
+    const from = base === "/" ? 0 : base.length
+    for (let end = path.indexOf("/", from + 1); ; end = path.indexOf("/", end + 1)) {
+      let info: NFS.Stats | undefined
+      try {
+        info = NFS.lstatSync(end === -1 ? path : path.slice(0, end), { throwIfNoEntry: false })
+      } catch {
+        return false
+      }
+      if (info === undefined || info.isSymbolicLink()) return false
+      if (end === -1) return true
+    }
+  }
+
+  /**
+   * On a local mount with a real ctime, an unchanged directory's listing is reused
+   * (stat-cache.ts): a stat instead of reading it.
+   */
+  const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError> => {
+    const mount = mountOf(path)
+    return mount?.local === true
+      ? now("readDirectory", path, () => {
+          const read = () => typed(path, toEntries(NFS.readdirSync(path, { withFileTypes: true })))
+          if (!mount.realCtime) return read()
+          const st = NFS.statSync(path, { throwIfNoEntry: false })
+          // Missing or not a directory: reading says so, with the error the caller expects.
+          if (st === undefined || !st.isDirectory()) return read()
+          return listings.get(path, st, read)
+        })
+      : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
+          NFS.readdir(path, { withFileTypes: true }, done)
+        ).pipe(Effect.flatMap((entries) => typedInPool(path, toEntries(entries))))
+  }
+
+  /** Open and fstat: two calls where stat-then-open took two round trips, for one. */
+  const openForReading = (path: string): Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope> => {
+    const local = isLocal(path)
+    return Effect.acquireRelease(
+      local
+        ? now("open", path, () => NFS.openSync(path, READ_FLAGS))
+        : call<number>("open", path, (done) => NFS.open(path, READ_FLAGS, done)),
+      (fd) => Effect.sync(() => closeQuietly(fd))
+    ).pipe(
+      Effect.flatMap((fd) =>
+        // fstat on a descriptor in hand never waits on the disk: no round trip needed.
+        now("fstat", path, () => NFS.fstatSync(fd)).pipe(
+          Effect.map(
+            (st): OpenFile => ({
+              stats: statsOf(st),
+              read: local
+                ? (buffer, position) => now("read", path, () => NFS.readSync(fd, buffer, 0, buffer.length, position))
+                : (buffer, position) =>
+                    call<number>("read", path, (done) => NFS.read(fd, buffer, 0, buffer.length, position, done))
+            })
+          )
         )
       )
     )
-  )
-}
+  }
 
-/** A file opened, fstat'ed and, when it is a small regular file, read whole. */
-export interface WholeFile {
-  readonly stats: NFS.Stats
-  readonly type: FileType | "Unknown"
-  /** Its content; undefined when it is not a regular file, is `maxBytes` or larger, or grew while read. */
-  readonly bytes: Uint8Array | undefined
-}
+  /**
+   * On a local mount, one synchronous open, fstat, read and close: a small file costs four
+   * system calls and no scope, no descriptor held across effects, no chunk loop. Reading size + 1
+   * bytes proves the end with a short read. Elsewhere undefined: the caller streams, through the pool.
+   */
+  const readWhole = (
+    path: string,
+    maxBytes: number
+  ): Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined =>
+    isLocal(path)
+      ? now("open", path, () => {
+          const fd = NFS.openSync(path, READ_FLAGS)
+          try {
+            const st = NFS.fstatSync(fd)
+            const stats = statsOf(st)
+            if (stats.type !== "File" || st.size >= maxBytes) return { stats, bytes: undefined }
+            const buffer = new Uint8Array(st.size + 1)
+            // A short count is the end of the file; a full buffer means it grew since the fstat.
+            const read = NFS.readSync(fd, buffer, 0, buffer.length, 0)
+            return { stats, bytes: read > st.size ? undefined : buffer.subarray(0, read) }
+          } finally {
+            closeQuietly(fd)
+          }
+        })
+      : undefined
 
-/**
- * On a local file system, one synchronous open, fstat, read and close: a small file costs four
- * system calls and no scope, no descriptor held across effects, no chunk loop. Reading size + 1
- * bytes proves the end with a short read. Undefined when the path is not on a local mount (the
- * caller then takes the streaming path, whose reads go through the thread pool).
- */
-export const readWholeIfLocal = (
-  path: string,
-  maxBytes: number
-): Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined => {
-  if (!isOnLocalMount(path)) return undefined
-  return now("open", path, () => {
-    const fd = NFS.openSync(path, NFS.constants.O_RDONLY | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY)
-    try {
-      const stats = NFS.fstatSync(fd)
-      const type = typeOf(stats)
-      if (type !== "File" || stats.size >= maxBytes) return { stats, type, bytes: undefined }
-      const buffer = new Uint8Array(stats.size + 1)
-      // A short count is the end of the file; a full buffer means it grew since the fstat.
-      const read = NFS.readSync(fd, buffer, 0, buffer.length, 0)
-      return { stats, type, bytes: read > stats.size ? undefined : buffer.subarray(0, read) }
-    } finally {
-      try {
-        NFS.closeSync(fd)
-      } catch {
-        // read-only: a failed close loses no data
-      }
+  const readFile = (path: string): Effect.Effect<Uint8Array, PlatformError.PlatformError> =>
+    isLocal(path)
+      ? now("readFile", path, () => NFS.readFileSync(path))
+      : call<Uint8Array>("readFile", path, (done) => NFS.readFile(path, done))
+
+  /**
+   * On a local disk with a real ctime, read at once: a stat, not a failed read, says there is
+   * none (the usual case for an ancestor's .gitignore), and an unchanged file is not derived again.
+   */
+  const readDerived = <V>(dir: string, name: string, spec: DerivedSpec<V>): Effect.Effect<V | undefined> => {
+    const file = dir.endsWith("/") ? dir + name : `${dir}/${name}`
+    const mount = mountOf(file)
+    if (mount?.realCtime === true) {
+      return Effect.sync(() => {
+        try {
+          const st = NFS.statSync(file, { throwIfNoEntry: false })
+          if (st === undefined || !st.isFile()) return undefined
+          return derivedCache(spec).get(file, st, () => spec.derive(dir, NFS.readFileSync(file, "utf8")))
+        } catch {
+          return undefined
+        }
+      })
     }
-  })
+    const read: Effect.Effect<string, PlatformError.PlatformError> =
+      mount?.local === true
+        ? now("readFile", file, () => NFS.readFileSync(file, "utf8"))
+        : call<string>("readFile", file, (done) => NFS.readFile(file, "utf8", done))
+    return read.pipe(
+      Effect.map((text): V | undefined => spec.derive(dir, text)),
+      Effect.catch(() => Effect.succeed(undefined))
+    )
+  }
+
+  return { onDisk: true, realPath, linkFreeBelow, readDirectory, openForReading, readWhole, readFile, readDerived }
 }

@@ -4,59 +4,49 @@
  * appended), so `..`, absolute paths and symlinks that lead out of the project are all caught
  * by one check: is the real path inside the project root or an additional directory?
  */
-import * as NFS from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
-import { isOnLocalMount } from "../fs/local-mounts.ts"
-import * as NativeFs from "../fs/native.ts"
+import type { LocalFsShape } from "../fs/local-fs.ts"
 import { isCredentialPath } from "../sandbox/credentials.ts"
 import { isCleanAbsolute } from "../tools/paths.ts"
 
+/** What realPath needs: LocalFs, or effect's FileSystem (the edit tools' lock has one). */
+export type RealPaths = Pick<LocalFsShape, "realPath">
+
 /** The real path of `abs`, following symlinks as far as the path exists. */
-export const realPath = (abs: string): Effect.Effect<string> => {
+export const realPath = (fs: RealPaths, abs: string): Effect.Effect<string> => {
   const resolved = isCleanAbsolute(abs) ? abs : NodePath.resolve(abs)
   // Most paths exist: one realpath(3), and the walk up only when it fails.
-  return Effect.catch(NativeFs.realPath(resolved), () => realPathOfMissing(resolved))
+  return Effect.catch(fs.realPath(resolved), () => realPathOfMissing(fs, resolved))
 }
 
 /**
  * The real path of `abs`, when `base` is a real path (the project root, resolved when the system
  * started): a path below it is real when none of its components below `base` is a symbolic
- * link, one lstat each on a local disk. realpath(3) looks up every component from `/`, each
- * again from the start: /home/me/project/src/a.ts costs it five lookups where this makes two.
- * A link, a missing component or any error hands the path to `realPath`, which says what it is.
+ * link, one lstat each on a local disk (LocalFs.linkFreeBelow). realpath(3) looks up every
+ * component from `/`, each again from the start: /home/me/project/src/a.ts costs it five lookups
+ * where this makes two. A link, a missing component or any doubt hands the path to `realPath`,
+ * which says what it is.
  */
-export const realPathBelow = (base: string, abs: string): Effect.Effect<string> => {
+export const realPathBelow = (fs: LocalFsShape, base: string, abs: string): Effect.Effect<string> => {
   if (abs === base) return Effect.succeed(abs)
   const from = base === "/" ? 0 : base.length
-  if (!isCleanAbsolute(abs) || !abs.startsWith(base) || abs.charCodeAt(from) !== SLASH || !isOnLocalMount(abs))
-    return realPath(abs)
-  return Effect.suspend(() => {
-    for (let end = abs.indexOf("/", from + 1); ; end = abs.indexOf("/", end + 1)) {
-      let info: NFS.Stats | undefined
-      try {
-        info = NFS.lstatSync(end === -1 ? abs : abs.slice(0, end), { throwIfNoEntry: false })
-      } catch {
-        return realPath(abs)
-      }
-      if (info === undefined || info.isSymbolicLink()) return realPath(abs)
-      if (end === -1) return Effect.succeed(abs)
-    }
-  })
+  if (!isCleanAbsolute(abs) || !abs.startsWith(base) || abs.charCodeAt(from) !== SLASH) return realPath(fs, abs)
+  return Effect.suspend(() => (fs.linkFreeBelow(base, abs) ? Effect.succeed(abs) : realPath(fs, abs)))
 }
 
 const SLASH = "/".charCodeAt(0)
 
 /** A path that does not exist (yet): its deepest existing ancestor, resolved, and the rest. */
-const realPathOfMissing = (abs: string): Effect.Effect<string> =>
+const realPathOfMissing = (fs: RealPaths, abs: string): Effect.Effect<string> =>
   Effect.gen(function* () {
     // `abs` itself was just tried: start from its parent.
     const missing: Array<string> = [NodePath.basename(abs)]
     let at = NodePath.dirname(abs)
     if (at === abs) return abs
     for (;;) {
-      const real = yield* NativeFs.realPath(at).pipe(Effect.option)
+      const real = yield* fs.realPath(at).pipe(Effect.option)
       if (real._tag === "Some")
         return missing.length === 0 ? real.value : NodePath.join(real.value, ...missing.reverse())
       const parent = NodePath.dirname(at)

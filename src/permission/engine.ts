@@ -12,6 +12,7 @@
  */
 import { Context, Effect, Layer, Option, Path } from "effect"
 import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
+import { LocalFs } from "../fs/local-fs.ts"
 import { Sandbox, sandboxAllows } from "../sandbox/sandbox.ts"
 import { GrantStore } from "../session/grants.ts"
 import { changesNothing } from "../tool/read-only.ts"
@@ -25,9 +26,9 @@ import {
   commandSpecifier,
   type Kind,
   kindOf,
+  makePathMatcher,
   matchesCommand,
   matchesDomain,
-  matchesPath,
   namesTool,
   parseRule,
   type Rule,
@@ -197,6 +198,8 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const sandbox = yield* Sandbox
       const { root } = yield* Workspace
       const path = yield* Path.Path
+      const localFs = yield* LocalFs
+      const matchesPath = makePathMatcher()
       // The bash grammar is loaded on the first shell call, not when the system starts.
       let loaded: ShellParser | undefined
       const parser = () => {
@@ -206,9 +209,9 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const perms = sectionOf(config, permissionsSection) ?? {}
       const where = config.file ?? "freecode.json"
 
-      const realRoot = yield* realPath(root)
+      const realRoot = yield* realPath(localFs, root)
       const extraDirs = yield* Effect.forEach(perms.additionalDirectories ?? [], (d) =>
-        realPath(path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d))
+        realPath(localFs, path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d))
       )
       const inside = (real: string) => within(realRoot, real) || extraDirs.some((d) => within(d, real))
 
@@ -325,7 +328,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         if (kind === "file") {
           const located = (p: string) => {
             const abs = resolvePath(ctx.root, p)
-            return Effect.map(realPathBelow(realRoot, abs), (real) => ({ abs, real }))
+            return Effect.map(realPathBelow(localFs, realRoot, abs), (real) => ({ abs, real }))
           }
           // Most calls touch one path: no forEach for it.
           return declared.length === 1

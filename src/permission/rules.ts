@@ -124,19 +124,24 @@ export const pathGlob = (specifier: string, root: string): string => {
   return anchored ? `${root.replace(/\/$/, "")}/${rel}` : `${root.replace(/\/$/, "")}/**/${rel}`
 }
 
-const matchers = new Map<string, (path: string) => boolean>()
-
-/** Whether an absolute path matches the pattern: the path itself, or anything below a matched directory. */
-export const matchesPath = (specifier: string, root: string, abs: string): boolean => {
-  const glob = pathGlob(specifier, root).replace(/\/$/, "")
-  let m = matchers.get(glob)
-  if (m === undefined) {
-    const self = picomatch(glob, { dot: true })
-    const below = picomatch(`${glob}/**`, { dot: true })
-    m = (p) => self(p) || below(p)
-    matchers.set(glob, m)
+/**
+ * Whether an absolute path matches the pattern: the path itself, or anything below a matched
+ * directory. Each matcher holds the globs it compiled (the rules' specifiers, a bounded set):
+ * one per permission engine, so nothing outlives the system that made it.
+ */
+export const makePathMatcher = (): ((specifier: string, root: string, abs: string) => boolean) => {
+  const matchers = new Map<string, (path: string) => boolean>()
+  return (specifier, root, abs) => {
+    const glob = pathGlob(specifier, root).replace(/\/$/, "")
+    let m = matchers.get(glob)
+    if (m === undefined) {
+      const self = picomatch(glob, { dot: true })
+      const below = picomatch(`${glob}/**`, { dot: true })
+      m = (p) => self(p) || below(p)
+      matchers.set(glob, m)
+    }
+    return m(abs)
   }
-  return m(abs)
 }
 
 // ---------------------------------------------------------------------------------------------

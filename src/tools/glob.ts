@@ -16,14 +16,16 @@
 
 import { Effect, FileSystem, Schema } from "effect"
 import picomatch from "picomatch"
+import { LocalFs } from "../fs/local-fs.ts"
 import { compileModelGlob } from "../text/glob.ts"
 import { plural } from "../text/plural.ts"
 import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
-import { displayDir, displayPath, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
+import { displayDir, displayPath, isInside, joinPath, relativeInside, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
+import { skippedNote } from "./search/default-skip.ts"
 import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const MAX_GLOB_RESULTS = 1000
@@ -116,6 +118,26 @@ export const firstSorted = (paths: Array<string>, k: number): Array<string> => {
   return paths.slice(0, k).sort()
 }
 
+/**
+ * Where the pattern's literal directories lead, when that is outside both the searched
+ * directory and the project root; undefined when inside. The permission check saw only `path`:
+ * `../../*` or `ld/*` (ld a link out of the project) would otherwise list what it never saw.
+ * Checked on real paths, so a link is judged by where it leads. Below that directory nothing
+ * can lead out: neither backend follows links while it walks.
+ */
+const leavesSearch = (root: string, dir: string, walkDir: string): Effect.Effect<string | undefined, never, LocalFs> =>
+  Effect.flatMap(LocalFs, (fs) =>
+    Effect.map(
+      // All three exist (stat'ed just before, or the root): a failure to resolve one is a refusal.
+      Effect.all([fs.realPath(walkDir), fs.realPath(dir), fs.realPath(root)]).pipe(Effect.option),
+      (reals) => {
+        if (reals._tag === "None") return walkDir
+        const [real, realDir, realRoot] = reals.value
+        return isInside(realDir, real) || isInside(realRoot, real) ? undefined : real
+      }
+    )
+  )
+
 export const GlobTool = defineTool({
   id: "glob",
   description:
@@ -159,6 +181,12 @@ export const GlobTool = defineTool({
       if (glob.base !== "") {
         const baseInfo = yield* fs.stat(walkDir).pipe(Effect.option)
         if (baseInfo._tag === "None" || baseInfo.value.type !== "Directory") return none([], backend.name)
+        const outside = yield* leavesSearch(ctx.root, dir, walkDir)
+        if (outside !== undefined) {
+          return yield* fail(
+            `The pattern ${JSON.stringify(pattern)} leads out of ${shownDir} (to ${outside}): glob lists only what is inside its path. To search there, pass that directory as path.`
+          )
+        }
       }
       const listed = yield* backend
         .listFiles({
@@ -182,10 +210,13 @@ export const GlobTool = defineTool({
       }
       const hidden = hiddenFrom(ctx, DENIED)
       const visible = matched.filter((f) => !hidden(f))
-      const notes =
-        visible.length < matched.length
-          ? [hiddenNote(matched.length - visible.length, "matching the pattern"), ...listed.notes]
-          : listed.notes
+      const notes = [
+        ...(visible.length < matched.length
+          ? [hiddenNote(matched.length - visible.length, "matching the pattern")]
+          : []),
+        ...listed.notes,
+        ...(listed.skipped.length > 0 ? [skippedNote(listed.skipped, (p) => displayPath(ctx.root, p))] : [])
+      ]
       if (visible.length === 0) return none(notes, listed.backend)
       const shown = firstSorted(visible, MAX_GLOB_RESULTS)
       const lines = shown.map((f) => displayPath(ctx.root, f))

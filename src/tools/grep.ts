@@ -3,7 +3,9 @@
  *
  * Output: `path:line:text` per matching line, the path relative to the project root (absolute
  * when outside it), sorted by path then line (rg's parallel order is not deterministic), at
- * most `head_limit` lines (default 250) and then a line saying how many more matched. Lines
+ * most `head_limit` lines (default 250) from `offset` (default 0), and then a line saying how
+ * many more matched and the `offset` of the next page. Dependency and build folders no
+ * .gitignore names are skipped, with a line saying so (search/default-skip.ts). Lines
  * over 500 chars end with `… [N chars cut]`. Binary files are skipped, .gitignore respected,
  * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
  */
@@ -13,6 +15,7 @@ import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, readHead, resolvePath, statOrFail } from "./paths.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
+import { skippedNote } from "./search/default-skip.ts"
 import { DENIED_OR_SECRET, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const DEFAULT_HEAD_LIMIT = 250
@@ -36,6 +39,11 @@ const Parameters = Schema.Struct({
     Schema.Int.check(Schema.isGreaterThan(0)).annotate({
       description: `Most result lines to return (default ${DEFAULT_HEAD_LIMIT}).`
     })
+  ),
+  offset: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+      description: "Result lines to skip first, for the next page (default 0)."
+    })
   )
 })
 
@@ -58,7 +66,7 @@ const unbalanced = (glob: string): boolean => {
 export const GrepTool = defineTool({
   id: "grep",
   description:
-    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path, at most head_limit (default 250); respects .gitignore, skips binary files. Narrow with path or include (file-name glob); use glob to find files by name.",
+    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path, at most head_limit (default 250) from offset (default 0; a last line gives the next page's offset); respects .gitignore, skips binary files and dependency folders. Narrow with path or include (file-name glob); use glob to find files by name.",
   parameters: Parameters,
   concurrencySafe: true,
   mutates: false,
@@ -68,7 +76,7 @@ export const GrepTool = defineTool({
   truncate: "both",
   permissions: { operations: ["file.search"] },
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
-  execute: ({ pattern, path, include, head_limit }, ctx) =>
+  execute: ({ pattern, path, include, head_limit, offset }, ctx) =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const backend = yield* CurrentSearchBackend
@@ -105,6 +113,7 @@ export const GrepTool = defineTool({
       }
 
       const limit = head_limit ?? DEFAULT_HEAD_LIMIT
+      const skip = offset ?? 0
       const result = yield* backend
         .grep({
           root: ctx.root,
@@ -112,6 +121,7 @@ export const GrepTool = defineTool({
           isFile,
           pattern,
           limit,
+          offset: skip,
           ...(include === undefined ? {} : { include })
         })
         .pipe(
@@ -134,15 +144,28 @@ export const GrepTool = defineTool({
       const hiddenPaths = new Set([...new Set(result.matches.map((m) => m.path))].filter(isHidden))
       const matches = hiddenPaths.size === 0 ? result.matches : result.matches.filter((m) => !hiddenPaths.has(m.path))
       const hiddenFiles = hiddenPaths.size
-      const notes = hiddenFiles > 0 ? [hiddenNote(hiddenFiles, "with matches"), ...result.notes] : result.notes
+      const notes = [
+        ...(hiddenFiles > 0 ? [hiddenNote(hiddenFiles, "with matches")] : []),
+        ...result.notes,
+        ...(result.skipped.length > 0 ? [skippedNote(result.skipped, (p) => displayPath(ctx.root, p))] : [])
+      ]
+      // The page is matches skip+1 … skip+n of the sorted list; `next` is where the following one starts.
+      const next = skip + result.matches.length
       const metadata = {
         path: target,
         matches: result.total,
         files: result.files,
         shown: matches.length,
-        truncated: result.total > result.matches.length,
+        truncated: next < result.total,
+        ...(skip > 0 ? { offset: skip } : {}),
+        ...(next < result.total ? { nextOffset: next } : {}),
         backend: result.backend,
         ...(hiddenFiles > 0 ? { hiddenFiles } : {})
+      }
+      if (skip > 0 && skip >= result.total && result.total > 0) {
+        return yield* fail(
+          `offset ${skip} is past the last match: ${JSON.stringify(pattern)} matches ${result.total} line${result.total === 1 ? "" : "s"} in ${where}${filter}. Use an offset below ${result.total}.`
+        )
       }
       if (matches.length === 0) {
         return {
@@ -152,9 +175,14 @@ export const GrepTool = defineTool({
         }
       }
       const lines = matches.map((m) => `${displayPath(ctx.root, m.path)}:${m.line}:${m.text}`)
-      if (result.total > result.matches.length) {
+      if (next < result.total) {
+        const page = skip === 0 ? `${matches.length}` : `lines ${skip + 1}-${next}`
         lines.push(
-          `(Showing ${matches.length} of ${result.total} matching lines in ${plural(result.files, "file")}; ${result.total - result.matches.length} more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)`
+          `(Showing ${page} of ${result.total} matching lines in ${plural(result.files, "file")}; ${result.total - next} more. Next page: offset=${next}${head_limit === undefined ? "" : `, head_limit=${head_limit}`}; or narrow with a more specific pattern, path or include.)`
+        )
+      } else if (skip > 0) {
+        lines.push(
+          `(Showing lines ${skip + 1}-${next} of ${result.total} matching lines in ${plural(result.files, "file")}: the last page.)`
         )
       }
       lines.push(...notes)

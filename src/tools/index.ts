@@ -4,6 +4,7 @@
  */
 import type { FileSystem, Path } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
+import type { LocalFs } from "../fs/local-fs.ts"
 import type { LspClients } from "../lsp/service.ts"
 import type { OutputStore } from "../output/store.ts"
 import type { Prompter } from "../prompt/prompter.ts"
@@ -31,6 +32,7 @@ import { WriteTool } from "./write.ts"
 /** Everything a built-in tool may need from its environment. */
 export type BuiltinRequirements =
   | FileSystem.FileSystem
+  | LocalFs
   | Path.Path
   | ChildProcessSpawner.ChildProcessSpawner
   | OutputStore

@@ -8,7 +8,10 @@
  * complete; a directory whose entries were left out says how many (`[+N not shown]`) and a
  * last line gives the total and how to narrow.
  *
- * ls walks with the FileSystem service even when rg is available: rg cannot list directories
+ * Dependency and build folders no .gitignore names (node_modules, .venv, …) are skipped, and a
+ * line says which and how to list one (search/default-skip.ts).
+ *
+ * ls walks with the LocalFs service even when rg is available: rg cannot list directories
  * (and ls must show empty ones). It shares the .gitignore rules of the walk backend.
  */
 import { Effect, FileSystem, Schema } from "effect"
@@ -16,6 +19,7 @@ import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
+import { skippedNote } from "./search/default-skip.ts"
 import { makeMatcher } from "./search/ignore.ts"
 import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 import { type WalkEntry, type WalkResult, walkTree } from "./search/walk.ts"
@@ -197,6 +201,7 @@ const render = ({ root, dir, walked, children, chosen }: Tree, links: ReadonlyMa
   const shown = chosen.size
   if (walked.entries === 0) lines.push("(empty directory)")
   if (chosen.hidden > 0) lines.push(hiddenNote(chosen.hidden, "", ["entry", "entries"]))
+  if (walked.skipped.length > 0) lines.push(skippedNote(walked.skipped, (p) => displayPath(root, p)))
   if (shown < total || !walked.complete) {
     lines.push(
       `(Showing ${shown} of ${walked.complete ? total : `more than ${total}`} entries. Pass a deeper path or ignore patterns to see the rest.)`
@@ -213,7 +218,13 @@ const render = ({ root, dir, walked, children, chosen }: Tree, links: ReadonlyMa
   return {
     title: `${shownDir} (${plural(total, "entry", "entries")})`,
     output: lines.join("\n"),
-    metadata: { path: dir, entries: total, shown, truncated: shown < total || !walked.complete }
+    metadata: {
+      path: dir,
+      entries: total,
+      shown,
+      truncated: shown < total || !walked.complete,
+      ...(walked.skipped.length > 0 ? { skipped: walked.skipped.length } : {})
+    }
   }
 }
 

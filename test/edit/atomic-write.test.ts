@@ -153,7 +153,7 @@ describe("per-path lock", () => {
       yield* Effect.all([job("/p/a", "a"), job("/p/b", "b")], { concurrency: "unbounded" })
       expect(log.slice(0, 2).sort()).toEqual(["a+", "b+"])
       expect(heldLocks()).toBe(0)
-    })
+    }).pipe(Effect.provide(layer))
   )
 
   it.live("several paths are taken in one order, so crossing sets do not deadlock", () =>
@@ -163,6 +163,6 @@ describe("per-path lock", () => {
         concurrency: "unbounded"
       }).pipe(Effect.timeout("5 seconds"))
       expect(heldLocks()).toBe(0)
-    })
+    }).pipe(Effect.provide(layer))
   )
 })

@@ -1,11 +1,12 @@
 /** Helpers for the edit tests: real files in a temp directory, a ReadState, fresh call ids. */
-import { NodeServices } from "@effect/platform-node"
+
 import { Effect, FileSystem, Layer } from "effect"
 import { ReadState } from "../../src/read-state/read-state.ts"
 import type { ToolContext } from "../../src/tool/tool.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { writeTree } from "../tools/helpers.ts"
 
-export const layer = Layer.merge(NodeServices.layer, ReadState.layerWith({ dedup: true }))
+export const layer = Layer.merge(nodeLayer, ReadState.layerWith({ dedup: true }))
 
 let calls = 0
 /** A context with a new call id each time (read records are keyed by call id). */

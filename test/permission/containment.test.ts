@@ -9,7 +9,9 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { realPath, realPathBelow } from "../../src/permission/containment.ts"
+import { LocalFs } from "../../src/fs/local-fs.ts"
+import { realPathBelow as realPathBelowWith, realPath as realPathWith } from "../../src/permission/containment.ts"
+import { FS_MODES, nodeWith } from "../fs/layers.ts"
 
 const base = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-real-")))
 const root = `${base}/project`
@@ -39,32 +41,37 @@ const cases: ReadonlyArray<readonly [string, string]> = [
   ["a path outside the base", `${outside}/secret.txt`]
 ]
 
-describe("realPathBelow", () => {
-  for (const [what, abs] of cases) {
-    it.effect(`agrees with realpath(3): ${what}`, () =>
+for (const mode of FS_MODES) {
+  describe(`realPathBelow (${mode})`, () => {
+    const layer = nodeWith(mode)
+    const realPath = (abs: string) => LocalFs.use((fs) => realPathWith(fs, abs))
+    const realPathBelow = (base: string, abs: string) => LocalFs.use((fs) => realPathBelowWith(fs, base, abs))
+    for (const [what, abs] of cases) {
+      it.effect(`agrees with realpath(3): ${what}`, () =>
+        Effect.gen(function* () {
+          const expected = yield* realPath(abs)
+          expect(yield* realPathBelow(root, abs)).toBe(expected)
+        }).pipe(Effect.provide(layer))
+      )
+    }
+
+    it.effect("follows a link out of the root to where it leads", () =>
       Effect.gen(function* () {
-        const expected = yield* realPath(abs)
-        expect(yield* realPathBelow(root, abs)).toBe(expected)
-      })
+        expect(yield* realPathBelow(root, `${root}/src/out/secret.txt`)).toBe(`${outside}/secret.txt`)
+        expect(yield* realPathBelow(root, `${root}/alias/a.ts`)).toBe(`${root}/src/deep/a.ts`)
+      }).pipe(Effect.provide(layer))
     )
-  }
 
-  it.effect("follows a link out of the root to where it leads", () =>
-    Effect.gen(function* () {
-      expect(yield* realPathBelow(root, `${root}/src/out/secret.txt`)).toBe(`${outside}/secret.txt`)
-      expect(yield* realPathBelow(root, `${root}/alias/a.ts`)).toBe(`${root}/src/deep/a.ts`)
-    })
-  )
-
-  it.effect("sees a link that replaced a directory since the last call", () =>
-    Effect.gen(function* () {
-      const dir = `${root}/swapped`
-      NodeFs.mkdirSync(dir)
-      NodeFs.writeFileSync(`${dir}/f.txt`, "f\n")
-      expect(yield* realPathBelow(root, `${dir}/f.txt`)).toBe(`${dir}/f.txt`)
-      NodeFs.rmSync(dir, { recursive: true })
-      NodeFs.symlinkSync(outside, dir)
-      expect(yield* realPathBelow(root, `${dir}/secret.txt`)).toBe(`${outside}/secret.txt`)
-    })
-  )
-})
+    it.effect("sees a link that replaced a directory since the last call", () =>
+      Effect.gen(function* () {
+        const dir = `${root}/swapped-${mode}`
+        NodeFs.mkdirSync(dir)
+        NodeFs.writeFileSync(`${dir}/f.txt`, "f\n")
+        expect(yield* realPathBelow(root, `${dir}/f.txt`)).toBe(`${dir}/f.txt`)
+        NodeFs.rmSync(dir, { recursive: true })
+        NodeFs.symlinkSync(outside, dir)
+        expect(yield* realPathBelow(root, `${dir}/secret.txt`)).toBe(`${outside}/secret.txt`)
+      }).pipe(Effect.provide(layer))
+    )
+  })
+}

@@ -2,7 +2,6 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import type { FreecodeConfigData } from "../../layers/config.ts"
@@ -18,6 +17,7 @@ import { GrepTool } from "../../src/tools/grep.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { WebFetchTool } from "../../src/tools/webfetch.ts"
 import { WriteTool } from "../../src/tools/write.ts"
+import { nodeLayer } from "../fs/layers.ts"
 
 const base = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-perm-")))
 const root = NodePath.join(base, "project")
@@ -47,7 +47,7 @@ const mcp = (id: string, mutates = true) =>
 const engineWith = (config: FreecodeConfigData) =>
   PermissionEngine.layer.pipe(
     Layer.provide([FreecodeConfig.layerWith(config), Workspace.layer(root)]),
-    Layer.provideMerge(NodeServices.layer)
+    Layer.provideMerge(nodeLayer)
   )
 
 const ctx = (sessionId = "s1"): ToolContext => ({

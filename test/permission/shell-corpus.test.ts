@@ -6,7 +6,6 @@
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { FreecodeConfig } from "../../src/config/load.ts"
@@ -14,6 +13,7 @@ import { type Decision, PermissionEngine } from "../../src/permission/engine.ts"
 import type { Tool, ToolContext } from "../../src/tool/tool.ts"
 import { Workspace } from "../../src/tool/workspace.ts"
 import { BashTool } from "../../src/tools/bash.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { corpus, makeShellWorld } from "./shell-world.ts"
 
 const world = makeShellWorld()
@@ -21,7 +21,7 @@ afterAll(world.cleanup)
 
 const layer = PermissionEngine.layer.pipe(
   Layer.provide([FreecodeConfig.layerWith(corpus.rules), Workspace.layer(world.dir)]),
-  Layer.provideMerge(NodeServices.layer)
+  Layer.provideMerge(nodeLayer)
 )
 
 const ctx: ToolContext = {

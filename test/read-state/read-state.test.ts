@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, FileSystem, Layer } from "effect"
 import { DEDUP_POINTER, dedupPointer, ReadState } from "../../src/read-state/read-state.ts"
@@ -9,6 +8,7 @@ import { joinPath } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { WriteTool } from "../../src/tools/write.ts"
 import { ctxFor, layer, project } from "../edit/helpers.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { run } from "../tools/helpers.ts"
 
 const content = "alpha\nbeta\ngamma\n"
@@ -107,7 +107,7 @@ describe("read de-duplication", () => {
     }).pipe(
       Effect.provide(
         Layer.merge(
-          NodeServices.layer,
+          nodeLayer,
           ReadState.layer.pipe(
             Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { FREECODE_READ_DEDUP: "0" } })))
           )

@@ -6,7 +6,6 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, Result, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -21,6 +20,7 @@ import { clip, cutEnd, cutStart, headOf, sliceWhole, tailOf } from "../../src/te
 import { defineTool } from "../../src/tool/tool.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { cutLine } from "../../src/tools/search/backend.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, run } from "../tools/helpers.ts"
 
 const SEED = 19
@@ -155,7 +155,7 @@ describe("cuts on code-point boundaries", () => {
 
   it("read's 2,000-character line cut, on real files", async () => {
     const root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-cut-"))
-    const layer = Layer.merge(NodeServices.layer, ReadState.layerWith({ dedup: false }))
+    const layer = Layer.merge(nodeLayer, ReadState.layerWith({ dedup: false }))
     try {
       await fc.assert(
         fc.asyncProperty(astral(60), fc.integer({ min: 1990, max: 2000 }), async (piece, lead) => {

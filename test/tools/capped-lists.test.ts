@@ -40,7 +40,9 @@ describe("a capped list cut to the model's budget keeps its count line", () => {
     Effect.gen(function* () {
       const r = yield* call("grep", { pattern: "export const", head_limit: 1000 })
       expect(r.truncated).toBe(true)
-      expect(r.modelOutput).toMatch(/\(Showing 1000 of 1200 matching lines in \d+ files; 200 more not shown/)
+      expect(r.modelOutput).toMatch(
+        /\(Showing 1000 of 1200 matching lines in \d+ files; 200 more\. Next page: offset=1000/
+      )
     }).pipe(Effect.provide(system))
   )
 

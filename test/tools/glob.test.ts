@@ -1,9 +1,9 @@
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
 import { compileGlob, firstSorted, GlobTool } from "../../src/tools/glob.ts"
 import { CurrentSearchBackend } from "../../src/tools/search/auto.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, makeFixture, run, runFailure, writeTree } from "./helpers.ts"
 
 describe("glob", () => {
@@ -18,7 +18,7 @@ describe("glob", () => {
       // relative to path, output relative to the root
       const inSrc = yield* run(GlobTool, { pattern: "sub/**/*.ts", path: "src" }, ctx)
       expect(inSrc.output).toBe("src/sub/deep/c.ts")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("a pattern naming an ignored directory searches it (naming it is explicit)", () =>
@@ -28,7 +28,7 @@ describe("glob", () => {
       expect(out.output).toBe("node_modules/pkg/index.js")
       const everywhere = yield* run(GlobTool, { pattern: "**/*.js" }, makeCtx(root))
       expect(everywhere.output).toBe("src/build/keep.js")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("caps at 1,000 paths sorted by path, and says how many more matched", () =>
@@ -51,7 +51,7 @@ describe("glob", () => {
         expect(lines[1000]).toBe("(Showing 1000 of 1200 matching files. 200 more matched; narrow the pattern or path.)")
         expect(out.metadata).toMatchObject({ count: 1200, shown: 1000, truncated: true })
       }
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("refuses a file as path and names similar directories for a missing one", () =>
@@ -64,7 +64,7 @@ describe("glob", () => {
       expect(yield* runFailure(GlobTool, { pattern: "*", path: "dcos" }, ctx)).toBe(
         "Directory not found: dcos. Did you mean docs?"
       )
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("no match in a missing literal directory is an ok result", () =>
@@ -73,7 +73,7 @@ describe("glob", () => {
       yield* writeTree(root, { "x/y.ts": "" })
       const out = yield* run(GlobTool, { pattern: "nope/**/*.ts" }, makeCtx(root))
       expect(out.output).toBe('No files match "nope/**/*.ts" in ./.')
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it("compileGlob: no slash matches names at any depth, a slash anchors at the search path", () => {

@@ -1,9 +1,9 @@
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
 import { GrepTool } from "../../src/tools/grep.ts"
 import { CurrentSearchBackend } from "../../src/tools/search/auto.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, makeFixture, run, runFailure, writeTree } from "./helpers.ts"
 
 describe("grep", () => {
@@ -22,10 +22,10 @@ describe("grep", () => {
           "many/f00.txt:4:hit",
           "many/f00.txt:6:hit",
           "many/f00.txt:7:hit",
-          "(Showing 5 of 4000 matching lines in 40 files; 3995 more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)"
+          "(Showing 5 of 4000 matching lines in 40 files; 3995 more. Next page: offset=5, head_limit=5; or narrow with a more specific pattern, path or include.)"
         ])
       }
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("default head_limit is 250", () =>
@@ -36,8 +36,8 @@ describe("grep", () => {
       const lines = out.output.split("\n")
       expect(lines).toHaveLength(251)
       expect(lines[249]).toBe("lots.txt:250:x")
-      expect(lines[250]).toContain("Showing 250 of 300 matching lines in 1 file; 50 more not shown")
-    }).pipe(Effect.provide(NodeServices.layer))
+      expect(lines[250]).toContain("Showing 250 of 300 matching lines in 1 file; 50 more. Next page: offset=250;")
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live(
@@ -50,7 +50,7 @@ describe("grep", () => {
         expect(ignored.output).toBe("logs/a.log:1:needle log")
         const binary = yield* run(GrepTool, { pattern: "needle", path: "src/bin.dat" }, ctx)
         expect(binary.output).toContain("src/bin.dat is a binary file and grep skips binary files")
-      }).pipe(Effect.provide(NodeServices.layer))
+      }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("patterns starting with - are patterns, not flags", () =>
@@ -59,7 +59,7 @@ describe("grep", () => {
       yield* writeTree(root, { "flags.txt": "use --hidden here\n" })
       const out = yield* run(GrepTool, { pattern: "--hidden" }, makeCtx(root))
       expect(out.output).toBe("flags.txt:1:use --hidden here")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("include with a directory part, or a missing path, are errors that say what to do", () =>
@@ -75,7 +75,7 @@ describe("grep", () => {
       expect(yield* runFailure(GrepTool, { pattern: "x", path: "scr" }, ctx)).toBe(
         "Path not found: scr. Did you mean src?"
       )
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("an invalid regex quotes rg's error", () =>
@@ -85,7 +85,7 @@ describe("grep", () => {
       expect(message).toContain('Invalid regex "a[b"')
       expect(message).toContain("regex parse error")
       expect(message).toContain("unclosed character class")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it("rejects head_limit 0 at decode time", () => {

@@ -1,8 +1,8 @@
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
 import { LsTool } from "../../src/tools/ls.ts"
 import { joinPath } from "../../src/tools/paths.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, makeFixture, run, runFailure, writeTree } from "./helpers.ts"
 
 describe("ls", () => {
@@ -40,7 +40,7 @@ describe("ls", () => {
           ].join("\n")
         )
         expect(out.metadata).toMatchObject({ path: root, entries: 22, shown: 22, truncated: false })
-      }).pipe(Effect.provide(NodeServices.layer))
+      }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("lists a subdirectory with its ancestors' rules, and skips extra ignore patterns", () =>
@@ -64,7 +64,7 @@ describe("ls", () => {
           "  bin.dat"
         ].join("\n")
       )
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("says when a directory is empty, and shows symbolic links with their target", () =>
@@ -77,7 +77,7 @@ describe("ls", () => {
       yield* fs.symlink("../src/a.ts", joinPath(root, "docs/link.ts"))
       const docs = yield* run(LsTool, { path: "docs" }, ctx)
       expect(docs.output).toBe("docs/\n  guide.txt\n  link.ts -> ../src/a.ts")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("leaves out what the rules hide, a hidden directory with everything below it", () =>
@@ -106,7 +106,7 @@ describe("ls", () => {
       const top = yield* run(LsTool, {}, ctx)
       expect(top.output.split("\n").slice(0, 4)).toEqual(["./", "  .hidden/", "    secret.ts", "  empty/"])
       expect(top.output).not.toContain("guide.txt")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("caps the tree at 1,000 entries, top levels first, and says how many more and how to narrow", () =>
@@ -128,7 +128,7 @@ describe("ls", () => {
       expect(lines[1000]).toBe("  f0799.txt")
       expect(lines[1001]).toBe("(Showing 1000 of 1101 entries. Pass a deeper path or ignore patterns to see the rest.)")
       expect(out.metadata).toMatchObject({ entries: 1101, shown: 1000, truncated: true })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("refuses a file and names similar directories for a missing path", () =>
@@ -139,7 +139,7 @@ describe("ls", () => {
         "src/a.ts is not a directory; use read to see a file."
       )
       expect(yield* runFailure(LsTool, { path: "srcs" }, ctx)).toBe("Directory not found: srcs. Did you mean src?")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it("declares a safe, cancellable, retryable read", () => {

@@ -3,7 +3,6 @@
  * fixture tree: identical file lists for glob and ls, identical lines for grep.
  */
 import { readFileSync } from "node:fs"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
 import { GlobTool } from "../../src/tools/glob.ts"
@@ -15,6 +14,7 @@ import { RipgrepUnavailable, type SearchBackend } from "../../src/tools/search/b
 import { anchorLine } from "../../src/tools/search/ignore.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "../../src/tools/search/ripgrep.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { FIXTURE_FILES, makeCtx, makeFixture, run, runFailure, writeTree } from "./helpers.ts"
 
 const rgBackend = Effect.map(loadRipgrepPath, makeRipgrepBackend)
@@ -51,7 +51,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       const listed = yield* backend.listFiles({ root, dir: root })
       expect(listed.backend).toBe(name)
       expect(relativeTo(root, listed.files)).toEqual(FIXTURE_FILES)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("a name prefilter lists only matching names, and never brings back ignored files", () =>
@@ -62,7 +62,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       expect(relativeTo(root, logs.files)).toEqual(FIXTURE_FILES.filter((f) => f.endsWith(".log")))
       const ts = yield* backend.listFiles({ root, dir: root, nameGlob: "*.{ts,tsx}" })
       expect(relativeTo(root, ts.files)).toEqual(FIXTURE_FILES.filter((f) => /\.tsx?$/.test(f)))
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("applies the ancestors' .gitignore files when listing a subdirectory", () =>
@@ -78,7 +78,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
         "src/sub/keep.log",
         "src/sub/local.txt"
       ])
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("searches an explicitly named ignored directory", () =>
@@ -87,7 +87,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       const backend = yield* makeBackend
       const listed = yield* backend.listFiles({ root, dir: joinPath(root, "build") })
       expect(relativeTo(root, listed.files)).toEqual(["build/out.js"])
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("a deeper .gitignore re-includes a directory a shallower one ignores", () =>
@@ -104,7 +104,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       const rel = relativeTo(root, listed.files)
       expect(rel).toContain("pkg/dist/x.js")
       expect(rel).not.toContain("other/dist/y.js")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("glob: same matches through the tool", () =>
@@ -138,7 +138,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       const none = yield* glob({ pattern: "**/*.rs" })
       expect(none.output).toBe('No files match "**/*.rs" in ./.')
       expect(none.metadata?.count).toBe(0)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("grep: same lines through the tool, sorted, binary/ignored/.git skipped", () =>
@@ -185,7 +185,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
         ".hidden/secret.ts:1:export const hidden = 'needle'",
         "README.md:1:# needle readme",
         "docs/guide.txt:1:the needle in docs",
-        "(Showing 3 of 11 matching lines in 10 files; 8 more not shown. Narrow with a more specific pattern, path or include, or raise head_limit.)"
+        "(Showing 3 of 11 matching lines in 10 files; 8 more. Next page: offset=3, head_limit=3; or narrow with a more specific pattern, path or include.)"
       ])
 
       // look-around (rg picks PCRE2 for it) and a leading inline flag work in both
@@ -207,7 +207,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       expect(bad).toContain('Invalid regex "foo("')
       expect(bad).toMatch(/unclosed group|missing closing \)/i)
       expect(bad).toContain("Escape regex metacharacters")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("grep: long lines are cut to 500 chars with a marker; CRLF lines are shown without CR", () =>
@@ -222,7 +222,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
         `long/x.txt:1:${"a".repeat(500)}… [206 chars cut]`,
         "long/x.txt:2:needle crlf"
       ])
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("ls lists the same files as the backend", () =>
@@ -232,7 +232,7 @@ describe.each(backends)("search backend: %s", (name, makeBackend) => {
       const listed = yield* backend.listFiles({ root, dir: root })
       const ls = yield* run(LsTool, {}, makeCtx(root))
       expect(lsFiles(ls.output)).toEqual(relativeTo(root, listed.files).sort())
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
 
@@ -254,7 +254,7 @@ describe("backend choice", () => {
       expect(second.backend).toBe("walk")
       expect(second.matches.map((m) => `${m.path.slice(root.length + 1)}:${m.line}`)).toEqual(["src/sub/deep/c.ts:1"])
       expect(probes).toBe(1)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("the auto backend falls back when the rg package is missing", () =>
@@ -263,7 +263,7 @@ describe("backend choice", () => {
       const auto = makeAutoBackend({ ripgrepPath: Effect.fail(new RipgrepUnavailable({ message: "no package" })) })
       const listed = yield* auto.listFiles({ root, dir: root })
       expect(listed.backend).toBe("walk")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("the default auto backend uses rg when it is installed", () =>
@@ -271,7 +271,7 @@ describe("backend choice", () => {
       const root = yield* makeFixture
       const listed = yield* makeAutoBackend().listFiles({ root, dir: root })
       expect(listed.backend).toBe("ripgrep")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
 
@@ -300,7 +300,7 @@ describe("ripgrep exit codes", () => {
       expect(result.notes).toEqual([
         "Some files or directories could not be read and were skipped: rg: ./locked: Permission denied (os error 13)"
       ])
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("exit 2 without output is an error quoting rg", () =>
@@ -309,7 +309,7 @@ describe("ripgrep exit codes", () => {
       const rg = yield* fakeRg(root, "", "rg: something broke\\n", 2)
       const error = yield* Effect.flip(rg.grep({ root, path: root, isFile: false, pattern: "x", limit: 10 }))
       expect(error).toMatchObject({ _tag: "SearchFailed", message: "rg failed: rg: something broke" })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("an interrupted search kills rg", () =>
@@ -337,7 +337,7 @@ describe("ripgrep exit codes", () => {
         if (alive) yield* Effect.sleep("100 millis")
       }
       expect(alive).toBe(false)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("a missing project root does not retire rg", () =>
@@ -345,7 +345,7 @@ describe("ripgrep exit codes", () => {
       const rg = yield* rgBackend
       const error = yield* Effect.flip(rg.listFiles({ root: "/nonexistent/root", dir: "/nonexistent/root" }))
       expect(error._tag).toBe("SearchFailed")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
 

@@ -2,11 +2,14 @@
  * Picks the search backend: ripgrep while it works, the TypeScript walk from the moment rg is
  * found unusable (the package's platform binary is missing, or the binary cannot be spawned).
  * The call that discovers it is answered by the walk, so the model never sees the difference.
+ * When LocalFs's files are not on this machine's disk (an in-memory FileSystem), rg could not
+ * see them: the walk answers.
  *
  * Tools read the backend from the `CurrentSearchBackend` reference, so a test (or an embedder)
  * can force one with `Effect.provideService(CurrentSearchBackend, walkBackend)`.
  */
 import { Context, Effect } from "effect"
+import { LocalFs } from "../../fs/local-fs.ts"
 import type { RipgrepUnavailable, SearchBackend, SearchError, SearchRequirements } from "./backend.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "./ripgrep.ts"
 import { walkBackend } from "./walk.ts"
@@ -25,8 +28,8 @@ export const makeAutoBackend = (options: AutoBackendOptions = {}): SearchBackend
   const withBackend = <A>(
     run: (backend: SearchBackend) => Effect.Effect<A, SearchError, SearchRequirements>
   ): Effect.Effect<A, SearchError, SearchRequirements> =>
-    Effect.suspend(() => {
-      if (unusable) return run(walkBackend)
+    Effect.flatMap(LocalFs, (fs) => {
+      if (unusable || !fs.onDisk) return run(walkBackend)
       const viaRg =
         rg !== undefined
           ? run(rg)

@@ -1,7 +1,7 @@
 /**
  * The one interface behind glob and grep. Two implementations give the same answers:
  * `ripgrep` (the rg binary shipped in @vscode/ripgrep, run with node:child_process) and
- * `walk` (a pure TypeScript walk over the FileSystem service). `auto.ts` picks between them.
+ * `walk` (a pure TypeScript walk over the LocalFs service). `auto.ts` picks between them.
  *
  * Shared rules, so both backends agree:
  * - .gitignore files are respected (see `ignore.ts` for which ones), hidden files are
@@ -13,6 +13,7 @@
  */
 import { Data, type Effect, type FileSystem } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
+import type { LocalFs } from "../../fs/local-fs.ts"
 import { cutEnd } from "../../text/cut.ts"
 
 /** The regex did not compile; `message` is the regex engine's own error text. */
@@ -28,7 +29,7 @@ export type SearchError = InvalidPattern | SearchFailed | RipgrepUnavailable
 
 export type BackendName = "ripgrep" | "walk"
 
-export type SearchRequirements = FileSystem.FileSystem | ChildProcessSpawner.ChildProcessSpawner
+export type SearchRequirements = FileSystem.FileSystem | LocalFs | ChildProcessSpawner.ChildProcessSpawner
 
 export interface ListFilesRequest {
   /** The project root: bounds which ancestor .gitignore files apply. Absolute. */
@@ -47,6 +48,11 @@ export interface FileList {
   readonly files: ReadonlyArray<string>
   /** Things the caller should mention (unreadable directories). */
   readonly notes: ReadonlyArray<string>
+  /**
+   * Dependency/build folders left out by default (default-skip.ts), absolute. The walk finds
+   * every one; rg skips them itself, and only those directly in the listed directory are named.
+   */
+  readonly skipped: ReadonlyArray<string>
   readonly backend: BackendName
 }
 
@@ -60,8 +66,10 @@ export interface GrepRequest {
   readonly pattern: string
   /** A glob matched against file names only, e.g. `*.ts` or `*.{ts,tsx}`. */
   readonly include?: string
-  /** How many matches (in sorted order) to return; all are counted. */
+  /** How many matches (in sorted order) to return, after `offset` skipped ones; all are counted. */
   readonly limit: number
+  /** How many matches (in sorted order) to skip first; default 0. */
+  readonly offset?: number
 }
 
 export interface GrepMatch {
@@ -74,13 +82,15 @@ export interface GrepMatch {
 }
 
 export interface GrepResult {
-  /** The first `limit` matches sorted by path, then line. */
+  /** The `limit` matches after the first `offset`, sorted by path, then line. */
   readonly matches: ReadonlyArray<GrepMatch>
   /** All matching lines. */
   readonly total: number
   /** Files with at least one match. */
   readonly files: number
   readonly notes: ReadonlyArray<string>
+  /** As in FileList. */
+  readonly skipped: ReadonlyArray<string>
   readonly backend: BackendName
 }
 
@@ -119,11 +129,14 @@ export const matchText = (raw: string): string =>
 export class MatchCollector {
   private kept: Array<GrepMatch> = []
   private readonly filesSeen = new Set<string>()
+  /** The first offset + limit are kept; the page is cut from them at the end. */
   private readonly limit: number
+  private readonly offset: number
   total = 0
 
-  constructor(limit: number) {
-    this.limit = limit
+  constructor(limit: number, offset = 0) {
+    this.limit = offset + limit
+    this.offset = offset
   }
 
   add(match: GrepMatch): void {
@@ -142,8 +155,9 @@ export class MatchCollector {
     return this.filesSeen.size
   }
 
-  result(backend: BackendName, notes: ReadonlyArray<string>): GrepResult {
+  result(backend: BackendName, notes: ReadonlyArray<string>, skipped: ReadonlyArray<string>): GrepResult {
     this.compact()
-    return { matches: this.kept, total: this.total, files: this.filesSeen.size, notes, backend }
+    const matches = this.offset === 0 ? this.kept : this.kept.slice(this.offset)
+    return { matches, total: this.total, files: this.filesSeen.size, notes, skipped, backend }
   }
 }

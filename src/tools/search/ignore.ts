@@ -14,12 +14,10 @@
  * not entered, so nothing below it can be re-included.
  */
 
-import * as NFS from "node:fs"
-import { Effect, type FileSystem } from "effect"
+import { Effect } from "effect"
 import ignore, { type Ignore } from "ignore"
-import { hasRealCtime } from "../../fs/local-mounts.ts"
-import { makeStatCache } from "../../fs/stat-cache.ts"
-import { dirnameOf, isInside, joinPath, relativeInside } from "../paths.ts"
+import type { DerivedSpec, LocalFsShape } from "../../fs/local-fs.ts"
+import { dirnameOf, isInside, relativeInside } from "../paths.ts"
 
 /** The rules of one `.gitignore`, anchored at the directory that holds it. */
 export interface IgnoreLevel {
@@ -64,21 +62,26 @@ const testOne = (matcher: Ignore, rel: string): TestResult => {
 }
 
 /**
- * Whether `abs` is ignored by the chain. `abs` must lie below the chain's directories.
- * Directories are tested with a trailing `/` so that `build/` patterns match them only.
+ * What the chain says of `abs`: "ignored", "included" (a `!` rule re-includes it) or "none"
+ * (no rule names it). `abs` must lie below the chain's directories. Directories are tested
+ * with a trailing `/` so that `build/` patterns match them only.
  */
-export const isIgnored = (chain: IgnoreChain, abs: string, isDir: boolean): boolean => {
+export const ignoreVerdict = (chain: IgnoreChain, abs: string, isDir: boolean): "ignored" | "included" | "none" => {
   for (let i = chain.length - 1; i >= 0; i--) {
     const level = chain[i]
     if (level === undefined) continue
     const rel = relativeInside(level.dir, abs)
     if (rel === undefined || rel === "") continue
     const result = testOne(level.matcher, isDir ? `${rel}/` : rel)
-    if (result.ignored) return true
-    if (result.unignored) return false
+    if (result.ignored) return "ignored"
+    if (result.unignored) return "included"
   }
-  return false
+  return "none"
 }
+
+/** Whether `abs` is ignored by the chain (see ignoreVerdict). */
+export const isIgnored = (chain: IgnoreChain, abs: string, isDir: boolean): boolean =>
+  ignoreVerdict(chain, abs, isDir) === "ignored"
 
 /** Whether `rel` (relative to the matcher's directory) matches extra ignore patterns, e.g. ls's `ignore`. */
 export const matchesPatterns = (matcher: Ignore, rel: string, isDir: boolean): boolean =>
@@ -92,36 +95,15 @@ const compileLevel = (dir: string, text: string): IgnoreLevel => {
 }
 
 /**
- * Compiled .gitignore files, reused while the file is unchanged (stat-cache.ts): every walk
- * below a directory reads its ancestors' rules. Shared between walks: a matcher is only ever
- * asked through testOne, which keeps no per-path cache.
+ * A compiled .gitignore. The LocalFs layer may keep it while the file is unchanged: every walk
+ * below a directory reads its ancestors' rules. A matcher is only ever asked through testOne,
+ * which keeps no per-path cache, so walks can share it.
  */
-const levels = makeStatCache<IgnoreLevel>({ maxPaths: 1_000, maxWeight: 1_000, weight: () => 1 })
+const GITIGNORE: DerivedSpec<IgnoreLevel> = { name: "gitignore", derive: compileLevel, maxPaths: 1_000 }
 
-/**
- * `dir/.gitignore` on a local disk with a real ctime, read at once: a stat, not a failed read,
- * says there is none (the usual case for an ancestor), and an unchanged file is not compiled again.
- */
-const loadLocalLevel = (dir: string): IgnoreLevel | undefined => {
-  const file = joinPath(dir, ".gitignore")
-  try {
-    const st = NFS.statSync(file, { throwIfNoEntry: false })
-    if (st === undefined || !st.isFile()) return undefined
-    return levels.get(file, st, () => compileLevel(dir, NFS.readFileSync(file, "utf8")))
-  } catch {
-    return undefined
-  }
-}
-
-/** Reads `dir/.gitignore` when it is a readable file; nothing otherwise. */
-export const loadLevel = (fs: FileSystem.FileSystem, dir: string): Effect.Effect<IgnoreLevel | undefined> => {
-  if (hasRealCtime(dir)) return Effect.sync(() => loadLocalLevel(dir))
-  const file = joinPath(dir, ".gitignore")
-  return fs.readFileString(file).pipe(
-    Effect.map((text): IgnoreLevel | undefined => compileLevel(dir, text)),
-    Effect.catch(() => Effect.succeed(undefined))
-  )
-}
+/** `dir/.gitignore` when it is a readable file; nothing otherwise. */
+export const loadLevel = (fs: LocalFsShape, dir: string): Effect.Effect<IgnoreLevel | undefined> =>
+  fs.readDerived(dir, ".gitignore", GITIGNORE)
 
 /** The directories from the root down to `dir`'s parent; empty when `dir` is the root or outside it. */
 export const ancestorDirs = (root: string, dir: string): Array<string> => {
@@ -139,17 +121,14 @@ export const ancestorDirs = (root: string, dir: string): Array<string> => {
 }
 
 /** The `.gitignore` rules of `dir`'s ancestors up to the project root, shallowest first. */
-export const ancestorChain = (fs: FileSystem.FileSystem, root: string, dir: string): Effect.Effect<IgnoreChain> => {
+export const ancestorChain = (fs: LocalFsShape, root: string, dir: string): Effect.Effect<IgnoreChain> => {
   const dirs = ancestorDirs(root, dir)
   // The root itself (the usual ls and search) has no ancestors to read.
   if (dirs.length === 0) return Effect.succeed([])
-  // On a local disk each level is a stat (and a compile kept from before), done at once.
-  // Elsewhere a read waits on the network: 8 at a time.
-  const keep = (levels: ReadonlyArray<IgnoreLevel | undefined>) => levels.filter((l) => l !== undefined)
-  if (dirs.every((d) => hasRealCtime(d))) return Effect.sync(() => keep(dirs.map(loadLocalLevel)))
+  // One level after another: on a local disk each is a stat (and a compile kept from before).
   return Effect.map(
-    Effect.forEach(dirs, (d) => loadLevel(fs, d), { concurrency: 8 }),
-    keep
+    Effect.forEach(dirs, (d) => loadLevel(fs, d)),
+    (levels) => levels.filter((l) => l !== undefined)
   )
 }
 

@@ -10,13 +10,18 @@
  *   `/`; instead the ancestors from the project root down to the searched directory are
  *   rewritten into one ignore file anchored at the root (rg's working directory).
  * - `--hidden --glob !.git`: hidden files are searched, `.git` never.
+ * - A first `--ignore-file` skips the dependency/build folders of default-skip.ts.
  * - The path is always given (rg reads stdin without one) and stdin is closed.
  * File-name filters are never passed as `--glob`: rg's globs override .gitignore. grep's
  * `include` becomes a file type (`--type-add`), which is applied after .gitignore.
  */
 import { spawn } from "node:child_process"
+import * as NFS from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import { Effect, FileSystem } from "effect"
+import { LocalFs } from "../../fs/local-fs.ts"
 import { readableError } from "../../tool/readable-error.ts"
 import { relativeInside, resolvePath } from "../paths.ts"
 import {
@@ -30,7 +35,9 @@ import {
   type SearchBackend,
   SearchFailed
 } from "./backend.ts"
+import { DEFAULT_SKIP_IGNORE_FILE } from "./default-skip.ts"
 import { ancestorChain, anchoredIgnoreFile } from "./ignore.ts"
+import { walkTree } from "./walk.ts"
 
 /** Flags every rg call gets. */
 export const RG_BASE_FLAGS: ReadonlyArray<string> = [
@@ -130,16 +137,73 @@ const runRg = (
 const targetArgs = (request: { readonly root: string; readonly target: string; readonly isDir: boolean }) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const localFs = yield* LocalFs
     const rel = relativeInside(request.root, request.target)
     const pathArg = rel === undefined ? request.target : rel === "" ? "." : rel
     if (!request.isDir || rel === undefined || rel === "") return [pathArg] as const
-    const chain = yield* ancestorChain(fs, request.root, request.target)
+    const chain = yield* ancestorChain(localFs, request.root, request.target)
     const text = anchoredIgnoreFile(request.root, chain)
     if (text === "") return [pathArg] as const
     const file = yield* fs.makeTempFileScoped({ prefix: "freecode-rg-", suffix: ".ignore" })
     yield* fs.writeFileString(file, text)
     return ["--ignore-file", file, pathArg] as const
   }).pipe(Effect.mapError((e) => new SearchFailed({ message: `cannot prepare the search: ${readableError(e)}` })))
+
+/**
+ * The default-skip folders as rg's first ignore file: rules in an ignore file given on the
+ * command line rank below every .gitignore, so a project's own rule (ignoring one, or
+ * re-including it with `!`) still decides. One file per user and per content, in a directory
+ * only that user can write (checked: ours, mode 0700, not a link), shared by every process:
+ * nothing is left behind per process, even by one that is killed.
+ */
+const makeSkipFile = (): (() => string | undefined) => {
+  let file: string | undefined
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+  const dir = NodePath.join(NodeOs.tmpdir(), `freecode-rg-${uid ?? "user"}`)
+  const name = `default-skip-${DEFAULT_SKIP_IGNORE_FILE.length}-${hashOf(DEFAULT_SKIP_IGNORE_FILE)}.ignore`
+  return () => {
+    if (file !== undefined && NFS.existsSync(file)) return file
+    try {
+      NFS.mkdirSync(dir, { mode: 0o700, recursive: true })
+      const st = NFS.lstatSync(dir)
+      if (!st.isDirectory() || (st.mode & 0o077) !== 0 || (uid !== undefined && st.uid !== uid)) return undefined
+      const path = NodePath.join(dir, name)
+      if (!NFS.existsSync(path) || NFS.readFileSync(path, "utf8") !== DEFAULT_SKIP_IGNORE_FILE) {
+        const temp = `${path}.${process.pid}.tmp`
+        NFS.writeFileSync(temp, DEFAULT_SKIP_IGNORE_FILE, { mode: 0o600 })
+        NFS.renameSync(temp, path)
+      }
+      file = path
+      return file
+    } catch {
+      // No usable temp directory: rg searches those folders, as before this rule existed.
+      return undefined
+    }
+  }
+}
+
+/** A short stable hash of a text (FNV-1a), to name a file by its content. */
+const hashOf = (text: string): string => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return h.toString(36)
+}
+
+/**
+ * The default-skip folders directly in `dir`: rg skips them without saying so, and finding the
+ * deeper ones would cost a walk of the tree rg was run to spare.
+ */
+const skippedAtTop = (
+  root: string,
+  dir: string,
+  skipping: boolean
+): Effect.Effect<ReadonlyArray<string>, never, LocalFs> =>
+  !skipping
+    ? Effect.succeed([])
+    : walkTree({ root, dir, maxDepth: 0 }).pipe(
+        Effect.map((walked) => walked.skipped),
+        Effect.orElseSucceed((): ReadonlyArray<string> => [])
+      )
 
 /** First lines of rg's stderr, for notes and errors. */
 const firstLines = (stderr: string, n: number): string =>
@@ -155,10 +219,16 @@ const partialNote = (stderr: string): Array<string> =>
 
 /** Builds the backend around one rg binary. */
 export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
+  const skipFile = makeSkipFile()
+  const skipArgs = (): ReadonlyArray<string> => {
+    const file = skipFile()
+    return file === undefined ? [] : ["--ignore-file", file]
+  }
   const listFiles = (request: ListFilesRequest) =>
     Effect.gen(function* () {
       const cwd = request.root
       const [ignoreArgs, pathArg] = splitTarget(yield* targetArgs({ root: cwd, target: request.dir, isDir: true }))
+      const skip = skipArgs()
       const files: Array<string> = []
       let pending = ""
       // A type filter, unlike -g, applies after the ignore rules: ignored files stay out.
@@ -170,7 +240,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const run = yield* runRg(
         rgPath,
         cwd,
-        ["--files", "--null", ...RG_BASE_FLAGS, ...nameFilter, ...ignoreArgs, "--", pathArg],
+        ["--files", "--null", ...RG_BASE_FLAGS, ...nameFilter, ...skip, ...ignoreArgs, "--", pathArg],
         (chunk) => {
           const parts = (pending + chunk).split("\0")
           pending = parts.pop() ?? ""
@@ -184,6 +254,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const result: FileList = {
         files,
         notes: run.exitCode === 2 ? partialNote(run.stderr) : [],
+        skipped: yield* skippedAtTop(cwd, request.dir, skip.length > 0),
         backend: "ripgrep"
       }
       return result
@@ -195,11 +266,12 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       const [ignoreArgs, pathArg] = splitTarget(
         yield* targetArgs({ root: cwd, target: request.path, isDir: !request.isFile })
       )
+      const skip = skipArgs()
       const include =
         request.include === undefined || request.isFile
           ? []
           : ["--type-add", `include:${request.include}`, "--type", "include"]
-      const collector = new MatchCollector(request.limit)
+      const collector = new MatchCollector(request.limit, request.offset ?? 0)
       let pending = ""
       const onLine = (line: string) => {
         const nul = line.indexOf("\0")
@@ -225,6 +297,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         "auto",
         ...RG_BASE_FLAGS,
         ...include,
+        ...skip,
         ...ignoreArgs,
         "--regexp",
         request.pattern,
@@ -244,7 +317,8 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         }
         return yield* new SearchFailed({ message: `rg failed: ${message}` })
       }
-      return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [])
+      const skipped = request.isFile ? [] : yield* skippedAtTop(cwd, request.path, skip.length > 0)
+      return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [], skipped)
     }).pipe(Effect.scoped)
 
   return { name: "ripgrep", listFiles, grep }

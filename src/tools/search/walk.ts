@@ -1,13 +1,13 @@
 /**
- * The pure TypeScript backend: a breadth-first walk over the FileSystem service with the
+ * The pure TypeScript backend: a breadth-first walk over the LocalFs service with the
  * .gitignore rules of `ignore.ts`, glob filters and grep's regexes on a linear-time RE2 engine. It is
  * the fallback when rg cannot run, and `ls` uses `walkTree` directly (rg cannot list
  * directories, and ls must show empty ones).
  */
 
-import { Effect, FileSystem, type PlatformError } from "effect"
+import { Effect, type PlatformError } from "effect"
 import type { Ignore } from "ignore"
-import * as NativeFs from "../../fs/native.ts"
+import { type DirectoryEntry, type FileType, LocalFs, type LocalFsShape } from "../../fs/local-fs.ts"
 import { compileModelGlob } from "../../text/glob.ts"
 import { compileModelRegex, isRefusal, type ModelRegex } from "../../text/regex.ts"
 import { readableError } from "../../tool/readable-error.ts"
@@ -22,7 +22,8 @@ import {
   type SearchBackend,
   SearchFailed
 } from "./backend.ts"
-import { ancestorChain, type IgnoreChain, isGitEntry, isIgnored, loadLevel, matchesPatterns } from "./ignore.ts"
+import { DEFAULT_SKIP } from "./default-skip.ts"
+import { ancestorChain, type IgnoreChain, ignoreVerdict, isGitEntry, loadLevel, matchesPatterns } from "./ignore.ts"
 
 export type EntryKind = "file" | "dir" | "symlink" | "other"
 
@@ -51,6 +52,8 @@ export interface WalkResult {
   readonly complete: boolean
   /** Directories below the walked one that could not be read (skipped, like rg does). */
   readonly unreadable: ReadonlyArray<string>
+  /** Dependency and build folders skipped by default (default-skip.ts), absolute. */
+  readonly skipped: ReadonlyArray<string>
 }
 
 export interface WalkOptions {
@@ -61,9 +64,11 @@ export interface WalkOptions {
   readonly extraIgnore?: Ignore
   /** Stop descending once this many entries were seen (the current level is finished). */
   readonly maxEntries?: number
+  /** Read only this many levels below `dir` (0: `dir`'s own entries). Default: all. */
+  readonly maxDepth?: number
 }
 
-const kindOf = (type: FileSystem.File.Type | NativeFs.FileType | "Unknown"): EntryKind =>
+const kindOf = (type: FileType): EntryKind =>
   type === "Directory" ? "dir" : type === "File" ? "file" : type === "SymbolicLink" ? "symlink" : "other"
 
 interface Pending {
@@ -72,58 +77,35 @@ interface Pending {
   readonly chain: IgnoreChain
 }
 
-/** A directory's entries, each with a type (a stat only for those readdir could not type). */
-const readDir = (fs: FileSystem.FileSystem, pending: Pending) =>
-  Effect.flatMap(NativeFs.readDirectoryEntries(pending.path), (raw) =>
-    // Only a file system that does not report types needs a stat per entry.
-    raw.some((e) => e.type === "Unknown")
-      ? Effect.flatMap(
-          Effect.forEach(
-            raw,
-            (e) =>
-              e.type === "Unknown"
-                ? fs.lstat(childPath(pending.path, e.name)).pipe(
-                    Effect.map((info): NativeFs.DirectoryEntry => ({ name: e.name, type: info.type })),
-                    Effect.catch(() => Effect.succeed(e))
-                  )
-                : Effect.succeed(e),
-            { concurrency: 8 }
-          ),
-          (typed) => withRules(fs, pending, typed)
-        )
-      : withRules(fs, pending, raw)
-  )
-
-/** The entries with the ignore rules that apply below them: the directory's own .gitignore added. */
-const withRules = (fs: FileSystem.FileSystem, pending: Pending, entries: ReadonlyArray<NativeFs.DirectoryEntry>) => {
-  const result = (chain: IgnoreChain) => ({ entries, chain })
-  if (!entries.some((e) => e.name === ".gitignore" && e.type === "File")) return Effect.succeed(result(pending.chain))
-  return Effect.map(loadLevel(fs, pending.path), (own) =>
-    result(own === undefined ? pending.chain : [...pending.chain, own])
-  )
-}
+/** A directory's entries with the ignore rules that apply below them: its own .gitignore added. */
+const readDir = (fs: LocalFsShape, pending: Pending) =>
+  Effect.flatMap(fs.readDirectory(pending.path), (entries: ReadonlyArray<DirectoryEntry>) => {
+    const result = (chain: IgnoreChain) => ({ entries, chain })
+    if (!entries.some((e) => e.name === ".gitignore" && e.type === "File")) return Effect.succeed(result(pending.chain))
+    return Effect.map(loadLevel(fs, pending.path), (own) =>
+      result(own === undefined ? pending.chain : [...pending.chain, own])
+    )
+  })
 
 /**
- * Walks `dir` breadth-first, applying .gitignore rules, skipping `.git`, not following links.
- * Each directory's entries come sorted by name, as readDirectoryEntries gives them.
+ * Walks `dir` breadth-first, applying .gitignore rules, skipping `.git` and the default-skip
+ * folders no rule names, not following links. Each directory's entries come sorted by name, as
+ * LocalFs.readDirectory gives them.
  */
-export const walkTree = (
-  options: WalkOptions
-): Effect.Effect<WalkResult, PlatformError.PlatformError, FileSystem.FileSystem> =>
+export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, PlatformError.PlatformError, LocalFs> =>
   // (Effects chained, not a generator: every ls passes through here.)
-  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+  Effect.flatMap(LocalFs, (fs) =>
     Effect.flatMap(ancestorChain(fs, options.root, options.dir), (ancestors) => {
       const dirs: Array<WalkedDir> = []
       const unreadable: Array<string> = []
+      const skipped: Array<string> = []
       let seen = 0
       const readOne = (p: Pending) =>
         p.depth === 0
           ? readDir(fs, p)
           : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
       /** One level of the tree, then the next. */
-      const walkLevel = (
-        level: ReadonlyArray<Pending>
-      ): Effect.Effect<WalkResult, PlatformError.PlatformError, FileSystem.FileSystem> =>
+      const walkLevel = (level: ReadonlyArray<Pending>): Effect.Effect<WalkResult, PlatformError.PlatformError> =>
         Effect.flatMap(
           // One directory needs no concurrent fibers (most ls calls read just one level).
           level.length === 1
@@ -150,16 +132,23 @@ export const walkTree = (
                   const rel = relativeInside(options.dir, abs)
                   if (rel !== undefined && rel !== "" && matchesPatterns(options.extraIgnore, rel, isDir)) continue
                 }
-                if (isIgnored(result.chain, abs, isDir)) continue
+                const verdict = ignoreVerdict(result.chain, abs, isDir)
+                if (verdict === "ignored") continue
+                if (isDir && verdict === "none" && DEFAULT_SKIP.has(e.name)) {
+                  skipped.push(abs)
+                  continue
+                }
                 entries.push({ name: e.name, path: abs, kind })
-                if (isDir) next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
+                if (isDir && (options.maxDepth === undefined || pending.depth < options.maxDepth)) {
+                  next.push({ path: abs, depth: pending.depth + 1, chain: result.chain })
+                }
               }
               seen += entries.length
               dirs.push({ path: pending.path, depth: pending.depth, entries })
             }
             const stopped = options.maxEntries !== undefined && seen >= options.maxEntries && next.length > 0
             if (stopped || next.length === 0) {
-              return Effect.succeed({ dirs, entries: seen, complete: !stopped, unreadable })
+              return Effect.succeed({ dirs, entries: seen, complete: !stopped, unreadable, skipped })
             }
             return walkLevel(next)
           }
@@ -175,7 +164,7 @@ const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
         `${paths.length} director${paths.length === 1 ? "y" : "ies"} could not be read and ${paths.length === 1 ? "was" : "were"} skipped (first: ${paths[0]}).`
       ]
 
-const listFiles = (request: ListFilesRequest): Effect.Effect<FileList, SearchFailed, FileSystem.FileSystem> => {
+const listFiles = (request: ListFilesRequest): Effect.Effect<FileList, SearchFailed, LocalFs> => {
   // glob's name filter, in linear time; one it cannot compile is an error, never an empty list.
   const nameMatches = request.nameGlob === undefined ? undefined : compileModelGlob(request.nameGlob)
   if (nameMatches !== undefined && isRefusal(nameMatches)) {
@@ -191,7 +180,7 @@ const listFiles = (request: ListFilesRequest): Effect.Effect<FileList, SearchFai
           if (e.kind === "file" && (nameMatches === undefined || nameMatches(basenameOf(e.path)))) files.push(e.path)
         }
       }
-      return { files, notes: unreadableNote(walked.unreadable), backend: "walk" }
+      return { files, notes: unreadableNote(walked.unreadable), skipped: walked.skipped, backend: "walk" }
     }),
     Effect.mapError((e) => new SearchFailed({ message: `Cannot read ${request.dir}: ${readableError(e)}` }))
   )
@@ -230,16 +219,18 @@ const searchFile = (regex: ModelRegex, file: string, bytes: Uint8Array, collecto
 
 const grep = (request: GrepRequest) =>
   Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
+    const fs = yield* LocalFs
     const regex = compileRegex(request.pattern)
     if (regex instanceof InvalidPattern) return yield* regex
     let files: ReadonlyArray<string>
     const notes: Array<string> = []
+    let skipped: ReadonlyArray<string> = []
     if (request.isFile) {
       files = [request.path]
     } else {
       const listed = yield* listFiles({ root: request.root, dir: request.path })
       notes.push(...listed.notes)
+      skipped = listed.skipped
       files = listed.files
       if (request.include !== undefined) {
         const include = compileInclude(request.include)
@@ -247,7 +238,7 @@ const grep = (request: GrepRequest) =>
         files = files.filter((f) => include(basenameOf(f)))
       }
     }
-    const collector = new MatchCollector(request.limit)
+    const collector = new MatchCollector(request.limit, request.offset ?? 0)
     let unreadableFiles = 0
     yield* Effect.forEach(
       files,
@@ -263,7 +254,7 @@ const grep = (request: GrepRequest) =>
       { concurrency: 8, discard: true }
     )
     if (unreadableFiles > 0) notes.push(`${unreadableFiles} file(s) could not be read and were skipped.`)
-    return collector.result("walk", notes)
+    return collector.result("walk", notes, skipped)
   })
 
 /** The pure TypeScript backend. */

@@ -1,0 +1,194 @@
+/**
+ * "Swap one piece": every service of the tool system is replaced by providing it to the
+ * system, and the services that use it then get the one provided (layers/overridable.ts).
+ * Tested as a class (every service the system builds, compared by identity) and by the three
+ * pieces an embedder swaps most: an Approval, an OutputStore that sees every put, and an
+ * in-memory file system that serves the file tools.
+ */
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import { NodeServices } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, FileSystem, Layer } from "effect"
+import { ToolSystem } from "../../layers/live.ts"
+import { testToolSystem } from "../../layers/test.ts"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { LocalFs } from "../../src/fs/local-fs.ts"
+import { MemoryFileSystem } from "../../src/fs/memory.ts"
+import { OutputConfig } from "../../src/output/config.ts"
+import { OutputStore } from "../../src/output/store.ts"
+import { Approval, type ApprovalQuestion } from "../../src/permission/approval.ts"
+import { ToolRegistry } from "../../src/registry/registry.ts"
+
+const tempRoot = () => NodeFs.realpathSync(NodeFs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/freecode-swap-`))
+
+describe("every service of the tool system can be swapped", () => {
+  it.live("a system built where its services already exist uses each of them, not a default", () =>
+    Effect.gen(function* () {
+      const root = tempRoot()
+      NodeFs.writeFileSync(`${root}/a.txt`, "a\n")
+      const first = yield* Layer.build(testToolSystem({ root }))
+      // The registry is swapped on its own below: built-in tools cannot be registered twice in one.
+      // (The memo map is Effect's own, of each build.)
+      const given = Context.omit(ToolRegistry, Layer.CurrentMemoMap)(first)
+      const second = yield* Layer.build(testToolSystem({ root }).pipe(Layer.provide(Layer.succeedContext(given))))
+      const keys = [...given.mapUnsafe.keys()]
+      expect(keys.length).toBeGreaterThan(20)
+      const notTaken = keys.filter((key) => second.mapUnsafe.get(key) !== given.mapUnsafe.get(key))
+      expect(notTaken).toEqual([])
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a given ToolRegistry is the one the built-in tools are registered in and the Dispatcher calls", () =>
+    Effect.gen(function* () {
+      const root = tempRoot()
+      NodeFs.writeFileSync(`${root}/a.txt`, "a\n")
+      const registry = yield* Layer.build(ToolRegistry.layer)
+      const mine = Context.get(registry, ToolRegistry)
+      const system = yield* Layer.build(testToolSystem({ root }).pipe(Layer.provide(Layer.succeedContext(registry))))
+      expect(Context.get(system, ToolRegistry)).toBe(mine)
+      expect((yield* mine.tools).map((t) => t.id)).toContain("read")
+      const result = yield* Context.get(system, Dispatcher).dispatch(
+        { id: "r1", name: "read", args: { filePath: "a.txt" } },
+        { sessionId: "s" }
+      )
+      expect(result.status).toBe("ok")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an Approval and an OutputStore provided to ToolSystem.layer are asked and see every put", () =>
+    Effect.gen(function* () {
+      const root = tempRoot()
+      NodeFs.writeFileSync(`${root}/a.txt`, "a\n")
+      const asked: Array<ApprovalQuestion> = []
+      const puts: Array<string> = []
+      const store = Layer.effect(
+        OutputStore,
+        Effect.map(OutputStore, (inner) =>
+          OutputStore.of({
+            ...inner,
+            put: (request) => {
+              puts.push(request.id)
+              return inner.put(request)
+            }
+          })
+        )
+      ).pipe(Layer.provide(OutputStore.layerMemory), Layer.provide(OutputConfig.layerWith({})))
+      const system = ToolSystem.layer({ root }).pipe(
+        Layer.provide(Layer.merge(store, Approval.layerTest({ answer: "once" }, asked)))
+      )
+      const results = yield* Effect.flatMap(Dispatcher, (d) =>
+        d.dispatchBatch(
+          [
+            { id: "c1", name: "read", args: { filePath: "a.txt" } },
+            { id: "c2", name: "write", args: { filePath: "b.txt", content: "b\n" } },
+            { id: "c3", name: "ls", args: {} },
+            { id: "c4", name: "grep", args: { pattern: "a" } }
+          ],
+          { sessionId: "s" }
+        )
+      ).pipe(Effect.provide(system))
+      expect(results.map((r) => r.status)).toEqual(["ok", "ok", "ok", "ok"])
+      // Every stored result went through the store that was given.
+      const stored = results.flatMap((r) => (r.outputId === undefined ? [] : [r.outputId]))
+      expect(stored).toHaveLength(4)
+      expect(puts).toEqual(expect.arrayContaining(stored))
+      expect(asked.map((q) => q.tool)).toEqual(["write"])
+      expect(NodeFs.readFileSync(`${root}/b.txt`, "utf8")).toBe("b\n")
+    })
+  )
+
+  it.live("an in-memory FileSystem given to ToolSystem.layer serves read, ls, glob and grep", () =>
+    Effect.gen(function* () {
+      const root = "/memory-project"
+      const files = { [`${root}/src/a.ts`]: "export const a = 1\n", [`${root}/README.md`]: "# a\n" }
+      const system = ToolSystem.layer({ root }).pipe(
+        Layer.provide(Layer.merge(MemoryFileSystem.layer(files), Approval.layerApproveAll))
+      )
+      const run = Effect.gen(function* () {
+        const d = yield* Dispatcher
+        const one = yield* d.dispatchBatch(
+          [
+            { id: "r", name: "read", args: { filePath: "src/a.ts" } },
+            { id: "l", name: "ls", args: {} },
+            { id: "g", name: "glob", args: { pattern: "**/*.ts" } },
+            { id: "s", name: "grep", args: { pattern: "const" } }
+          ],
+          { sessionId: "m" }
+        )
+        // A file added to the FileSystem is what the next calls see.
+        yield* (yield* FileSystem.FileSystem).writeFileString(`${root}/src/b.ts`, "export const b = 2\n")
+        const two = yield* d.dispatchBatch(
+          [
+            { id: "g2", name: "glob", args: { pattern: "src/*.ts" } },
+            { id: "r2", name: "read", args: { filePath: "src/b.ts" } }
+          ],
+          { sessionId: "m" }
+        )
+        return { results: [...one, ...two], onDisk: (yield* LocalFs).onDisk }
+      })
+      const { results, onDisk } = yield* run.pipe(Effect.provide(system))
+      expect(results.map((r) => [r.id, r.status])).toEqual([
+        ["r", "ok"],
+        ["l", "ok"],
+        ["g", "ok"],
+        ["s", "ok"],
+        ["g2", "ok"],
+        ["r2", "ok"]
+      ])
+      expect(results[0]!.modelOutput).toBe("1\texport const a = 1")
+      expect(results[1]!.modelOutput).toBe("./\n  src/\n    a.ts\n  README.md")
+      expect(results[2]!.modelOutput).toBe("src/a.ts")
+      expect(results[3]!.modelOutput).toBe("src/a.ts:1:export const a = 1")
+      expect(results[4]!.modelOutput).toBe("src/a.ts\nsrc/b.ts")
+      expect(results[5]!.modelOutput).toBe("1\texport const b = 2")
+      // The platform layer over the given FileSystem, and nothing on this machine's disk.
+      expect(onDisk).toBe(false)
+      expect(NodeFs.existsSync(root)).toBe(false)
+    })
+  )
+})
+
+describe("which LocalFs the live system takes", () => {
+  it.live(
+    "inside Node's own services (as the CLI builds it) the native layer; over another FileSystem the platform one",
+    () =>
+      Effect.gen(function* () {
+        const root = tempRoot()
+        const onDisk = Effect.map(LocalFs, (fs) => fs.onDisk)
+        expect(yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root })))).toBe(true)
+        expect(
+          yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(NodeServices.layer))))
+        ).toBe(true)
+        // A wrapper that sees every read is another FileSystem: the tools must go through it.
+        const seen: Array<string> = []
+        const wrapped = Layer.effect(
+          FileSystem.FileSystem,
+          Effect.map(FileSystem.FileSystem, (fs) =>
+            FileSystem.FileSystem.of({
+              ...fs,
+              readFile: (path) => {
+                seen.push(path)
+                return fs.readFile(path)
+              }
+            })
+          )
+        ).pipe(Layer.provide(NodeServices.layer))
+        expect(yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(wrapped))))).toBe(false)
+      })
+  )
+})
+
+describe("examples/swap.ts", () => {
+  it("runs: a project in memory, an approval that records, a store that sees every put", () => {
+    const lines = execFileSync(process.execPath, ["examples/swap.ts"], { encoding: "utf8" }).trim().split("\n")
+    const results = lines.slice(0, -1).map((l) => JSON.parse(l))
+    const { asked, puts } = JSON.parse(lines.at(-1)!)
+    expect(results.map((r: { status: string }) => r.status)).toEqual(Array(6).fill("ok"))
+    expect(results[1].modelOutput).toContain("(Skipped node_modules/")
+    expect(results[4].modelOutput).toBe("1\tTOKEN=demo")
+    expect(results[5].modelOutput).toBe("src/a.ts")
+    expect(asked).toEqual([expect.stringMatching(/^read: /)])
+    expect(puts).toEqual(results.map((r: { tool: string; outputId: string }) => `${r.tool}:${r.outputId}`))
+  }, 60_000)
+})
