@@ -17,3 +17,18 @@ export const overridable = <I, S, E, R>(tag: Context.Key<I, S>, layer: Layer.Lay
       given._tag === "Some" ? (Layer.succeed(tag, given.value) as Layer.Layer<I, E, R>) : layer
     )
   )
+
+/**
+ * The same for a `Context.Reference`, which every context holds (its default when nobody gave
+ * one): a value other than the default counts as given.
+ */
+export const overridableReference = <S, E, R>(
+  ref: Context.Reference<S>,
+  layer: Layer.Layer<never, E, R>
+): Layer.Layer<never, E, R> =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const value = yield* ref
+      return value !== ref.defaultValue() ? (Layer.succeed(ref, value) as Layer.Layer<never, E, R>) : layer
+    })
+  )

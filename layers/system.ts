@@ -42,7 +42,7 @@ import { skillLayer } from "../src/tools/skill.ts"
 import { webSearchLayer } from "../src/tools/websearch.ts"
 import { WebNetwork } from "../src/web/network.ts"
 import { CONFIG_SECTIONS, checkConfigTools, type FreecodeConfigData } from "./config.ts"
-import { overridable } from "./overridable.ts"
+import { overridable, overridableReference } from "./overridable.ts"
 
 export interface ToolSystemOptions<E = never, R = never> {
   /** The project root. */
@@ -132,9 +132,6 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
 const sandboxFromConfig = (root: string, byDefault: boolean | undefined) =>
   Layer.unwrap(
     Effect.gen(function* () {
-      // A sandbox the caller provided under the system wins, as any piece it swaps.
-      const given = yield* Sandbox
-      if (given !== Sandbox.off) return Layer.succeed(Sandbox, given)
       const config = yield* FreecodeConfig
       const enabledByDefault = byDefault ?? (yield* SandboxByDefault)
       const domains = (sectionOf(config, permissionsSection)?.allow ?? []).flatMap((rule) => {
@@ -181,9 +178,12 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     overridable(WebNetwork, WebNetwork.layer),
     overridable(Prompter, options.prompter ?? Prompter.layerFromSource),
     // Background jobs live as long as the system (or their session).
-    Jobs.layer(),
+    overridableReference(Jobs, Jobs.layer()),
     // Bash asks it for every command line, the permission engine whether a command runs inside.
-    sandboxFromConfig(options.root, options.sandboxByDefault).pipe(Layer.provide(projectConfig))
+    overridableReference(
+      Sandbox,
+      sandboxFromConfig(options.root, options.sandboxByDefault).pipe(Layer.provide(projectConfig))
+    )
   ).pipe(
     Layer.provideMerge(sessionStores(options.root, options.sessions)),
     Layer.provideMerge(config),
