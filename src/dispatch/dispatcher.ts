@@ -8,7 +8,13 @@ import { Context, Effect, Layer } from "effect"
 import type { ConfigError } from "../config/load.ts"
 import { Hooks } from "../hooks/hooks.ts"
 import { declaredConcurrencySafe, runInBatches } from "../orchestrator/batching.ts"
-import { type CallContext, type Catalog, Orchestrator, registryCatalog, type Route } from "../orchestrator/orchestrator.ts"
+import {
+  type CallContext,
+  type Catalog,
+  Orchestrator,
+  type Route,
+  registryCatalog
+} from "../orchestrator/orchestrator.ts"
 import { Approval } from "../permission/approval.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"

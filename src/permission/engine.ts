@@ -58,6 +58,8 @@ export interface PermissionEngineShape {
    * whatever its arguments; undefined when some call could run. What the surface hides.
    */
   readonly alwaysRefused: (tool: Tool, profiles?: ReadonlyArray<Policy>) => Decision | undefined
+  /** The project's policy, compiled from freecode.json. */
+  readonly project: Policy
 }
 
 export class PermissionEngine extends Context.Service<PermissionEngine, PermissionEngineShape>()(
@@ -185,6 +187,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         decide,
         searchable,
         alwaysRefused: (tool, chain = []) => alwaysRefused([project, ...chain], tool),
+        project,
         grant: (sessionId, g) =>
           Effect.andThen(
             Effect.sync(() => remember(sessionId, g)),

@@ -25,7 +25,6 @@ import { ToolRegistry } from "../registry/registry.ts"
 import { fail } from "../tool/errors.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Tool } from "../tool/tool.ts"
-import { Workspace } from "../tool/workspace.ts"
 import { CALL_TOOL, callTool, searchTool as makeSearchTool, SEARCH_TOOL } from "./bridge.ts"
 import { countTokens } from "./tokens.ts"
 import { fromConfig, isVisible, type Visibility } from "./visibility.ts"
@@ -97,7 +96,6 @@ export interface SurfaceDeps {
   readonly policies: ReadonlyArray<Visibility>
   /** A profile by name (the permission engine's), for withProfile. */
   readonly resolveProfile: (name: string) => Effect.Effect<Policy, ConfigError>
-  readonly root: string
 }
 
 export const definitionOf = (tool: Tool): ToolDefinition => ({
@@ -278,16 +276,18 @@ export const surfaceIn = (
 ): SurfacedDispatcher => {
   const engine = Context.getOption(context, PermissionEngine)
   const config = Context.getOption(context, FreecodeConfig)
-  const workspace = Context.getOption(context, Workspace)
+  const dispatcher = Context.get(context, Dispatcher)
   return surfaced(
     {
-      dispatcher: Context.get(context, Dispatcher),
+      dispatcher,
       registry: Context.get(context, ToolRegistry),
-      policies: [fromConfig(Option.getOrUndefined(config))],
+      // The engine's own policies when there is one: the surface hides what it always refuses.
+      policies: Option.isSome(engine)
+        ? [engine.value.project, ...dispatcher.chain]
+        : [fromConfig(Option.getOrUndefined(config))],
       resolveProfile: Option.isSome(engine)
         ? engine.value.profile
-        : (name) => Effect.fail(new ConfigError({ message: `no permission engine to resolve the profile ${name}` })),
-      root: Option.match(workspace, { onNone: () => process.cwd(), onSome: (w) => w.root })
+        : (name) => Effect.fail(new ConfigError({ message: `no permission engine to resolve the profile ${name}` }))
     },
     options
   )
