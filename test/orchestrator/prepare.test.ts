@@ -59,7 +59,7 @@ describe("prepare", () => {
     const empty = prepare(
       catalogOf([
         defineTool({
-          ...Tree,
+          description: "Takes nothing.",
           id: "none",
           parameters: Schema.Struct({}),
           execute: () => Effect.succeed({ title: "", output: "" })
