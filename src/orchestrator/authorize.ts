@@ -256,11 +256,6 @@ const byTool =
     return Effect.catch(guard(tool.id, own), (error) => Effect.succeed(refused(state, error)))
   }
 
-const then =
-  (next: (state: GateState) => Step) =>
-  (s: GateState | Verdict): Step =>
-    isVerdict(s) ? Effect.succeed(s) : next(s)
-
 /** Allowed (with the context the tool runs in) or refused (with why), for one invocation. */
 export const authorize = (
   gates: Gates,
@@ -269,15 +264,23 @@ export const authorize = (
   toolContext: (searchable: Searchability | undefined) => ToolContext
 ): Effect.Effect<Verdict> => {
   const start: GateState = { invocation, decision: undefined, outcomes: [], notes: [] }
-  // Most calls meet no hook and no person: the engine's answer, then the tool's checks.
-  return byRules(
-    gates,
-    context
-  )(start).pipe(
-    Effect.flatMap(then(byHooks(gates, context))),
-    Effect.flatMap(then(byPerson(gates, context))),
-    Effect.flatMap((s) => (isVerdict(s) ? Effect.succeed(s) : byTool(gates, context, toolContext)(s)))
-  )
+  const tool = byTool(gates, context, toolContext)
+  // Most calls meet no hook and no person: the rules' answer, then the tool's own checks.
+  // (Chained by hand: every call passes through here.)
+  const person = (s: GateState | Verdict): Effect.Effect<Verdict> =>
+    isVerdict(s)
+      ? Effect.succeed(s)
+      : s.decision?.behavior === "ask"
+        ? Effect.flatMap(byPerson(gates, context)(s), toTool)
+        : tool(s)
+  const toTool = (s: GateState | Verdict): Effect.Effect<Verdict> => (isVerdict(s) ? Effect.succeed(s) : tool(s))
+  const hooked = (s: GateState | Verdict): Effect.Effect<Verdict> =>
+    isVerdict(s)
+      ? Effect.succeed(s)
+      : gates.hooks?.has("PreToolUse", invocation.tool.id) === true
+        ? Effect.flatMap(byHooks(gates, context)(s), person)
+        : person(s)
+  return gates.engine === undefined ? hooked(start) : Effect.flatMap(byRules(gates, context)(start), hooked)
 }
 
 /** What a decision puts in a result's metadata. */

@@ -13,7 +13,7 @@
  * The Dispatcher runs this path with the permission engine and hooks; `execute` runs it with the
  * tool's own checks only.
  */
-import { Context, Effect, FileSystem, Layer, Result, Semaphore } from "effect"
+import { type Clock, Context, Effect, FileSystem, Layer, Result, Semaphore } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
 import type { Hooks } from "../hooks/hooks.ts"
 import { compressEnabledConfig, failedCall } from "../output/compress/index.ts"
@@ -32,8 +32,9 @@ import type { CallContext } from "./context.ts"
 import { LiveOutput } from "./live.ts"
 import { type Catalog, type Invocation, type NotPrepared, prepare } from "./prepare.ts"
 import { afterHooks, announce, type EventBase, type EventSink, publishResult, showLive } from "./publish.ts"
-import { type Outcome, record } from "./record.ts"
+import { type Outcome, type Recorded, record } from "./record.ts"
 import { buildResult } from "./result.ts"
+import type { Shaped } from "./shape.ts"
 import { type ShapeSettings, shapeOutput } from "./views.ts"
 
 export { MAX_ATTEMPTS, RETRY_BACKOFF_MS } from "./attempt.ts"
@@ -70,6 +71,7 @@ const declaredPaths = (inv: Invocation, ctx: ToolContext): ReadonlyArray<string>
 interface CallRecord {
   readonly call: ToolCall
   readonly context: CallContext
+  readonly clock: Clock.Clock
   readonly started: number
   readonly base: EventBase
   readonly live: LiveOutput
@@ -118,7 +120,13 @@ export class Orchestrator extends Context.Service<
       }
       const registryRoute: Route = { catalog: registryCatalog(registry) }
 
-      const newRecord = (call: ToolCall, context: CallContext, started: number, tool: Tool | undefined, id: string) => {
+      const newRecord = (
+        call: ToolCall,
+        context: CallContext,
+        clock: Clock.Clock,
+        tool: Tool | undefined,
+        id: string
+      ) => {
         const base: EventBase = { sessionId: context.sessionId, callId: call.id, tool: id }
         const show = (chunk: string, at: number) => showLive(sink, base, context.onOutput, chunk, at)
         const key = { sessionId: context.sessionId, id: call.id, tool: id }
@@ -130,7 +138,8 @@ export class Orchestrator extends Context.Service<
         const rec: CallRecord = {
           call,
           context,
-          started,
+          clock,
+          started: clock.currentTimeMillisUnsafe(),
           base,
           live,
           tool,
@@ -171,7 +180,10 @@ export class Orchestrator extends Context.Service<
           )
         )
 
-      /** record → shape → build → publish, for any outcome. */
+      /**
+       * record → shape → build → publish, for any outcome. (Effects chained, not a generator:
+       * every call passes through here, and bench/cold-ab.ts shows the difference.)
+       */
       const finish = (
         rec: CallRecord,
         outcome: Outcome,
@@ -179,33 +191,11 @@ export class Orchestrator extends Context.Service<
         metadata: Readonly<Record<string, unknown>>,
         hooks: { readonly route: Route; readonly state: GateState } | undefined,
         paths: () => ReadonlyArray<string> = () => []
-      ): Effect.Effect<ToolResult> =>
-        Effect.gen(function* () {
-          if (!rec.announced && events.listening()) {
-            yield* announce(sink, rec.base, input, paths(), rec.tool?.operations ?? [])
-          }
-          if (rec.live.active) yield* rec.live.settle
-          const recorded = yield* record(
-            store,
-            { sessionId: rec.context.sessionId, callId: rec.call.id, tool: rec.base.tool, live: rec.live },
-            outcome
-          )
-          const shaped = yield* shapeOutput(
-            shaping,
-            {
-              sessionId: rec.context.sessionId,
-              callId: rec.call.id,
-              tool: rec.tool,
-              outputKind: rec.outputKind,
-              failed: failedCall(
-                Result.isFailure(outcome),
-                Result.isSuccess(outcome) ? outcome.success.metadata : undefined
-              )
-            },
-            recorded
-          )
-          const now = yield* Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe()))
-          const built = buildResult({
+      ): Effect.Effect<ToolResult> => {
+        const published = (result: ToolResult): Effect.Effect<ToolResult> =>
+          events.listening() ? Effect.as(publishResult(sink, rec.base, result), result) : Effect.succeed(result)
+        const built = (recorded: Recorded, shaped: Shaped): Effect.Effect<ToolResult> => {
+          const result = buildResult({
             callId: rec.call.id,
             tool: rec.base.tool,
             outcome,
@@ -213,29 +203,57 @@ export class Orchestrator extends Context.Service<
             shaped,
             metadata: rec.outputKind === undefined ? metadata : { outputKind: rec.outputKind, ...metadata },
             attempts: rec.attempts,
-            durationMs: now - rec.started
+            durationMs: rec.clock.currentTimeMillisUnsafe() - rec.started
           })
-          const result =
-            hooks === undefined
-              ? built
-              : yield* afterHooks(
-                  {
-                    hooks: hooks.route.hooks,
-                    root,
-                    input: hooks.state.invocation.input,
-                    notes: hooks.state.notes,
-                    outcomes: hooks.state.outcomes
-                  },
-                  rec.context.sessionId,
-                  built
-                )
-          yield* publishResult(sink, rec.base, result)
-          return result
-        })
+          if (hooks === undefined) return published(result)
+          const { state } = hooks
+          const inputs = {
+            hooks: hooks.route.hooks,
+            root,
+            input: state.invocation.input,
+            notes: state.notes,
+            outcomes: state.outcomes
+          }
+          return Effect.flatMap(afterHooks(inputs, rec.context.sessionId, result), published)
+        }
+        const stored = Effect.flatMap(
+          record(
+            store,
+            { sessionId: rec.context.sessionId, callId: rec.call.id, tool: rec.base.tool, live: rec.live },
+            outcome
+          ),
+          (recorded) =>
+            Effect.flatMap(
+              shapeOutput(
+                shaping,
+                {
+                  sessionId: rec.context.sessionId,
+                  callId: rec.call.id,
+                  tool: rec.tool,
+                  outputKind: rec.outputKind,
+                  failed: failedCall(
+                    Result.isFailure(outcome),
+                    Result.isSuccess(outcome) ? outcome.success.metadata : undefined
+                  )
+                },
+                recorded
+              ),
+              (shaped) => built(recorded, shaped)
+            )
+        )
+        // (Guarded here, not run as no-ops: most calls have no listener and emit nothing.)
+        const first =
+          !rec.announced && events.listening()
+            ? announce(sink, rec.base, input, paths(), rec.tool?.operations ?? [])
+            : undefined
+        const settle = rec.live.active ? rec.live.settle : undefined
+        const before = first === undefined ? settle : settle === undefined ? first : Effect.andThen(first, settle)
+        return before === undefined ? stored : Effect.andThen(before, stored)
+      }
 
-      const unprepared = (call: ToolCall, context: CallContext, started: number, np: NotPrepared) =>
+      const unprepared = (call: ToolCall, context: CallContext, clock: Clock.Clock, np: NotPrepared) =>
         finish(
-          newRecord(call, context, started, undefined, np.tool),
+          newRecord(call, context, clock, undefined, np.tool),
           Result.fail(np.error),
           call.args,
           np.metadata,
@@ -262,10 +280,9 @@ export class Orchestrator extends Context.Service<
 
       const run = (call: ToolCall, context: CallContext, route: Route): Effect.Effect<ToolResult> =>
         Effect.clockWith((clock) => {
-          const started = clock.currentTimeMillisUnsafe()
           const prepared = prepare(route.catalog, call, context.sessionId)
-          if (Result.isFailure(prepared)) return unprepared(call, context, started, prepared.failure)
-          const rec = newRecord(call, context, started, prepared.success.tool, prepared.success.tool.id)
+          if (Result.isFailure(prepared)) return unprepared(call, context, clock, prepared.failure)
+          const rec = newRecord(call, context, clock, prepared.success.tool, prepared.success.tool.id)
           const decided = authorize(gatesOf(route), prepared.success, context, toolContext(rec))
           return Effect.flatMap(decided, (verdict: Verdict) => {
             const { state } = verdict

@@ -81,12 +81,21 @@ export interface HookInputs {
   readonly outcomes: ReadonlyArray<HookOutcome>
 }
 
-const joinHookText = (result: ToolResult, extra: ReadonlyArray<string>, outcomes: ReadonlyArray<HookOutcome>) => ({
-  ...result,
-  modelOutput:
-    extra.length === 0 ? result.modelOutput : [result.modelOutput, ...extra.map((t) => `[hook] ${t}`)].join("\n\n"),
-  metadata: outcomes.length === 0 ? result.metadata : { ...result.metadata, hooks: outcomes }
-})
+const joinHookText = (
+  result: ToolResult,
+  extra: ReadonlyArray<string>,
+  outcomes: ReadonlyArray<HookOutcome>
+): ToolResult =>
+  extra.length === 0 && outcomes.length === 0
+    ? result
+    : {
+        ...result,
+        modelOutput:
+          extra.length === 0
+            ? result.modelOutput
+            : [result.modelOutput, ...extra.map((t) => `[hook] ${t}`)].join("\n\n"),
+        metadata: outcomes.length === 0 ? result.metadata : { ...result.metadata, hooks: outcomes }
+      }
 
 /** PostToolUse hooks on a call that ran; their feedback and the PreToolUse context join the model's copy. */
 export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult): Effect.Effect<ToolResult> => {
