@@ -155,15 +155,17 @@ const byHooks =
       if (d === undefined) return next
       if (pre.decision === "ask" && d.behavior === "allow") {
         const reason = pre.reason ?? "A PreToolUse hook asks for approval."
-        return { ...next, decision: { ...d, behavior: "ask", by: "hook", reason } }
+        const asked: GateState = { ...next, decision: { ...d, behavior: "ask", by: "hook", reason } }
+        return asked
       }
       // A hook may vouch for a call the declaration would ask about, never past a configured ask rule.
       if (pre.decision === "allow" && d.behavior === "ask" && d.by !== "rule") {
         const reason = pre.reason ?? "A PreToolUse hook allowed this call."
-        return { ...next, decision: { ...d, behavior: "allow", by: "hook", reason } }
+        const vouched: GateState = { ...next, decision: { ...d, behavior: "allow", by: "hook", reason } }
+        return vouched
       }
       return next
-    })
+    }).pipe(Effect.withSpan("authorize.hooks"))
   }
 
 /** Step 3: the person, when the rules (or a hook) ask. */
@@ -203,7 +205,7 @@ const byPerson =
         reason: `Approved by the person (${answer.answer}).`
       }
       return { ...state, decision }
-    })
+    }).pipe(Effect.withSpan("authorize.person"))
   }
 
 /** What a search by this call may show: the caller's rules; a person who approved it let it read secrets. */

@@ -97,19 +97,20 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         return yield* bypassDisabled(`${file}: permissions.defaultMode`)
       }
 
-      const makeProfile = (name: string, p: ProfileConfig): Effect.Effect<Policy, ConfigError> =>
-        Effect.gen(function* () {
-          const at = `${file}: profiles.${name}`
-          if (noBypass && p.mode === "bypassPermissions") return yield* bypassDisabled(`${at}.mode`)
-          return {
-            name,
-            mode: p.mode ?? "default",
-            allow: yield* compileAll(parser, p.allow, `${at}.allow`),
-            ask: yield* compileAll(parser, p.ask, `${at}.ask`),
-            deny: yield* compileAll(parser, p.deny, `${at}.deny`),
-            tools: toolFilter(p.tools)
-          }
-        })
+      const makeProfile: (name: string, p: ProfileConfig) => Effect.Effect<Policy, ConfigError> = Effect.fn(
+        "PermissionEngine.makeProfile"
+      )(function* (name: string, p: ProfileConfig) {
+        const at = `${file}: profiles.${name}`
+        if (noBypass && p.mode === "bypassPermissions") return yield* bypassDisabled(`${at}.mode`)
+        return {
+          name,
+          mode: p.mode ?? "default",
+          allow: yield* compileAll(parser, p.allow, `${at}.allow`),
+          ask: yield* compileAll(parser, p.ask, `${at}.ask`),
+          deny: yield* compileAll(parser, p.deny, `${at}.deny`),
+          tools: toolFilter(p.tools)
+        }
+      })
 
       const project: Policy = {
         name: "project",
