@@ -67,7 +67,15 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
       const catalog = registryCatalog(registry)
 
       const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
-        const route = (c: Catalog): Route => ({ catalog: c, engine, chain, hooks, approval })
+        // One route per catalog (a surface's is made once), so the path's per-route state is reused.
+        const routes = new WeakMap<Catalog, Route>()
+        const route = (c: Catalog): Route => {
+          const known = routes.get(c)
+          if (known !== undefined) return known
+          const made: Route = { catalog: c, engine, chain, hooks, approval }
+          routes.set(c, made)
+          return made
+        }
         const own = route(catalog)
         const dispatch = (call: ToolCall, context: CallContext) => orchestrator.run(call, context, own)
         const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>

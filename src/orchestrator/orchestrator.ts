@@ -260,8 +260,17 @@ export class Orchestrator extends Context.Service<
           undefined
         )
 
-      const pathMetadata = (state: GateState): Record<string, unknown> => {
+      const NONE: Readonly<Record<string, unknown>> = {}
+      const pathMetadata = (state: GateState): Readonly<Record<string, unknown>> => {
         const inv = state.invocation
+        // Most calls have nothing to add: no object is built for them.
+        if (
+          inv.coerced.length === 0 &&
+          state.decision === undefined &&
+          state.outcomes.length === 0 &&
+          inv.via === undefined
+        )
+          return NONE
         return {
           ...(inv.coerced.length > 0 ? { coercedArgs: inv.coerced } : {}),
           ...gateMetadata(state),
@@ -269,14 +278,22 @@ export class Orchestrator extends Context.Service<
         }
       }
 
-      const gatesOf = (route: Route): Gates => ({
-        root,
-        engine: route.engine,
-        chain: route.chain ?? [],
-        hooks: route.hooks,
-        approval: route.approval,
-        person
-      })
+      // One set of gates per route (routes are made once per dispatcher), not one per call.
+      const gates = new WeakMap<Route, Gates>()
+      const gatesOf = (route: Route): Gates => {
+        const known = gates.get(route)
+        if (known !== undefined) return known
+        const made: Gates = {
+          root,
+          engine: route.engine,
+          chain: route.chain ?? [],
+          hooks: route.hooks,
+          approval: route.approval,
+          person
+        }
+        gates.set(route, made)
+        return made
+      }
 
       const run = (call: ToolCall, context: CallContext, route: Route): Effect.Effect<ToolResult> =>
         Effect.clockWith((clock) => {

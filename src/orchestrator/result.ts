@@ -55,7 +55,7 @@ export const buildResult = (input: ResultInput): ToolResult => {
     outputChars,
     outputLines: recorded.lines,
     truncated: shaped.truncated,
-    metadata: { ...own, ...input.metadata },
+    metadata: Object.keys(input.metadata).length === 0 ? own : { ...own, ...input.metadata },
     ...(error === undefined ? {} : { error: { tag: error._tag, message: error.message } }),
     attempts: input.attempts,
     durationMs: input.durationMs
