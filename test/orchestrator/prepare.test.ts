@@ -1,6 +1,7 @@
 /** prepare on its own: resolution, parsing, the depth bound, coercion, decoding and forwarding. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result, Schema } from "effect"
+import fc from "fast-check"
 import { type Catalog, MAX_ARGUMENT_DEPTH, prepare } from "../../src/orchestrator/prepare.ts"
 import { callTool } from "../../src/surface/bridge.ts"
 import { defineTool, type Tool } from "../../src/tool/tool.ts"
@@ -116,5 +117,35 @@ describe("prepare", () => {
       prepare(catalog, { id: "i", name: "tool_call", args: { name: "tree", arguments: { root: nested(5000) } } }, "s")
     )
     expect(deep.error._tag).toBe("InvalidArguments")
+  })
+})
+
+describe("prepare, on generated input", () => {
+  it("never throws: any JSON value, any depth, as an object or a string, is an Invocation or a typed failure", () => {
+    const strict = catalogOf([Count, Tree, callTool], true)
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 8 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.boolean(),
+        (value, depth, asText) => {
+          const args = { root: nested(depth), value }
+          for (const c of [catalog, strict])
+            for (const name of ["tree", "count", "tool_call"]) {
+              const sent = asText
+                ? `{"root":${'{"a":'.repeat(depth)}1${"}".repeat(depth)},"value":${JSON.stringify(value)}}`
+                : args
+              const r = prepare(
+                c,
+                { id: "p", name, args: name === "tool_call" ? { name: "tree", arguments: sent } : sent },
+                "s"
+              )
+              if (Result.isFailure(r)) expect(["InvalidArguments", "UnknownTool"]).toContain(r.failure.error._tag)
+              else expect(depth).toBeLessThan(MAX_ARGUMENT_DEPTH)
+            }
+        }
+      ),
+      { seed: 16, numRuns: 150 }
+    )
   })
 })
