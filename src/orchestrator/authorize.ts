@@ -236,12 +236,6 @@ const byTool =
       }
       if ((verdict?.behavior !== "ask" && !tool.requiresApproval) || settled(decision)) return allowed
       const reason = verdict?.reason ?? `${tool.id} requires approval for every call.`
-      const nobody =
-        context.approve === undefined && (gates.approval === undefined || gates.approval.unattended === true)
-      if (nobody) {
-        const message = `${reason} ${NOBODY}`
-        return denied(state, decision && { ...decision, behavior: "deny", by: "declaration", reason: message }, message)
-      }
       const answer = yield* ask(gates, context, {
         sessionId: context.sessionId,
         callId: state.invocation.call.id,
@@ -250,8 +244,14 @@ const byTool =
         reason
       })
       if (answer.answer !== "deny") return allowed
+      // Nobody was there to ask: the tool's declaration stays the decider, and the answer says why.
       const declined = `The person declined this ${tool.id} call. Do not retry it unchanged; ask what they want instead.`
-      const message = answer.message === undefined ? declined : `${declined}\n${answer.message}`
+      const message =
+        answer.unattended === true
+          ? (answer.message ?? `${reason} ${NOBODY}`)
+          : answer.message === undefined
+            ? declined
+            : `${declined}\n${answer.message}`
       const by = answer.unattended === true ? "declaration" : "person"
       return denied(state, decision && { ...decision, behavior: "deny", by, reason: message }, message)
     })
