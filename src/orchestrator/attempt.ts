@@ -24,15 +24,15 @@ export interface AttemptRecord {
 
 const describeDefect = readableError
 
-/** A tool that throws (in execute, paths, validateInput or checkPermissions): a ToolFailure, never a defect. */
+/** What a tool that threw (in execute, paths, validateInput or checkPermissions) comes back as. */
+export const defectFailure = (toolId: string, defect: unknown): ToolFailure =>
+  new ToolFailure({
+    message: `${toolId} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
+  })
+
+/** A tool that throws: a ToolFailure, never a defect. */
 export const guard = <A, E>(toolId: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E | ToolFailure> =>
-  Effect.catchDefect(effect, (defect) =>
-    Effect.fail(
-      new ToolFailure({
-        message: `${toolId} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
-      })
-    )
-  )
+  Effect.catchDefect(effect, (defect) => Effect.fail(defectFailure(toolId, defect)))
 
 /** Completes when the person cancels a cancellable tool, failing with its partial output. */
 const cancelledBy = (rec: AttemptRecord, t: Tool): Effect.Effect<never, ToolInterrupted> | undefined =>

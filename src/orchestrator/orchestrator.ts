@@ -25,7 +25,7 @@ import { ToolRegistry } from "../registry/registry.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Searchability, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
-import { attempt, guard } from "./attempt.ts"
+import { attempt, defectFailure } from "./attempt.ts"
 import { authorize, type GateState, type Gates, gateMetadata, type Verdict } from "./authorize.ts"
 import { declaredConcurrencySafe, runInBatches } from "./batching.ts"
 import type { CallContext } from "./context.ts"
@@ -163,22 +163,21 @@ export class Orchestrator extends Context.Service<
         })
 
       /** The run stage of an allowed call: what it declares, tool_start, then its attempts. */
-      const runAllowed = (rec: CallRecord, inv: Invocation, ctx: ToolContext): Effect.Effect<Outcome> =>
-        Effect.result(
-          guard(
-            inv.tool.id,
-            Effect.suspend(() => {
-              const { tool, args } = inv
-              rec.outputKind = tool.outputKind?.(args)
-              // Asked even when no one listens: a declaration that throws must stop the call.
-              const paths = tool.paths(args, ctx)
-              const run = attempt(rec, tool, args, ctx)
-              if (!events.listening()) return run
-              rec.announced = true
-              return Effect.andThen(announce(sink, rec.base, inv.input, paths, tool.operations), run)
-            })
-          )
-        )
+      const runAllowed = (rec: CallRecord, inv: Invocation, ctx: ToolContext): Effect.Effect<Outcome> => {
+        const { tool, args } = inv
+        let paths: ReadonlyArray<string>
+        try {
+          rec.outputKind = tool.outputKind?.(args)
+          // Asked even when no one listens: a declaration that throws must stop the call.
+          paths = tool.paths(args, ctx)
+        } catch (defect) {
+          return Effect.succeed(Result.fail(defectFailure(tool.id, defect)))
+        }
+        const run = Effect.result(attempt(rec, tool, args, ctx))
+        if (!events.listening()) return run
+        rec.announced = true
+        return Effect.andThen(announce(sink, rec.base, inv.input, paths, tool.operations), run)
+      }
 
       /**
        * record → shape → build → publish, for any outcome. (Effects chained, not a generator:

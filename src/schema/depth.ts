@@ -2,6 +2,11 @@
 
 /** Whether objects and arrays in `value` nest deeper than `max` levels. */
 export const exceedsDepth = (value: unknown, max: number): boolean => {
+  if (typeof value !== "object" || value === null) return false
+  // Most arguments are one object of scalars: no walk for them.
+  let nested = false
+  for (const child of Object.values(value)) if (typeof child === "object" && child !== null) nested = true
+  if (!nested) return max < 1
   const stack: Array<{ readonly value: unknown; readonly depth: number }> = [{ value, depth: 0 }]
   while (stack.length > 0) {
     const top = stack.pop()!
