@@ -125,7 +125,7 @@ describe("shape", () => {
       }
       const shaped = yield* shapeOutput(
         settings,
-        { sessionId: "s", callId: "c9", tool: Lines, outputKind: undefined },
+        { sessionId: "s", callId: "c9", tool: Lines, outputKind: undefined, failed: false },
         text(full)
       )
       expect(shaped.truncated).toBe(true)
@@ -135,7 +135,7 @@ describe("shape", () => {
       const small = { ...Lines, maxResultSizeChars: 100 }
       const tighter = yield* shapeOutput(
         settings,
-        { sessionId: "s", callId: "c9", tool: small, outputKind: undefined },
+        { sessionId: "s", callId: "c9", tool: small, outputKind: undefined, failed: false },
         text(full)
       )
       expect(tighter.modelOutput.length).toBeLessThan(shaped.modelOutput.length)
