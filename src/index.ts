@@ -50,7 +50,8 @@ export { planToolBatches, type ToolBatch } from "./orchestrator/batching.ts"
 export {
   type ApprovalRequest,
   type CallContext,
-  type DecodedCall,
+  type Catalog,
+  type Invocation,
   MAX_ATTEMPTS,
   Orchestrator,
   RETRY_BACKOFF_MS

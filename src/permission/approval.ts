@@ -1,6 +1,6 @@
 /**
- * `Approval`: the one place a person is asked about a call. The dispatcher asks it when the
- * permission engine (or a hook, or the tool's own check) says "ask"; the answer is once,
+ * `Approval`: the one place a person is asked about a call. authorize (src/orchestrator/) asks
+ * it when the permission engine, a hook or the tool's own check says "ask"; the answer is once,
  * always (for this rule, in this session), or no with a message that reaches the model.
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
@@ -32,15 +32,12 @@ export class Approval extends Context.Service<
   Approval,
   {
     readonly ask: (question: ApprovalQuestion) => Effect.Effect<ApprovalAnswer>
-    /** Nobody answers here: every question is refused with the reason (layerNonInteractive). */
-    readonly unattended?: true
   }
 >()("freecode/Approval") {
   /** No one to ask (the CLI without --yes, a batch job): refuses, saying why and what to do. */
   static readonly layerNonInteractive = Layer.succeed(
     Approval,
     Approval.of({
-      unattended: true,
       ask: (q) =>
         Effect.succeed({
           answer: "deny",

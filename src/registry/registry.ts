@@ -5,10 +5,10 @@
  * connects or disconnects only invalidates the end of it.
  */
 import { Context, Effect, Layer, Option, PubSub, Schema, type Scope, Stream } from "effect"
-import { UnknownTool } from "../tool/errors.ts"
+import type { UnknownTool } from "../tool/errors.ts"
 import type { Tool, ToolSource } from "../tool/tool.ts"
 import { type Provider, type ToolDefinition, toolsParam } from "./provider.ts"
-import { closestNames } from "./suggest.ts"
+import { unknownTool } from "./suggest.ts"
 
 export class DuplicateTool extends Schema.TaggedError<DuplicateTool>()("DuplicateTool", {
   id: Schema.String,
@@ -169,17 +169,12 @@ export class ToolRegistry extends Context.Service<
         Effect.suspend(() => {
           const found = lookup(name)
           if (found !== undefined) return Effect.succeed(found)
-          const suggestions = closestNames(
-            name,
-            orderedTools().map((t) => t.id)
+          return Effect.fail(
+            unknownTool(
+              name,
+              orderedTools().map((t) => t.id)
+            )
           )
-          const hint =
-            suggestions.length > 0
-              ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?`
-              : ` Available tools: ${orderedTools()
-                  .map((t) => t.id)
-                  .join(", ")}.`
-          return Effect.fail(new UnknownTool({ name, suggestions, message: `No tool named "${name}".${hint}` }))
         })
 
       const defs = () =>

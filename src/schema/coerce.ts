@@ -1,9 +1,12 @@
 /**
- * Repairs scalars a provider quoted ({"head_limit": "30"}), keyed off the declared JSON Schema
+ * Repairs values a provider quoted ({"head_limit": "30"}), keyed off the declared JSON Schema
  * type. Deliberately narrow: only an unambiguous numeric literal or exactly "true"/"false"
- * converts. Number() and truthiness would turn "" into 0 and "false" into true, hiding a
- * malformed call instead of letting the validator report it.
+ * converts, and a string where only an object (or only an array) is declared when it parses as
+ * JSON of that shape (models send nested arguments as a string). Number() and truthiness would
+ * turn "" into 0 and "false" into true, hiding a malformed call instead of letting the
+ * validator report it. The walk follows the schema, so it is as deep as the schema, no deeper.
  */
+import { exceedsDepth, MAX_ARGUMENT_DEPTH } from "./depth.ts"
 import { isRecord, type JsonSchema } from "./json-schema.ts"
 
 const NUMERIC = /^-?\d+(\.\d+)?$/
@@ -23,7 +26,21 @@ const coerceScalar = (schema: JsonSchema, value: string): unknown => {
   if (types.includes("string")) return value
   if ((types.includes("number") || types.includes("integer")) && NUMERIC.test(value)) return Number(value)
   if (types.includes("boolean") && (value === "true" || value === "false")) return value === "true"
+  if (types.length === 1 && (types[0] === "object" || types[0] === "array")) return parsedAs(types[0], value)
   return value
+}
+
+/** A JSON string of the one declared shape, parsed; anything else stays as it came. */
+const parsedAs = (type: string, value: string): unknown => {
+  const text = value.trim()
+  if (!text.startsWith(type === "object" ? "{" : "[")) return value
+  try {
+    const parsed: unknown = JSON.parse(text)
+    const fits = type === "object" ? isRecord(parsed) : Array.isArray(parsed)
+    return fits && !exceedsDepth(parsed, MAX_ARGUMENT_DEPTH) ? parsed : value
+  } catch {
+    return value
+  }
 }
 
 const join = (base: string, key: string | number): string =>
@@ -33,8 +50,10 @@ const walk = (schema: JsonSchema | undefined, value: unknown, at: string, paths:
   if (schema === undefined) return value
   if (typeof value === "string") {
     const out = coerceScalar(schema, value)
-    if (out !== value) paths.push(at === "" ? "(arguments)" : at)
-    return out
+    if (out === value) return value
+    paths.push(at === "" ? "(arguments)" : at)
+    // An object or array that came as a string may hold quoted scalars of its own.
+    return typeof out === "object" ? walk(schema, out, at, []) : out
   }
   if (Array.isArray(value)) {
     const items = schema.items

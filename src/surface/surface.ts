@@ -13,25 +13,23 @@
  * budgets run against that tool, and the result names it. Tools a policy would always refuse are
  * hidden everywhere (see visibility.ts).
  */
-import { Clock, Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import { ConfigError, FreecodeConfig } from "../config/load.ts"
 import { Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
 import { runInBatches } from "../orchestrator/batching.ts"
-import type { CallContext } from "../orchestrator/orchestrator.ts"
+import type { CallContext, Catalog } from "../orchestrator/orchestrator.ts"
+import { parseArgs } from "../orchestrator/prepare.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { type Provider, type ToolDefinition, toolsParam } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
-import { closestNames } from "../registry/suggest.ts"
-import { dropStrictNulls } from "../schema/dialects/openai-strict.ts"
-import { isRecord } from "../schema/json-schema.ts"
-import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
-import type { ToolCall, ToolResult, ToolStatus } from "../tool/result.ts"
-import { defineTool, type Tool, type ToolOutput } from "../tool/tool.ts"
-import { Workspace } from "../tool/workspace.ts"
-import { rankTools, selectNames } from "./search.ts"
+import type { ToolCall, ToolResult } from "../tool/result.ts"
+import type { Tool } from "../tool/tool.ts"
+import { CALL_TOOL, callTool, searchTool as makeSearchTool, SEARCH_TOOL } from "./bridge.ts"
 import { countTokens } from "./tokens.ts"
-import { fromConfig, fromPolicy, isVisible, type Visibility } from "./visibility.ts"
+import { fromConfig, isVisible, type Visibility } from "./visibility.ts"
+
+export { CALL_TOOL, SEARCH_TOOL } from "./bridge.ts"
 
 export const SURFACE_NAMES = ["all", "deferred", "shell"] as const
 export type SurfaceName = (typeof SURFACE_NAMES)[number]
@@ -41,9 +39,6 @@ export type DeferStrategy = "bridge" | "expand"
 export const DEFAULT_CORE: ReadonlyArray<string> = ["read", "bash"]
 /** The whole `shell` surface. */
 export const SHELL_TOOLS: ReadonlyArray<string> = ["bash", "output"]
-export const SEARCH_TOOL = "tool_search"
-export const CALL_TOOL = "tool_call"
-const SEARCH_LIMIT = 5
 /** The CLI's auto-deferral threshold: past it, `--surface all` defers MCP tools (0 turns it off). */
 export const AUTO_DEFER_NAME = "FREECODE_AUTO_DEFER_TOKENS"
 export const DEFAULT_AUTO_DEFER_TOKENS = 10_000
@@ -101,7 +96,6 @@ export interface SurfaceDeps {
   readonly policies: ReadonlyArray<Visibility>
   /** A profile by name (the permission engine's), for withProfile. */
   readonly resolveProfile: (name: string) => Effect.Effect<Policy, ConfigError>
-  readonly root: string
 }
 
 export const definitionOf = (tool: Tool): ToolDefinition => ({
@@ -109,59 +103,6 @@ export const definitionOf = (tool: Tool): ToolDefinition => ({
   description: tool.description,
   inputSchema: tool.inputSchema
 })
-
-const SearchParams = Schema.Struct({
-  query: Schema.String.annotate({
-    description: 'What you want to do, e.g. "create github issue"; or "select:name1,name2".'
-  }),
-  limit: Schema.optionalKey(
-    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 20 })).annotate({
-      description: `Most results (default ${SEARCH_LIMIT}).`
-    })
-  )
-})
-
-const CallParams = Schema.Struct({
-  name: Schema.String.annotate({ description: "Its name." }),
-  arguments: Schema.optionalKey(
-    Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "Its arguments, per its schema." })
-  )
-})
-
-/** A result for something the surface answered itself (a search, or a name it does not reach). */
-const localResult = (
-  call: ToolCall,
-  tool: string,
-  status: ToolStatus,
-  title: string,
-  text: string,
-  metadata: Record<string, unknown>,
-  durationMs: number,
-  tag = "ToolFailure"
-): ToolResult => ({
-  id: call.id,
-  tool,
-  status,
-  title,
-  modelOutput: text,
-  uiOutput: text,
-  outputChars: text.length,
-  outputLines: text === "" ? 0 : text.split("\n").length,
-  truncated: false,
-  metadata,
-  ...(status === "ok" ? {} : { error: { tag, message: text } }),
-  attempts: status === "ok" ? 1 : 0,
-  durationMs
-})
-
-const parseArgs = (raw: unknown): unknown => {
-  if (typeof raw !== "string") return raw ?? {}
-  try {
-    return raw.trim() === "" ? {} : JSON.parse(raw)
-  } catch {
-    return raw
-  }
-}
 
 export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDispatcher => {
   const { dispatcher, registry, policies } = deps
@@ -218,81 +159,11 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
 
   const searchable = Effect.map(view, (v) => v.tools.filter((t) => isDeferred(v, t)))
 
-  const searchTool = defineTool({
-    id: SEARCH_TOOL,
-    description: `Find more tools by what they do, or load some by name with "select:a,b". Returns their schemas; ${
-      strategy === "bridge" ? "run one with tool_call." : "then call them directly."
-    }`,
-    parameters: SearchParams,
-    concurrencySafe: true,
-    retrySafe: true,
-    permissions: { operations: ["session.read"] },
-    execute: (args, ctx) =>
-      Effect.gen(function* () {
-        const pool = yield* searchable
-        const names = selectNames(args.query)
-        let matches: ReadonlyArray<Tool>
-        const notes: Array<string> = []
-        if (names !== undefined) {
-          if (names.length === 0) {
-            return yield* Effect.fail(fail('select: needs names, e.g. "select:mcp__github__create_issue,read".'))
-          }
-          const byName = new Map(pool.map((t) => [t.id.toLowerCase(), t]))
-          const declaredNow = new Set((yield* declared(ctx.sessionId)).map((t) => t.id.toLowerCase()))
-          const picked: Array<Tool> = []
-          for (const name of names) {
-            const tool = byName.get(name.toLowerCase())
-            if (tool !== undefined) {
-              if (!picked.includes(tool)) picked.push(tool)
-            } else if (declaredNow.has(name.toLowerCase())) {
-              notes.push(`${name} is already declared: call it directly.`)
-            } else {
-              const close = closestNames(
-                name,
-                pool.map((t) => t.id)
-              )
-              notes.push(
-                `No tool named "${name}".${close.length > 0 ? ` Did you mean ${close.map((c) => `"${c}"`).join(" or ")}?` : ""}`
-              )
-            }
-          }
-          matches = picked
-        } else {
-          matches = rankTools(args.query, pool, args.limit ?? SEARCH_LIMIT)
-          if (matches.length === 0) {
-            notes.push(
-              `No tool matches "${args.query}" (${plural(pool.length, "tool")} can be searched). Try other words for the action or the service, or do it with the declared tools.`
-            )
-          }
-        }
-        discover(
-          ctx.sessionId,
-          matches.map((t) => t.id)
-        )
-        const how =
-          strategy === "bridge"
-            ? `Run one with ${CALL_TOOL} {"name": "<name>", "arguments": {…}}.`
-            : "They are now declared: call them directly."
-        const lines = matches.map((t) =>
-          JSON.stringify({ name: t.id, description: t.description, input_schema: t.inputSchema })
-        )
-        const head =
-          matches.length > 0 ? [`${matches.length} tool${matches.length === 1 ? "" : "s"} found. ${how}`] : []
-        const output: ToolOutput = {
-          title: `tool_search ${args.query}: ${matches.length} found`,
-          output: [...head, ...lines, ...notes].join("\n"),
-          metadata: { matches: matches.map((t) => t.id) }
-        }
-        return output
-      })
-  })
-
-  const callTool = defineTool({
-    id: CALL_TOOL,
-    description: "Run a tool found with tool_search.",
-    parameters: CallParams,
-    // The surface answers tool_call itself (runBridge); a registry never holds this tool.
-    execute: () => Effect.fail(fail(`${CALL_TOOL} runs only through a surfaced Dispatcher.`))
+  const searchTool = makeSearchTool({
+    strategy,
+    pool: searchable,
+    declared: (sessionId) => declared(sessionId),
+    discover
   })
 
   /** The declared list: fixed prefix first, then (expand) what this session found. */
@@ -317,118 +188,39 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
     })
 
   /**
-   * Why this surface does not reach `tool`, or undefined when it does. A deferred tool called by
-   * name before any search runs (the model knew it, e.g. from an `output` marker) and is loaded:
-   * running it beats refusing a call that would pass every check.
+   * Where names resolve under this surface. tool_search and tool_call exist while something is
+   * deferred; a tool outside the `shell` surface is unreachable. A deferred tool called by name
+   * before any search runs (the model knew it, e.g. from an `output` marker) and is loaded:
+   * running it beats refusing a call that would pass every check. A tool the policies hide
+   * resolves too, and the rules refuse it with their reason.
    */
-  const unreachable = (v: View, tool: Tool, sessionId: string): string | undefined => {
-    if (!isVisible(tool, policies)) return undefined // the dispatcher refuses it with the policy's reason
-    if (options.surface === "shell" && !shell.has(tool.id)) {
-      return `Only bash and output are available here. Do this with a bash command instead (cat, ls, rg, sed, curl, …).`
-    }
-    if (isDeferred(v, tool)) discover(sessionId, [tool.id])
-    return undefined
+  const catalog: Catalog = {
+    find: (name, sessionId) => {
+      const v = viewNow()
+      const lower = name.toLowerCase()
+      if (v.deferred !== undefined && lower === SEARCH_TOOL) return searchTool
+      if (v.deferred !== undefined && strategy === "bridge" && lower === CALL_TOOL) return callTool
+      const tool = registry.lookup(name)
+      if (tool === undefined || !isVisible(tool, policies)) return tool
+      if (options.surface === "shell" && !shell.has(tool.id)) {
+        return {
+          _tag: "Unreachable",
+          tool: tool.id,
+          error: fail(
+            "Only bash and output are available here. Do this with a bash command instead (cat, ls, rg, sed, curl, …)."
+          ),
+          metadata: { surface: options.surface }
+        }
+      }
+      if (isDeferred(v, tool)) discover(sessionId, [tool.id])
+      return tool
+    },
+    names: () => registry.toolsNow().map((t) => t.id),
+    strictNulls: true
   }
 
-  const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
-
-  const runSearch = (call: ToolCall, context: CallContext) =>
-    Effect.gen(function* () {
-      const started = yield* Clock.currentTimeMillis
-      const decoded = searchTool.decode(parseArgs(call.args))
-      if (Result.isFailure(decoded)) {
-        return localResult(
-          call,
-          SEARCH_TOOL,
-          "error",
-          `${SEARCH_TOOL}: InvalidArguments`,
-          decoded.failure.message,
-          {},
-          yield* elapsedSince(started),
-          "InvalidArguments"
-        )
-      }
-      const ctx = {
-        sessionId: context.sessionId,
-        callId: call.id,
-        root: deps.root,
-        canSeeImages: context.canSeeImages ?? false,
-        emit: () => Effect.void
-      }
-      const out = yield* Effect.result(searchTool.execute(decoded.success, ctx))
-      const ms = yield* elapsedSince(started)
-      return Result.isSuccess(out)
-        ? localResult(call, SEARCH_TOOL, "ok", out.success.title, out.success.output, out.success.metadata ?? {}, ms)
-        : localResult(call, SEARCH_TOOL, "error", `${SEARCH_TOOL}: ToolFailure`, out.failure.message, {}, ms)
-    })
-
-  const runBridge = (call: ToolCall, context: CallContext) =>
-    Effect.gen(function* () {
-      const started = yield* Clock.currentTimeMillis
-      const raw = parseArgs(call.args)
-      // Models sometimes send the inner arguments as a JSON string; accept that.
-      const input =
-        isRecord(raw) && typeof raw.arguments === "string" ? { ...raw, arguments: parseArgs(raw.arguments) } : raw
-      const decoded = callTool.decode(input)
-      if (Result.isFailure(decoded)) {
-        return localResult(
-          call,
-          CALL_TOOL,
-          "error",
-          `${CALL_TOOL}: InvalidArguments`,
-          decoded.failure.message,
-          {},
-          yield* elapsedSince(started),
-          "InvalidArguments"
-        )
-      }
-      const { name, arguments: args } = decoded.success as typeof CallParams.Type
-      if (name.toLowerCase() === SEARCH_TOOL || name.toLowerCase() === CALL_TOOL) {
-        return localResult(
-          call,
-          CALL_TOOL,
-          "error",
-          `${CALL_TOOL}: InvalidArguments`,
-          `Call ${name} directly, not through ${CALL_TOOL}.`,
-          {},
-          yield* elapsedSince(started),
-          "InvalidArguments"
-        )
-      }
-      const target = yield* Effect.option(registry.resolve(name))
-      // The model evidently knows the tool's schema: calling it through the bridge loads it.
-      if (Option.isSome(target) && isVisible(target.value, policies)) discover(context.sessionId, [target.value.id])
-      const inner = Option.isSome(target) ? dropStrictNulls(target.value.inputSchema, args ?? {}) : (args ?? {})
-      const result = yield* dispatcher.dispatch({ id: call.id, name, args: inner }, context)
-      return { ...result, metadata: { ...result.metadata, via: CALL_TOOL } }
-    })
-
-  /** Whether a null is anywhere in the arguments (most calls have none: nothing to drop). */
-  const hasNull = (value: unknown): boolean =>
-    value === null ||
-    (Array.isArray(value) ? value.some(hasNull) : isRecord(value) ? Object.values(value).some(hasNull) : false)
-
-  // (One suspended step, not a generator: every call passes through here.)
   const dispatch = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
-    Effect.suspend(() => {
-      const v = viewNow()
-      const name = call.name.toLowerCase()
-      const deferring = v.deferred !== undefined
-      if (deferring && name === SEARCH_TOOL) return runSearch(call, context)
-      if (deferring && strategy === "bridge" && name === CALL_TOOL) return runBridge(call, context)
-      const tool = registry.lookup(call.name)
-      if (tool === undefined) return dispatcher.dispatch(call, context)
-      const why = unreachable(v, tool, context.sessionId)
-      if (why !== undefined) {
-        return Effect.succeed(
-          localResult(call, tool.id, "error", `${tool.id}: not declared`, why, { surface: options.surface }, 0)
-        )
-      }
-      // A strict-mode model sends null for an optional argument it leaves out: that means absent.
-      const args = parseArgs(call.args)
-      if (!isRecord(args) || !hasNull(args)) return dispatcher.dispatch(call, context)
-      return dispatcher.dispatch({ ...call, args: dropStrictNulls(tool.inputSchema, args) }, context)
-    })
+    dispatcher.dispatchIn(catalog, call, context)
 
   const concurrencySafe = (tools: ReadonlyArray<Tool>, deferring: boolean) => {
     const safe = new Map(tools.map((t) => [t.id.toLowerCase(), t.concurrencySafe]))
@@ -436,8 +228,9 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       const name = call.name.toLowerCase()
       if (deferring && name === SEARCH_TOOL) return true
       if (deferring && strategy === "bridge" && name === CALL_TOOL) {
-        const args = parseArgs(call.args)
-        return isRecord(args) && typeof args.name === "string" && (safe.get(args.name.toLowerCase()) ?? false)
+        const args = parseArgs(CALL_TOOL, call.args)
+        const target = Result.isSuccess(args) ? args.success.name : undefined
+        return typeof target === "string" && (safe.get(target.toLowerCase()) ?? false)
       }
       return safe.get(name) ?? false
     }
@@ -454,7 +247,9 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
     surface: options.surface,
     strategy,
     dispatch,
+    dispatchIn: dispatcher.dispatchIn,
     dispatchBatch,
+    chain: dispatcher.chain,
     declared,
     searchable,
     autoDeferred: Effect.map(view, (v) => v.auto),
@@ -465,7 +260,7 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       Effect.gen(function* () {
         const policy = typeof profile === "string" ? yield* deps.resolveProfile(profile) : profile
         const narrowed = yield* dispatcher.withProfile(policy)
-        return surfaced({ ...deps, dispatcher: narrowed, policies: [...policies, fromPolicy(policy)] }, options)
+        return surfaced({ ...deps, dispatcher: narrowed, policies: [...policies, policy] }, options)
       })
   }
 }
@@ -481,16 +276,18 @@ export const surfaceIn = (
 ): SurfacedDispatcher => {
   const engine = Context.getOption(context, PermissionEngine)
   const config = Context.getOption(context, FreecodeConfig)
-  const workspace = Context.getOption(context, Workspace)
+  const dispatcher = Context.get(context, Dispatcher)
   return surfaced(
     {
-      dispatcher: Context.get(context, Dispatcher),
+      dispatcher,
       registry: Context.get(context, ToolRegistry),
-      policies: [fromConfig(Option.getOrUndefined(config))],
+      // The engine's own policies when there is one: the surface hides what it always refuses.
+      policies: Option.isSome(engine)
+        ? [engine.value.project, ...dispatcher.chain]
+        : [fromConfig(Option.getOrUndefined(config))],
       resolveProfile: Option.isSome(engine)
         ? engine.value.profile
-        : (name) => Effect.fail(new ConfigError({ message: `no permission engine to resolve the profile ${name}` })),
-      root: Option.match(workspace, { onNone: () => process.cwd(), onSome: (w) => w.root })
+        : (name) => Effect.fail(new ConfigError({ message: `no permission engine to resolve the profile ${name}` }))
     },
     options
   )

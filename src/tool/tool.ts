@@ -146,6 +146,17 @@ export interface Tool<R = never> {
     | undefined
   readonly checkPermissions: ((args: unknown, ctx: ToolContext) => Effect.Effect<PermissionCheck, never, R>) | undefined
   readonly execute: (args: unknown, ctx: ToolContext) => Effect.Effect<ToolOutput, ExecuteError, R>
+  /**
+   * A tool that only names another call to run in its place (tool_call): the call path prepares
+   * that call instead, from the decoded arguments, and never runs this tool's execute.
+   */
+  readonly forwards?: (args: unknown) => Result.Result<ForwardedCall, InvalidArguments>
+}
+
+/** The call a forwarding tool names: a tool and its arguments. */
+export interface ForwardedCall {
+  readonly name: string
+  readonly args: unknown
 }
 
 /** The declaration a tool file writes. Only `id`, `description`, `parameters` and `execute` are required. */
@@ -178,6 +189,8 @@ export interface ToolSpec<P, R> {
   readonly validateInput?: (args: P, ctx: ToolContext) => Effect.Effect<void, InvalidArguments | ToolFailure, R>
   readonly checkPermissions?: (args: P, ctx: ToolContext) => Effect.Effect<PermissionCheck, never, R>
   readonly execute: (args: P, ctx: ToolContext) => Effect.Effect<ToolOutput, ExecuteError, R>
+  /** See Tool.forwards. */
+  readonly forwards?: (args: P) => Result.Result<ForwardedCall, InvalidArguments>
 }
 
 export const DEFAULT_TIMEOUT: Duration.Input = "2 minutes"
@@ -282,7 +295,8 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     validateInput: spec.validateInput === undefined ? undefined : (args, ctx) => spec.validateInput!(as(args), ctx),
     checkPermissions:
       spec.checkPermissions === undefined ? undefined : (args, ctx) => spec.checkPermissions!(as(args), ctx),
-    execute: (args, ctx) => spec.execute(as(args), ctx)
+    execute: (args, ctx) => spec.execute(as(args), ctx),
+    ...(spec.forwards === undefined ? {} : { forwards: (args: unknown) => spec.forwards!(as(args)) })
   }
 }
 

@@ -1,0 +1,77 @@
+/**
+ * shape: the model's and the UI's copies of a recorded output, within the tool's budget.
+ * Content-aware compression by the declared output kind when it is on (a timeout's partial
+ * output too); else the head+tail cut with a marker naming the omitted range. A spilled output
+ * is read line by line from the store's file, never whole.
+ */
+import { Effect, type FileSystem } from "effect"
+import { compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
+import type { OutputView } from "../output/spill.ts"
+import type { OutputStore, PutResult } from "../output/store.ts"
+import { tailCap } from "../output/truncate.ts"
+import { truncateSpilled } from "../output/truncate-spilled.ts"
+import type { Tool } from "../tool/tool.ts"
+import type { Recorded } from "./record.ts"
+import { omittedMarker, type Shaped, shape } from "./shape.ts"
+
+export interface ShapeSettings {
+  readonly maxChars: number
+  readonly maxLines: number
+  readonly uiMaxChars: number
+  /** Content-aware compression (FREECODE_BASH_COMPRESS). */
+  readonly compress: boolean
+  readonly store: OutputStore["Service"]
+  readonly fs: FileSystem.FileSystem
+}
+
+export interface ShapeInput {
+  readonly sessionId: string
+  readonly callId: string
+  /** Undefined for a call that never resolved to a tool. */
+  readonly tool: Tool | undefined
+  /** The kind of output the tool declared for these arguments. */
+  readonly outputKind: string | undefined
+  /** The call failed (an error, a non-zero exit, a stop): compression keeps its failure lines whatever its kind. */
+  readonly failed: boolean
+}
+
+interface ShapeOptions {
+  readonly callId: string
+  readonly stored: PutResult
+  readonly maxChars: number
+  readonly maxLines: number
+  readonly uiMaxChars: number
+  readonly direction: Tool["truncate"]
+}
+
+/** The model's and the UI's copies of an output too large to hold, from its two ends. */
+const shapeSpilled = (view: Extract<OutputView, { kind: "spilled" }>, options: ShapeOptions): Shaped => {
+  const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
+  return { modelOutput: cut.text, uiOutput: tailCap(view.tail, options.uiMaxChars), truncated: cut.truncated }
+}
+
+const uncompressed = (view: OutputView, lines: number, options: ShapeOptions): Shaped =>
+  view.kind === "text" ? shape({ text: view.text, ...options, lines }) : shapeSpilled(view, options)
+
+export const shapeOutput = (settings: ShapeSettings, input: ShapeInput, recorded: Recorded): Effect.Effect<Shaped> => {
+  const { view, stored, lines } = recorded
+  const { tool, outputKind } = input
+  const options: ShapeOptions = {
+    callId: input.callId,
+    stored,
+    maxChars: Math.min(tool?.maxResultSizeChars ?? settings.maxChars, settings.maxChars),
+    maxLines: settings.maxLines,
+    uiMaxChars: settings.uiMaxChars,
+    direction: tool?.truncate ?? "both"
+  }
+  if (!settings.compress || outputKind === undefined) return Effect.succeed(uncompressed(view, lines, options))
+  const withUi = (compressed: Omit<Shaped, "uiOutput"> | undefined): Shaped =>
+    compressed === undefined
+      ? uncompressed(view, lines, options)
+      : { ...compressed, uiOutput: tailCap(view.kind === "text" ? view.text : view.tail, settings.uiMaxChars) }
+  const compressing = { ...options, failed: input.failed }
+  if (view.kind === "text") return Effect.succeed(withUi(compressForModel(outputKind, view.text, compressing)))
+  return Effect.flatMap(spilledLines(settings.store, settings.fs, input.sessionId, input.callId), (source) =>
+    Effect.map(compressSpilled(outputKind, view, source, compressing), withUi)
+  )
+}

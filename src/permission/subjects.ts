@@ -1,0 +1,151 @@
+/**
+ * What a call touches, as the rules see it: a shell command (parsed), the paths a file tool
+ * declares (as given and as they really are), the hosts a fetch tool declares — and the grant
+ * an "always" answer would save for it.
+ */
+import { Effect } from "effect"
+import type { LocalFsShape } from "../fs/local-fs.ts"
+import { Sandbox, type SandboxShape, sandboxAllows } from "../sandbox/sandbox.ts"
+import type { Tool, ToolContext } from "../tool/tool.ts"
+import { resolvePath } from "../tools/paths.ts"
+import { realPathBelow } from "./containment.ts"
+import type { Grant } from "./policy.ts"
+import { type Kind, kindOf } from "./rules.ts"
+import { analyzeWith, bashParser, type ShellAnalysis, type ShellParser, type SimpleCommand } from "./shell.ts"
+
+/** What a call touches, as the rules see it. */
+export interface Subjects {
+  readonly kind: Kind
+  readonly shell?: {
+    readonly command: string
+    readonly analysis: ShellAnalysis
+    /** It runs inside the OS sandbox, whose settings allow it without asking. */
+    readonly sandboxed: boolean
+  }
+  /** File tools: each path as given (absolute) and as it really is. */
+  readonly paths: ReadonlyArray<{ readonly abs: string; readonly real: string }>
+  /** Fetch tools: hosts. */
+  readonly hosts: ReadonlyArray<string>
+  /** Set when the declaration failed to list what the call touches: the call then asks. */
+  readonly unknown?: string
+  readonly grant: Grant
+}
+
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_, v) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v
+  ) ?? "null"
+
+export const withBasename = (c: SimpleCommand): ReadonlyArray<ReadonlyArray<string>> => {
+  const first = c.words[0]
+  if (first === undefined || !first.includes("/")) return [c.words]
+  return [c.words, [first.slice(first.lastIndexOf("/") + 1), ...c.words.slice(1)]]
+}
+
+/** The bash grammar, loaded on the first shell call (not when the system starts). */
+export interface Grammar {
+  loaded: ShellParser | undefined
+}
+
+export interface SubjectsRequest {
+  readonly tool: Tool
+  readonly args: unknown
+  readonly ctx: ToolContext
+}
+
+const shellSubjects = (grammar: Grammar, sandbox: SandboxShape, id: string, args: unknown): Effect.Effect<Subjects> =>
+  Effect.gen(function* () {
+    const command =
+      typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
+    grammar.loaded ??= yield* bashParser
+    const analysis = analyzeWith(grammar.loaded, command)
+    const sandboxed = yield* sandboxAllows(sandbox, args)
+    // One plain simple command is saved as its words, as a rule would match it: `npm  test`
+    // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
+    const only = analysis.concerns.length === 0 && analysis.commands.length === 1 ? analysis.commands[0] : undefined
+    const plain = only !== undefined && !only.dynamic && only.words.length > 0 ? only.words : undefined
+    const text = plain === undefined ? command.trim() : plain.join(" ")
+    return {
+      kind: "shell",
+      shell: { command, analysis, sandboxed },
+      paths: [],
+      hosts: [],
+      grant: {
+        tool: id,
+        key: plain === undefined ? `cmd:${text}` : `argv:${JSON.stringify(plain)}`,
+        display: `${id}(${text})`
+      }
+    }
+  })
+
+const fileSubjects = (id: string, paths: ReadonlyArray<{ abs: string; real: string }>): Subjects => {
+  const reals = paths.length === 1 ? [paths[0]!.real] : [...new Set(paths.map((p) => p.real))].sort()
+  return {
+    kind: "file",
+    paths,
+    hosts: [],
+    grant: { tool: id, key: `paths:${reals.join("\n")}`, display: `${id}(${reals.join(", ")})` }
+  }
+}
+
+// (Effects chained, not a generator, but for a shell command: every call passes through here.)
+/** What `req` touches; `realRoot`: the project root as it really is. */
+export const subjectsOf = (
+  grammar: Grammar,
+  fs: LocalFsShape,
+  realRoot: string,
+  req: SubjectsRequest,
+  /** Whether a shell command runs inside the OS sandbox (Sandbox.off: never). */
+  sandbox: SandboxShape = Sandbox.off
+): Effect.Effect<Subjects> => {
+  const { tool, args, ctx } = req
+  const kind = kindOf(tool)
+  const id = tool.id
+  if (kind === "shell") return shellSubjects(grammar, sandbox, id, args)
+  let declared: ReadonlyArray<string>
+  try {
+    declared = tool.paths(args, ctx)
+  } catch (e) {
+    // A declaration that cannot say what it touches is treated as touching the unknown.
+    const reason = `${id} could not say which paths it touches (${e instanceof Error ? e.message : String(e)})`
+    return Effect.succeed({
+      kind,
+      paths: [],
+      hosts: [],
+      unknown: reason,
+      grant: { tool: id, key: `args:${canonical(args)}`, display: id }
+    })
+  }
+  if (kind === "file") {
+    const located = (p: string) => {
+      const abs = resolvePath(ctx.root, p)
+      return Effect.map(realPathBelow(fs, realRoot, abs), (real) => ({ abs, real }))
+    }
+    // Most calls touch one path: no forEach for it.
+    return declared.length === 1
+      ? Effect.map(located(declared[0]!), (p) => fileSubjects(id, [p]))
+      : Effect.map(Effect.forEach(declared, located), (paths) => fileSubjects(id, paths))
+  }
+  if (kind === "network") {
+    const hosts = [...new Set(declared.map((h) => h.toLowerCase()))].sort()
+    return Effect.succeed({
+      kind,
+      paths: [],
+      hosts,
+      grant: {
+        tool: id,
+        key: `hosts:${hosts.join(" ")}`,
+        display: `${id}(${hosts.map((h) => `domain:${h}`).join(", ")})`
+      }
+    })
+  }
+  const json = canonical(args)
+  return Effect.succeed({
+    kind,
+    paths: [],
+    hosts: [],
+    grant: { tool: id, key: `args:${json}`, display: `${id}(${json})` }
+  })
+}
