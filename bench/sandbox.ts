@@ -46,5 +46,7 @@ await Effect.runPromise(
 )
 const ma = median(a)
 const mb = median(b)
-console.log(`| sandbox start cost${network ? " (filtered network)" : ""} | plain ${ma.toFixed(1)} ms | bubblewrap ${mb.toFixed(1)} ms | +${(mb - ma).toFixed(1)} ms a call | n=${n} |`)
+console.log(
+  `| sandbox start cost${network ? " (filtered network)" : ""} | plain ${ma.toFixed(1)} ms | bubblewrap ${mb.toFixed(1)} ms | +${(mb - ma).toFixed(1)} ms a call | n=${n} |`
+)
 NodeFs.rmSync(root, { recursive: true, force: true })
