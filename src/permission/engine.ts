@@ -27,20 +27,14 @@ import {
   kindOf,
   makePathMatcher,
   matchesCommand,
+  matchesCommandAnyPath,
   matchesDomain,
   namesTool,
   parseRule,
   type Rule,
   type RuleBehavior
 } from "./rules.ts"
-import {
-  analyzeWith,
-  bashParser,
-  ruleWords,
-  type ShellAnalysis,
-  type ShellParser,
-  type SimpleCommand
-} from "./shell.ts"
+import { analyzeWith, bashParser, readOnlyConcern, ruleWords, type ShellAnalysis } from "./shell.ts"
 
 /** What "always" saves: one normalized subject of one tool, for one session. */
 export interface Grant {
@@ -167,12 +161,6 @@ const canonical = (value: unknown): string =>
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
       : v
   ) ?? "null"
-
-const withBasename = (c: SimpleCommand): ReadonlyArray<ReadonlyArray<string>> => {
-  const first = c.words[0]
-  if (first === undefined || !first.includes("/")) return [c.words]
-  return [c.words, [first.slice(first.lastIndexOf("/") + 1), ...c.words.slice(1)]]
-}
 
 export class PermissionEngine extends Context.Service<PermissionEngine, PermissionEngineShape>()(
   "freecode/PermissionEngine"
@@ -349,9 +337,11 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         switch (s.kind) {
           case "shell": {
             const pattern = c.command()
+            const { candidates, opaque } = s.shell!.analysis
+            // What runs cannot be known from the line: a rule that could match it applies (fail closed).
             return (
               pattern !== undefined &&
-              s.shell!.analysis.candidates.some((cand) => withBasename(cand).some((w) => matchesCommand(pattern, w)))
+              (opaque.length > 0 || candidates.some((cand) => matchesCommandAnyPath(pattern, cand.words)))
             )
           }
           case "file":
@@ -410,7 +400,10 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             behavior: "deny",
             by: "rule",
             rule: deny.rule.text,
-            reason: `The rule ${deny.rule.text} denies this ${tool.id} call. Do not retry it; do the task another way.`
+            reason:
+              s.kind === "shell" && s.shell!.analysis.opaque.length > 0
+                ? `The rule ${deny.rule.text} may apply and cannot be checked: ${s.shell!.analysis.opaque[0]}. Write the command so every program it runs is named plainly, or do the task another way.`
+                : `The rule ${deny.rule.text} denies this ${tool.id} call. Do not retry it; do the task another way.`
           }
         }
         // `agent` is the exception: its child runs under this same policy (profiles chain), so
@@ -470,15 +463,24 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             }
           const { analysis, command } = s.shell!
           if (analysis.concerns.length > 0) return ask(`This command needs approval: ${analysis.concerns.join("; ")}.`)
-          const rules = analysis.commands.map((cmd) =>
-            policy.allow.find((c) => {
+          // Each part is covered by an allow rule or, when the mode runs them, by the read-only list.
+          const readOnly =
+            perms.readOnlyCommands !== false && (policy.mode === "default" || policy.mode === "acceptEdits")
+          const readable = (p: string) => {
+            const abs = path.resolve(req.ctx.root, p)
+            return inside(abs) && !isSensitive(abs)
+          }
+          const rules = analysis.commands.map((cmd) => {
+            const rule = policy.allow.find((c) => {
               if (!namesTool(c.rule, tool)) return false
               const pattern = c.command()
               return pattern !== undefined && matchesCommand(pattern, cmd.words)
             })
-          )
+            if (rule !== undefined || !readOnly) return rule?.rule.text
+            return readOnlyConcern(cmd, readable) === undefined ? "the read-only command list" : undefined
+          })
           if (analysis.commands.length > 0 && rules.every((r) => r !== undefined)) {
-            const texts = [...new Set(rules.map((r) => r!.rule.text))]
+            const texts = [...new Set(rules)]
             return {
               ...base,
               behavior: "allow",
