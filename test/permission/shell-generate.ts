@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the commands are bash text, which holds ${…}
 /**
  * Generated shell commands for the differential test: from a small grammar of bash, from the
  * classes of commands that got past the analyzer before, and by mutating the corpus (quoting,

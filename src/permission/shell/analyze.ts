@@ -42,6 +42,8 @@ export const WORDS = new Set([
 ])
 const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"])
 
+const isRedirect = (node: Node) => node.type.endsWith("redirect")
+
 const MAX_DEPTH = 8
 const MAX_CANDIDATES = 400
 
@@ -129,28 +131,50 @@ class Analyzer {
       case "heredoc_redirect":
         this.heredoc(node)
         return
+      case "test_command":
+        // `[ … ]` is the test builtin with words; the grammar gives it a structure of its own.
+        if (/^\[\s[\s\S]*\s\]$/.test(node.text)) {
+          this.reread(`\\[${node.text.slice(1, -1)}\\]`)
+          return
+        }
+        break
       case "variable_assignment":
       case "variable_assignments":
         this.concern(`it sets a shell variable (${node.text.split("=")[0]})`)
         for (const c of node.type === "variable_assignment" ? [node] : node.namedChildren) this.assignment(c)
         return
-      default:
-        if (WORDS.has(node.type)) {
-          this.word(node)
-          return
-        }
-        // Not modelled (if, for, while, case, functions, [[ ]], (( ))…): it asks, and what it
-        // contains is still walked so deny rules see the commands inside.
-        if (this.unknown === 0) this.concern(`it uses a shell construct that is not checked here (${node.type})`)
-        if (/\[[^\]]*[$`]/.test(node.text)) this.hidden("it evaluates an array subscript, which can run commands")
-        this.unknown++
-        try {
-          this.nested(() => {
-            for (const c of node.namedChildren) this.visit(c)
-          })
-        } finally {
-          this.unknown--
-        }
+    }
+    if (WORDS.has(node.type)) {
+      this.word(node)
+      return
+    }
+    // Not modelled (if, for, while, case, functions, [[ ]], (( ))…): it asks, and what it
+    // contains is still walked so deny rules see the commands inside.
+    if (this.unknown === 0) this.concern(`it uses a shell construct that is not checked here (${node.type})`)
+    if (/\[[^\]]*[$`]/.test(node.text)) this.hidden("it evaluates an array subscript, which can run commands")
+    this.unknown++
+    try {
+      this.nested(() => {
+        for (const c of node.namedChildren) this.visit(c)
+      })
+    } finally {
+      this.unknown--
+    }
+  }
+
+  /** Reads text in place of a node, at the same depth (the same command, written as the grammar reads it best). */
+  private reread(text: string): void {
+    const tree = this.parser.parse(text)
+    if (tree === null || tree.rootNode.hasError) {
+      this.concern("the command does not parse as bash")
+      this.hidden("the command does not parse as bash")
+      tree?.delete()
+      return
+    }
+    try {
+      this.visit(tree.rootNode)
+    } finally {
+      tree.delete()
     }
   }
 
@@ -265,7 +289,19 @@ class Analyzer {
   private command(node: Node): void {
     const words: Array<Word> = []
     let named = false
+    let previous: Node | undefined
     for (const child of node.namedChildren) {
+      // bash splits words only at blanks and operators: two words touching are one to bash.
+      if (
+        previous !== undefined &&
+        previous.endIndex === child.startIndex &&
+        !isRedirect(previous) &&
+        !isRedirect(child)
+      ) {
+        this.concern(`bash reads ${previous.text}${child.text} as one word, unlike this check`)
+        this.hidden(`bash reads ${previous.text}${child.text} as one word, unlike this check`)
+      }
+      previous = child
       if (child.type === "variable_assignment") {
         const name = this.assignment(child)
         if (name !== undefined && !isHarmlessEnv(name))
