@@ -464,12 +464,14 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
           const { analysis, command } = s.shell!
           if (analysis.concerns.length > 0) return ask(`This command needs approval: ${analysis.concerns.join("; ")}.`)
           // Each part is covered by an allow rule or, when the mode runs them, by the read-only list.
-          const readOnly =
-            perms.readOnlyCommands !== false && (policy.mode === "default" || policy.mode === "acceptEdits")
           const readable = (p: string) => {
             const abs = path.resolve(req.ctx.root, p)
             return inside(abs) && !isSensitive(abs)
           }
+          const readOnly =
+            perms.readOnlyCommands !== false &&
+            (policy.mode === "default" || policy.mode === "acceptEdits") &&
+            analysis.inputs.every((i) => i.shape === "literal" && readable(i.value))
           const rules = analysis.commands.map((cmd) => {
             const rule = policy.allow.find((c) => {
               if (!namesTool(c.rule, tool)) return false

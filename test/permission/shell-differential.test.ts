@@ -59,6 +59,7 @@ const patterns = ALLOW.map((r) => commandSpecifier(r.slice(5, -1))).map((s) => (
 const passThrough = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const [name, ...rest] = argv
   if (name === "nohup") return passThrough(rest)
+  if (name === "time") return passThrough(rest[0] === "-p" ? rest.slice(1) : rest)
   if (name === "nice") return passThrough(rest[0] === "-n" ? rest.slice(2) : rest)
   if (name === "timeout") {
     let i = 0
