@@ -171,6 +171,7 @@ export const CLASSES: ReadonlyArray<string> = [
   "setarch x86_64 touch t",
   "prlimit --nofile=10 touch t",
   "setpriv --reuid=0 touch t",
+  "setpriv\n --reuid=0 touch t",
   "x=touch; $x t",
   "python3 -c 'import os'",
   "git diff --output=o",

@@ -282,6 +282,12 @@ class Analyzer {
         this.hidden("it evaluates an array subscript, which can run commands")
       return undefined
     }
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name.text)) {
+      // The grammar takes `--opt=x` for an assignment; to bash it is a word (here, the program).
+      this.concern(`bash reads ${node.text} as a word, not an assignment`)
+      this.hidden(`bash reads ${node.text} as a word, not an assignment`)
+      return undefined
+    }
     const operator = node.text.slice(name.text.length, name.text.length + 2)
     return operator.startsWith("=") ? name.text : `${name.text}+`
   }
