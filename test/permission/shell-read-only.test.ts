@@ -55,6 +55,8 @@ const READ_ONLY = [
   "sort -u input.txt",
   "sed -n '1,2p' input.txt",
   "sed -e 's/a/b/g' input.txt",
+  "sed -ne '1p' input.txt",
+  "echo /etc/passwd",
   "awk '{print $1}' input.txt",
   "head -n 2 input.txt && tail -n 1 input.txt",
   "[ -f input.txt ] && echo yes",
@@ -84,11 +86,14 @@ const STRETCH = [
   "git branch new-branch",
   "git -c alias.st='!touch out' st",
   "git -C src log -1 --output=../out",
-  "uniq input.txt out"
+  "uniq input.txt out",
+  "sed -ne 'w out' input.txt"
 ]
 
 /** Options that would run a program or change the system, not run here. */
 const REFUSED_UNRUN = [
+  "tree -R -H . .",
+  "hostname --file=x",
   "git diff --outp=out",
   "git -c core.pager='touch out' -p log",
   "rg --pre ./x a",

@@ -16,6 +16,8 @@ interface Spec {
   readonly long?: ReadonlyArray<string>
   /** What the tables cannot say; returns why not, or undefined. */
   readonly check?: (args: ReadonlyArray<string>) => string | undefined
+  /** False for programs that never open their operands (`echo /etc`): no path check. */
+  readonly paths?: false
 }
 
 const optionsOf = (args: ReadonlyArray<string>) => {
@@ -45,7 +47,7 @@ const sed = (args: ReadonlyArray<string>): string | undefined => {
   let operands = 0
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!
-    if (a === "-e" || a === "--expression") scripts.push(args[++i] ?? "")
+    if (a === "--expression" || /^-[nErsuz]*e$/.test(a)) scripts.push(args[++i] ?? "")
     else if (a.startsWith("--expression=")) scripts.push(a.slice("--expression=".length))
     else if (
       /^-[nErsuz]+$/.test(a) ||
@@ -151,17 +153,18 @@ export const READ_ONLY: Readonly<Record<string, Spec>> = {
   file: { short: "C", long: ["compile"] },
   du: {},
   df: {},
-  tree: { short: "o", long: ["output"] },
-  basename: {},
-  dirname: {},
+  // -R reruns tree in every directory with -o 00Tree.html.
+  tree: { short: "oR", long: ["output"] },
+  basename: { paths: false },
+  dirname: { paths: false },
   realpath: {},
   readlink: {},
-  which: {},
-  whoami: {},
-  id: {},
-  uname: {},
-  hostname: { check: noOperands("hostname") },
-  date: { short: "s", long: ["set"], check: DATE_REFUSED },
+  which: { paths: false },
+  whoami: { paths: false },
+  id: { paths: false },
+  uname: { paths: false },
+  hostname: { short: "Fb", long: ["file", "boot"], check: noOperands("hostname"), paths: false },
+  date: { short: "s", long: ["set"], check: DATE_REFUSED, paths: false },
   jq: {},
   md5sum: {},
   sha1sum: {},
@@ -169,16 +172,16 @@ export const READ_ONLY: Readonly<Record<string, Spec>> = {
   sha512sum: {},
   od: {},
   hexdump: {},
-  seq: {},
-  echo: {},
-  printf: {},
-  pwd: {},
-  true: {},
-  false: {},
+  seq: { paths: false },
+  echo: { paths: false },
+  printf: { paths: false },
+  pwd: { paths: false },
+  true: { paths: false },
+  false: { paths: false },
   test: {},
   "[": {},
-  type: {},
-  command: {}
+  type: { paths: false },
+  command: { paths: false }
 }
 
 const check = (spec: Spec, args: ReadonlyArray<string>, name: string): string | undefined => {
@@ -214,6 +217,7 @@ export const readOnlyConcern = (command: SimpleCommand, readable: (path: string)
   }
   const why = notReadOnly(command.words)
   if (why !== undefined) return why
+  if (READ_ONLY[command.words[0]!]!.paths === false) return undefined
   for (const word of command.words.slice(1)) {
     const value = word.startsWith("-") ? (word.includes("=") ? word.slice(word.indexOf("=") + 1) : "") : word
     const path = value.replace(/[*?[{].*$/s, "")
