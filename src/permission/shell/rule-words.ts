@@ -2,7 +2,7 @@
 import type { Parser } from "web-tree-sitter"
 import { WORDS } from "./analyze.ts"
 import { stripWrappers } from "./runs.ts"
-import { unsureCharacter } from "./text.ts"
+import { unsureCharacter, unsureEscape } from "./text.ts"
 import { evalWord, type Word } from "./words.ts"
 
 /**
@@ -11,7 +11,7 @@ import { evalWord, type Word } from "./words.ts"
  * `Bash(sudo:*)` are rules a person may write); only the shape of the text is checked.
  */
 export const ruleWords = (parser: Parser, text: string): ReadonlyArray<string> | undefined => {
-  if (unsureCharacter(text) !== undefined || text.includes("\\\n")) return undefined
+  if (unsureCharacter(text) !== undefined || unsureEscape(text) || text.includes("\\\n")) return undefined
   const tree = parser.parse(text)
   if (tree === null) return undefined
   try {

@@ -21,6 +21,12 @@ export const unsureCharacter = (command: string): string | undefined => {
   return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`
 }
 
+/**
+ * A backslash before a tab, or before a space at the start of a word, quotes that blank for
+ * bash (`\<tab>ls` runs a program named "<tab>ls"); the grammar drops it or splits there.
+ */
+export const unsureEscape = (command: string): boolean => /\\\t|(?:^|[\s;&|()<>])\\ /.test(command)
+
 /** The text with every backslash-newline removed, or undefined when it has none. */
 export const joinContinuations = (command: string): string | undefined =>
   /\\\n/.test(command) ? command.replace(/\\\n/g, "") : undefined
