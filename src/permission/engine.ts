@@ -155,6 +155,9 @@ interface Subjects {
   readonly grant: Grant
 }
 
+/** What allowed a shell command that no rule names (permissions.readOnlyCommands). */
+const READ_ONLY_LIST = "the read-only command list"
+
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_, v) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
@@ -479,17 +482,20 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
               return pattern !== undefined && matchesCommand(pattern, cmd.words)
             })
             if (rule !== undefined || !readOnly) return rule?.rule.text
-            return readOnlyConcern(cmd, readable) === undefined ? "the read-only command list" : undefined
+            return readOnlyConcern(cmd, readable) === undefined ? READ_ONLY_LIST : undefined
           })
           if (analysis.commands.length > 0 && rules.every((r) => r !== undefined)) {
-            const texts = [...new Set(rules)]
-            return {
-              ...base,
-              behavior: "allow",
-              by: "rule",
-              rule: texts.join(", "),
-              reason: `Allowed by ${texts.join(", ")}.`
-            }
+            const texts = [...new Set(rules)].filter((r) => r !== READ_ONLY_LIST)
+            const listed = rules.includes(READ_ONLY_LIST) ? ` and ${READ_ONLY_LIST}` : ""
+            return texts.length === 0
+              ? { ...base, behavior: "allow", by: "mode", reason: `Allowed by ${READ_ONLY_LIST}.` }
+              : {
+                  ...base,
+                  behavior: "allow",
+                  by: "rule",
+                  rule: texts.join(", "),
+                  reason: `Allowed by ${texts.join(", ")}${listed}.`
+                }
           }
           const uncovered = analysis.commands.filter((_, i) => rules[i] === undefined).map((c) => c.words.join(" "))
           return ask(

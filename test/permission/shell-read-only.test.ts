@@ -132,8 +132,30 @@ describe("read-only commands", () => {
     Effect.gen(function* () {
       const decided = yield* decide(READ_ONLY)
       expect(decided.filter((d) => d.behavior !== "allow").map((d) => `${d.command}: ${d.reason}`)).toEqual([])
-      expect(decided[0]!.reason).toContain("read-only command list")
+      expect(decided[0]!.reason).toBe("Allowed by the read-only command list.")
     }).pipe(Effect.provide(engineWith({})))
+  )
+
+  it.live("a composite of read-only commands and commands a rule allows is allowed by both", () =>
+    Effect.gen(function* () {
+      const engine = yield* PermissionEngine
+      const d = yield* engine.decide({
+        tool: BashTool as unknown as Tool,
+        args: { command: "npm test && git status" },
+        ctx
+      })
+      expect([d.behavior, d.by, d.rule, d.reason]).toEqual([
+        "allow",
+        "rule",
+        "Bash(npm test)",
+        "Allowed by Bash(npm test) and the read-only command list."
+      ])
+      const only = yield* engine.decide({ tool: BashTool as unknown as Tool, args: { command: "ls | wc -l" }, ctx })
+      expect([only.behavior, only.by, only.rule]).toEqual(["allow", "mode", undefined])
+      const mixed = yield* engine.decide({ tool: BashTool as unknown as Tool, args: { command: "ls && touch x" }, ctx })
+      expect(mixed.behavior).toBe("ask")
+      expect(mixed.reason).toContain("No allow rule covers `touch x`")
+    }).pipe(Effect.provide(engineWith({ permissions: { allow: ["Bash(npm test)"] } })))
   )
 
   it.live("run without asking in acceptEdits mode; not in dontAsk, nor when turned off", () =>
