@@ -161,6 +161,8 @@ export const CLASSES: ReadonlyArray<string> = [
   "echo a\\\r\ntouch t",
   "\\\tls",
   "\\ ls",
+  "ls # a comment \\\n\\\ntouch t",
+  "ls # a comment \\\ntouch t",
   "echo a\\\tb",
   "env bash -c 'touch t'",
   "command bash -c 'touch t'",

@@ -9,7 +9,7 @@ import type { Node, Parser } from "web-tree-sitter"
 import { type ShellAnalysis, type SimpleCommand, toSimple } from "./analysis.ts"
 import { BUILTINS, builtinConcern, EVALUATES_SUBSCRIPTS, holdsSubscriptCode } from "./builtins.ts"
 import { runsOf, stripWrappers } from "./runs.ts"
-import { joinContinuations, unsureCharacter, unsureEscape } from "./text.ts"
+import { joinContinuations, unsureCharacter, unsureComment, unsureEscape } from "./text.ts"
 import { evalWord, PLAIN_EXPANSION, PLAIN_SIMPLE_EXPANSION, type Shape, type Word } from "./words.ts"
 
 /** Assignments that only change output or locale, never which program runs or what it loads. */
@@ -87,6 +87,10 @@ class Analyzer {
     if (unsure !== undefined) {
       this.concern(`it contains a character (${unsure}) that bash reads differently from this check`)
       this.hidden(`it contains a character (${unsure}) that bash reads differently from this check`)
+    }
+    if (unsureComment(text)) {
+      this.concern("a comment ends in a backslash-newline, which bash and this check read differently")
+      this.hidden("a comment ends in a backslash-newline, which bash and this check read differently")
     }
     if (unsureEscape(text)) {
       this.concern("it quotes a blank with a backslash where bash and this check split words differently")

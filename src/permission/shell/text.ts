@@ -27,6 +27,12 @@ export const unsureCharacter = (command: string): string | undefined => {
  */
 export const unsureEscape = (command: string): boolean => /\\\t|(?:^|[\s;&|()<>])\\ /.test(command)
 
+/**
+ * A comment that ends in a backslash-newline: bash ends the comment at the newline, so the
+ * next line runs; both readings here (as written, and joined) may take it as comment.
+ */
+export const unsureComment = (command: string): boolean => /(?:^|[\s;&|()])#[^\n]*\\\n/.test(command)
+
 /** The text with every backslash-newline removed, or undefined when it has none. */
 export const joinContinuations = (command: string): string | undefined =>
   /\\\n/.test(command) ? command.replace(/\\\n/g, "") : undefined
