@@ -13,7 +13,6 @@
  */
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { closest, distance } from "fastest-levenshtein"
 import picomatch from "picomatch"
 import type { Operation, Tool } from "../tool/tool.ts"
 
@@ -46,39 +45,6 @@ export const parseRule = (text: string): Rule | string => {
   }
   return { text: text.trim(), tool, specifier: specifier?.trim() }
 }
-
-/**
- * Why a rule string would not do what it looks like, with what was probably meant; undefined
- * when it is fine. `tools` are the tool ids the rule may name besides Claude Code's kinds
- * (Bash, Read, Edit, Write, MultiEdit, WebFetch) and MCP tools; without it only the shape is checked.
- */
-export const validateRule = (text: string, tools?: ReadonlyArray<string>): string | undefined => {
-  const rule = parseRule(text)
-  if (typeof rule === "string") return rule
-  const spelled = text.trim().match(/^[^(]*/)![0]
-  if (tools !== undefined && rule.tool !== "*" && !rule.tool.startsWith("mcp__")) {
-    const names = [...KIND_NAMES, ...tools]
-    if (!names.some((n) => n.toLowerCase() === rule.tool)) {
-      const near = closest(spelled, names)
-      const hint = distance(near.toLowerCase(), rule.tool) <= 2 ? ` Did you mean ${near}?` : ""
-      return `"${text}": no tool is named ${spelled}, so this rule would match nothing.${hint} Known names: ${names.join(", ")}.`
-    }
-  }
-  const spec = rule.specifier
-  if (spec !== undefined && FAMILIES[rule.tool]?.includes("shell.exec") === true) {
-    const spaced = /^(.*?)\s*:\s+\*$|^(.*?)\s+:\s*\*$/.exec(spec)
-    if (spaced !== null) {
-      const fixed = `${spelled}(${(spaced[1] ?? spaced[2])!.trim()}:*)`
-      return `"${text}": ":" and "*" must touch, or the rule matches a program named with a colon and nothing else. Did you mean ${fixed}?`
-    }
-    if (spec.includes(":*") && !spec.endsWith(":*"))
-      return `"${text}": ":*" is only allowed at the end of a command prefix, e.g. ${spelled}(npm run test:*).`
-  }
-  return undefined
-}
-
-/** The names Claude Code gives kinds of tool, as they are written. */
-const KIND_NAMES = ["Bash", "Read", "Edit", "Write", "MultiEdit", "WebFetch"]
 
 /** Claude Code's rule names for kinds of tool, as the operations a declaration lists. */
 const FAMILIES: Readonly<Record<string, ReadonlyArray<Operation>>> = {
