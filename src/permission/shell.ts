@@ -3,15 +3,15 @@
  * with regexes or shell-quote: those read a newline as a space and miss `$(…)` inside quotes.
  * The parts live in `shell/`: the grammar (parser), what bash and the grammar read differently
  * (text), words after quote removal (words), builtins, what a command runs besides itself
- * (runs), the analysis (analyze) and the read-only list (read-only, scripts).
+ * (runs), harmless assignments (env), the walk (analyze), the line read both ways (line) and the read-only list (read-only, scripts).
  */
 import { Effect } from "effect"
 import type { ShellAnalysis } from "./shell/analysis.ts"
-import { analyzeWith } from "./shell/analyze.ts"
+import { analyzeWith } from "./shell/line.ts"
 import { bashParser } from "./shell/parser.ts"
 
 export type { ShellAnalysis, SimpleCommand } from "./shell/analysis.ts"
-export { analyzeWith } from "./shell/analyze.ts"
+export { analyzeWith } from "./shell/line.ts"
 export { bashParser } from "./shell/parser.ts"
 export { READ_ONLY, readOnlyConcern } from "./shell/read-only.ts"
 export { ruleWords } from "./shell/rule-words.ts"

@@ -8,17 +8,10 @@
 import type { Node, Parser } from "web-tree-sitter"
 import { type ShellAnalysis, type SimpleCommand, toSimple } from "./analysis.ts"
 import { BUILTINS, builtinConcern, EVALUATES_SUBSCRIPTS, holdsSubscriptCode } from "./builtins.ts"
+import { isHarmlessEnv } from "./env.ts"
 import { runsOf, stripWrappers } from "./runs.ts"
 import { joinContinuations, unsureCharacter, unsureComment, unsureEscape } from "./text.ts"
 import { evalWord, PLAIN_EXPANSION, PLAIN_SIMPLE_EXPANSION, type Shape, type Word } from "./words.ts"
-
-/** Assignments that only change output or locale, never which program runs or what it loads. */
-const HARMLESS_ENV = new Set(
-  "CI NODE_ENV DEBUG FORCE_COLOR NO_COLOR TERM TZ LANG LANGUAGE COLUMNS LINES RUST_BACKTRACE RUST_LOG PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE VERBOSE NODE_NO_WARNINGS".split(
-    " "
-  )
-)
-const isHarmlessEnv = (name: string) => HARMLESS_ENV.has(name) || /^LC_[A-Z_]+$/.test(name)
 
 /** Statement nodes whose named children are statements again. */
 const CONTAINERS = new Set([
@@ -47,7 +40,7 @@ const isRedirect = (node: Node) => node.type.endsWith("redirect")
 const MAX_DEPTH = 8
 const MAX_CANDIDATES = 400
 
-class Analyzer {
+export class Analyzer {
   readonly commands: Array<SimpleCommand> = []
   readonly candidates: Array<SimpleCommand> = []
   readonly concerns: Array<string> = []
@@ -398,46 +391,7 @@ class Analyzer {
   }
 
   result(): ShellAnalysis {
-    return {
-      commands: this.commands,
-      candidates: this.candidates,
-      concerns: this.concerns,
-      opaque: this.opaque,
-      inputs: this.inputs
-    }
-  }
-}
-
-const read = (parser: Parser, command: string): ShellAnalysis => {
-  const analyzer = new Analyzer(parser)
-  try {
-    analyzer.read(command)
-  } catch {
-    analyzer.concern("the command could not be analyzed")
-    return { ...analyzer.result(), opaque: [...analyzer.opaque, "the command could not be analyzed"] }
-  }
-  if (command.trim() === "") analyzer.concern("the command is empty")
-  return analyzer.result()
-}
-
-const union = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>) => [...new Set([...a, ...b])]
-
-/** The analysis with an already loaded parser (synchronous). */
-export const analyzeWith = (parser: Parser, command: string): ShellAnalysis => {
-  const asWritten = read(parser, command)
-  const joined = joinContinuations(command)
-  if (joined === undefined) return asWritten
-  // bash drops `\<newline>` before reading tokens: only a line both readings allow is allowed.
-  const asBash = read(parser, joined)
-  const same =
-    JSON.stringify(asWritten.commands.map((c) => c.words)) === JSON.stringify(asBash.commands.map((c) => c.words))
-  const concerns = union(asWritten.concerns, asBash.concerns)
-  if (!same) concerns.push("a line continuation (backslash-newline) makes bash read it differently from how it looks")
-  return {
-    commands: asWritten.commands,
-    candidates: [...asWritten.candidates, ...asBash.candidates],
-    concerns,
-    opaque: union(asWritten.opaque, asBash.opaque),
-    inputs: [...asWritten.inputs, ...asBash.inputs]
+    const { commands, candidates, concerns, opaque, inputs } = this
+    return { commands, candidates, concerns, opaque, inputs }
   }
 }
