@@ -34,7 +34,7 @@ import {
   type Rule,
   type RuleBehavior
 } from "./rules.ts"
-import { analyzeWith, bashParser, readOnlyConcern, ruleWords, type ShellAnalysis } from "./shell.ts"
+import { analyzeWith, bashParser, readOnlyConcern, ruleWords, type ShellAnalysis, type ShellParser } from "./shell.ts"
 
 /** What "always" saves: one normalized subject of one tool, for one session. */
 export interface Grant {

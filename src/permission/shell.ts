@@ -10,7 +10,7 @@ import type { ShellAnalysis } from "./shell/analysis.ts"
 import { analyzeWith } from "./shell/line.ts"
 import { bashParser } from "./shell/parser.ts"
 
-export type { ShellAnalysis, SimpleCommand } from "./shell/analysis.ts"
+export type { ShellAnalysis, ShellParser, SimpleCommand } from "./shell/analysis.ts"
 export { analyzeWith } from "./shell/line.ts"
 export { bashParser } from "./shell/parser.ts"
 export { READ_ONLY, readOnlyConcern } from "./shell/read-only.ts"

@@ -1,5 +1,25 @@
 /** What the analysis of a command line says, as the permission engine reads it. */
-import type { Shape, Word } from "./words.ts"
+/**
+ * A word is `literal` when its value is exactly what the program receives, `pattern` when bash
+ * may still expand it into other words (globs, braces, a leading `~`) without running anything,
+ * and `dynamic` when its value comes from a variable or a substitution.
+ */
+export type Shape = "literal" | "pattern" | "dynamic"
+
+export interface Word {
+  readonly value: string
+  readonly shape: Shape
+  /** The word as written. */
+  readonly text: string
+}
+
+/**
+ * The loaded bash parser, opaque outside `src/permission/`: the package's declarations then do
+ * not name web-tree-sitter's types, which need emscripten's globals and fail a consumer's type check.
+ */
+export interface ShellParser {
+  readonly _tag: "ShellParser"
+}
 
 /** One simple command: its argv as bash would see it (quotes removed), after harmless wrappers. */
 export interface SimpleCommand {

@@ -6,12 +6,12 @@
  * reasons where what runs cannot be known from the line (a deny rule then refuses).
  */
 import type { Node, Parser } from "web-tree-sitter"
-import { type ShellAnalysis, type SimpleCommand, toSimple } from "./analysis.ts"
+import { type Shape, type ShellAnalysis, type SimpleCommand, toSimple, type Word } from "./analysis.ts"
 import { BUILTINS, builtinConcern, EVALUATES_SUBSCRIPTS, holdsSubscriptCode } from "./builtins.ts"
 import { isHarmlessEnv } from "./env.ts"
 import { runsOf, stripWrappers } from "./runs.ts"
 import { joinContinuations, unsureCharacter, unsureComment, unsureEscape } from "./text.ts"
-import { evalWord, PLAIN_EXPANSION, PLAIN_SIMPLE_EXPANSION, type Shape, type Word } from "./words.ts"
+import { evalWord, PLAIN_EXPANSION, PLAIN_SIMPLE_EXPANSION } from "./words.ts"
 
 /** Statement nodes whose named children are statements again. */
 const CONTAINERS = new Set([

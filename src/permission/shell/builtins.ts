@@ -5,7 +5,7 @@
  * rule only when it is one of the few proven inert here, with its arguments checked; every other
  * builtin asks, whatever the rules say.
  */
-import type { Word } from "./words.ts"
+import type { Word } from "./analysis.ts"
 
 export const BUILTINS: ReadonlySet<string> = new Set(
   (

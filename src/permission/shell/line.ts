@@ -3,9 +3,10 @@
  * when the two can differ (backslash-newline), so only what both readings allow is allowed.
  */
 import type { Parser } from "web-tree-sitter"
-import type { ShellAnalysis } from "./analysis.ts"
+import type { ShellAnalysis, ShellParser } from "./analysis.ts"
 import { Analyzer } from "./analyze.ts"
 import { joinContinuations } from "./text.ts"
+import { unwrap } from "./unwrap.ts"
 
 const read = (parser: Parser, command: string): ShellAnalysis => {
   const analyzer = new Analyzer(parser)
@@ -22,7 +23,8 @@ const read = (parser: Parser, command: string): ShellAnalysis => {
 const union = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>) => [...new Set([...a, ...b])]
 
 /** The analysis with an already loaded parser (synchronous). */
-export const analyzeWith = (parser: Parser, command: string): ShellAnalysis => {
+export const analyzeWith = (shellParser: ShellParser, command: string): ShellAnalysis => {
+  const parser = unwrap(shellParser)
   const asWritten = read(parser, command)
   const joined = joinContinuations(command)
   if (joined === undefined) return asWritten

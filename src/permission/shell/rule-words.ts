@@ -1,18 +1,20 @@
 /** A rule's command text as words, read with the same grammar as the commands it is matched against. */
-import type { Parser } from "web-tree-sitter"
+
+import type { ShellParser, Word } from "./analysis.ts"
 import { WORDS } from "./analyze.ts"
 import { stripWrappers } from "./runs.ts"
 import { unsureCharacter, unsureEscape } from "./text.ts"
-import { evalWord, type Word } from "./words.ts"
+import { unwrap } from "./unwrap.ts"
+import { evalWord } from "./words.ts"
 
 /**
  * Splits a rule's command text into words with the same grammar (quotes removed): one simple
  * command of plain words, or undefined. Builtins and wrappers are fine here (`Bash(eval:*)`,
  * `Bash(sudo:*)` are rules a person may write); only the shape of the text is checked.
  */
-export const ruleWords = (parser: Parser, text: string): ReadonlyArray<string> | undefined => {
+export const ruleWords = (shellParser: ShellParser, text: string): ReadonlyArray<string> | undefined => {
   if (unsureCharacter(text) !== undefined || unsureEscape(text) || text.includes("\\\n")) return undefined
-  const tree = parser.parse(text)
+  const tree = unwrap(shellParser).parse(text)
   if (tree === null) return undefined
   try {
     const root = tree.rootNode

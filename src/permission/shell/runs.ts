@@ -4,7 +4,7 @@
  * the program run cannot be known from the line (an interpreter's `-c`, a shell reading stdin,
  * `source`). Deny rules are matched against all of it; allow rules never vouch for it.
  */
-import type { Word } from "./words.ts"
+import type { Word } from "./analysis.ts"
 
 export interface Runs {
   /** Argument lists that run as commands of their own (the caller checks each the same way). */

@@ -5,15 +5,7 @@
  * and `dynamic` when its value comes from a variable or a substitution.
  */
 import type { Node } from "web-tree-sitter"
-
-export type Shape = "literal" | "pattern" | "dynamic"
-
-export interface Word {
-  readonly value: string
-  readonly shape: Shape
-  /** The word as written. */
-  readonly text: string
-}
+import type { Shape, Word } from "./analysis.ts"
 
 /** `$NAME`, `$1`, `$@`…: a plain parameter, no operator. */
 export const PLAIN_SIMPLE_EXPANSION = /^\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!_-])$/
