@@ -6,7 +6,6 @@
  */
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { FreecodeConfigData } from "../../layers/config.ts"
@@ -15,6 +14,7 @@ import { PermissionEngine } from "../../src/permission/engine.ts"
 import type { Tool, ToolContext } from "../../src/tool/tool.ts"
 import { Workspace } from "../../src/tool/workspace.ts"
 import { BashTool } from "../../src/tools/bash.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { makeShellWorld } from "./shell-world.ts"
 
 const world = makeShellWorld()
@@ -111,7 +111,7 @@ const ctx: ToolContext = { sessionId: "c", callId: "c", root: world.dir, canSeeI
 const engineWith = (config: FreecodeConfigData) =>
   PermissionEngine.layer.pipe(
     Layer.provide([FreecodeConfig.layerWith(config), Workspace.layer(world.dir)]),
-    Layer.provideMerge(NodeServices.layer)
+    Layer.provideMerge(nodeLayer)
   )
 
 const live = (commands: ReadonlyArray<string>) => {

@@ -16,7 +16,6 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { FreecodeConfig } from "../../src/config/load.ts"
@@ -27,6 +26,7 @@ import { analyzeCommand, READ_ONLY } from "../../src/permission/shell.ts"
 import type { Tool, ToolContext } from "../../src/tool/tool.ts"
 import { Workspace } from "../../src/tool/workspace.ts"
 import { BashTool } from "../../src/tools/bash.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { CLASSES, fromGrammar, mutate, random } from "./shell-generate.ts"
 import { corpus } from "./shell-world.ts"
 
@@ -129,7 +129,7 @@ const generate = (): ReadonlyArray<string> => {
 const ctx: ToolContext = { sessionId: "diff", callId: "c", root: work, canSeeImages: false, emit: () => Effect.void }
 const layer = PermissionEngine.layer.pipe(
   Layer.provide([FreecodeConfig.layerWith({ permissions: { allow: ALLOW } }), Workspace.layer(work)]),
-  Layer.provideMerge(NodeServices.layer)
+  Layer.provideMerge(nodeLayer)
 )
 
 const basename = (w: string) => w.slice(w.lastIndexOf("/") + 1)

@@ -8,7 +8,6 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { FreecodeConfigData } from "../../layers/config.ts"
@@ -17,6 +16,7 @@ import { PermissionEngine } from "../../src/permission/engine.ts"
 import type { Tool, ToolContext } from "../../src/tool/tool.ts"
 import { Workspace } from "../../src/tool/workspace.ts"
 import { BashTool } from "../../src/tools/bash.ts"
+import { nodeLayer } from "../fs/layers.ts"
 
 const base = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-ro-")))
 afterAll(() => NodeFs.rmSync(base, { recursive: true, force: true }))
@@ -106,7 +106,7 @@ const ctx: ToolContext = { sessionId: "ro", callId: "c", root, canSeeImages: fal
 const engineWith = (config: FreecodeConfigData) =>
   PermissionEngine.layer.pipe(
     Layer.provide([FreecodeConfig.layerWith(config), Workspace.layer(root)]),
-    Layer.provideMerge(NodeServices.layer)
+    Layer.provideMerge(nodeLayer)
   )
 
 const decide = (commands: ReadonlyArray<string>) =>
