@@ -23,7 +23,9 @@ export const PermissionsConfig = Schema.Struct({
   defaultMode: Schema.optionalKey(Schema.Literals(MODES)),
   additionalDirectories: Schema.optionalKey(Schema.Array(Schema.String)),
   /** As in Claude Code: "disable" forbids bypassPermissions mode, here and in every profile. */
-  disableBypassPermissionsMode: Schema.optionalKey(Schema.Literal("disable"))
+  disableBypassPermissionsMode: Schema.optionalKey(Schema.Literal("disable")),
+  /** Whether the built-in read-only shell commands run without asking (default and acceptEdits modes). Default true. */
+  readOnlyCommands: Schema.optionalKey(Schema.Boolean)
 })
 export type PermissionsConfig = typeof PermissionsConfig.Type
 
@@ -76,7 +78,15 @@ export const permissionsSection = defineSection<PermissionsConfig, "permissions"
   key: "permissions",
   schema: PermissionsConfig,
   knownKeys: {
-    permissions: ["allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"]
+    permissions: [
+      "allow",
+      "ask",
+      "deny",
+      "defaultMode",
+      "additionalDirectories",
+      "disableBypassPermissionsMode",
+      "readOnlyCommands"
+    ]
   },
   merge: mergePermissions,
   checkTools: (value, tools) => ruleProblems("permissions", value, tools)

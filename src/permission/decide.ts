@@ -7,6 +7,7 @@
  * A saved approval never overrides a configured ask or deny. Pure: the engine gathers the
  * subjects and the saved approvals, and combines the policies.
  */
+import * as NodePath from "node:path"
 import type { Tool } from "../tool/tool.ts"
 import { isSensitive } from "./containment.ts"
 import {
@@ -17,8 +18,9 @@ import {
   refusedByProfile,
   refusedByRule
 } from "./policy.ts"
-import { matchesCommand, matchesDomain, namesTool } from "./rules.ts"
-import { type Subjects, withBasename } from "./subjects.ts"
+import { matchesCommand, matchesCommandAnyPath, matchesDomain, namesTool } from "./rules.ts"
+import { readOnlyConcern } from "./shell.ts"
+import type { Subjects } from "./subjects.ts"
 
 /** Where the project is: its root as given and as it really is, and what counts as inside it. */
 export interface Where {
@@ -27,7 +29,12 @@ export interface Where {
   readonly inside: (real: string) => boolean
   /** The engine's own path matcher (its compiled globs are cached per engine). */
   readonly matchesPath: (specifier: string, root: string, abs: string) => boolean
+  /** Whether known read-only commands run without a rule (permissions.readOnlyCommands). */
+  readonly readOnlyCommands: boolean
 }
+
+/** What allowed a shell command that no rule names (permissions.readOnlyCommands). */
+const READ_ONLY_LIST = "the read-only command list"
 
 /** Whether a deny or ask rule applies to any part of the call. */
 export const touchesAny = (where: Where, c: CompiledRule, tool: Tool, s: Subjects): boolean => {
@@ -37,9 +44,11 @@ export const touchesAny = (where: Where, c: CompiledRule, tool: Tool, s: Subject
   switch (s.kind) {
     case "shell": {
       const pattern = c.command()
+      const { candidates, opaque } = s.shell!.analysis
+      // What runs cannot be known from the line: a rule that could match it applies (fail closed).
       return (
         pattern !== undefined &&
-        s.shell!.analysis.candidates.some((cand) => withBasename(cand).some((w) => matchesCommand(pattern, w)))
+        (opaque.length > 0 || candidates.some((cand) => matchesCommandAnyPath(pattern, cand.words)))
       )
     }
     case "file":
@@ -93,7 +102,15 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
   const standing = refusedByProfile(policy, tool)
   if (standing !== undefined) return standing
   const deny = policy.deny.find((c) => touchesAny(where, c, tool, s))
-  if (deny !== undefined) return refusedByRule(policy, tool, deny.rule)
+  if (deny !== undefined) {
+    const opaque = s.kind === "shell" ? s.shell!.analysis.opaque : []
+    return opaque.length > 0
+      ? {
+          ...refusedByRule(policy, tool, deny.rule),
+          reason: `The rule ${deny.rule.text} may apply and cannot be checked: ${opaque[0]}. Write the command so every program it runs is named plainly, or do the task another way.`
+        }
+      : refusedByRule(policy, tool, deny.rule)
+  }
   const plan = refusedByPlan(policy, tool)
   if (plan !== undefined) return plan
   if (policy.mode === "bypassPermissions") {
@@ -151,22 +168,36 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
         reason: "Runs inside the OS sandbox (writes only inside the project, network only to allowed domains)."
       }
     if (analysis.concerns.length > 0) return ask(`This command needs approval: ${analysis.concerns.join("; ")}.`)
-    const rules = analysis.commands.map((cmd) =>
-      policy.allow.find((c) => {
+    // Each part is covered by an allow rule or, when the mode runs them, by the read-only list.
+    const readable = (p: string) => {
+      const abs = NodePath.resolve(where.root, p)
+      return where.inside(abs) && !isSensitive(abs)
+    }
+    const readOnly =
+      where.readOnlyCommands &&
+      (policy.mode === "default" || policy.mode === "acceptEdits") &&
+      analysis.inputs.every((i) => i.shape === "literal" && readable(i.value))
+    const rules = analysis.commands.map((cmd) => {
+      const rule = policy.allow.find((c) => {
         if (!namesTool(c.rule, tool)) return false
         const pattern = c.command()
         return pattern !== undefined && matchesCommand(pattern, cmd.words)
       })
-    )
+      if (rule !== undefined || !readOnly) return rule?.rule.text
+      return readOnlyConcern(cmd, readable) === undefined ? READ_ONLY_LIST : undefined
+    })
     if (analysis.commands.length > 0 && rules.every((r) => r !== undefined)) {
-      const texts = [...new Set(rules.map((r) => r!.rule.text))]
-      return {
-        ...base,
-        behavior: "allow",
-        by: "rule",
-        rule: texts.join(", "),
-        reason: `Allowed by ${texts.join(", ")}.`
-      }
+      const texts = [...new Set(rules)].filter((r) => r !== READ_ONLY_LIST)
+      const listed = rules.includes(READ_ONLY_LIST) ? ` and ${READ_ONLY_LIST}` : ""
+      return texts.length === 0
+        ? { ...base, behavior: "allow", by: "mode", reason: `Allowed by ${READ_ONLY_LIST}.` }
+        : {
+            ...base,
+            behavior: "allow",
+            by: "rule",
+            rule: texts.join(", "),
+            reason: `Allowed by ${texts.join(", ")}${listed}.`
+          }
     }
     const uncovered = analysis.commands.filter((_, i) => rules[i] === undefined).map((c) => c.words.join(" "))
     return ask(

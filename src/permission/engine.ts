@@ -153,7 +153,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         )
       }
 
-      const where: Where = { root, realRoot, inside, matchesPath }
+      const where: Where = { root, realRoot, inside, matchesPath, readOnlyCommands: perms.readOnlyCommands !== false }
 
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }
 

@@ -104,6 +104,21 @@ export const matchesCommand = (pattern: CommandPattern, words: ReadonlyArray<str
   return pattern.words.every((w, i) => w === words[i])
 }
 
+const programName = (word: string) => word.slice(word.lastIndexOf("/") + 1)
+
+/**
+ * For deny and ask rules: the program is compared by its name whatever the path on either side,
+ * so `Bash(/bin/rm:*)` stops `rm x` and `/usr/bin/rm x`, and `Bash(rm:*)` stops `/bin/rm x`.
+ * (An allow rule compares words exactly: `Bash(ls:*)` must not allow `./evil/ls`.)
+ */
+export const matchesCommandAnyPath = (pattern: CommandPattern, words: ReadonlyArray<string>): boolean => {
+  const [first, ...rest] = pattern.words
+  const [program, ...args] = words
+  if (first === undefined) return matchesCommand(pattern, words)
+  if (program === undefined || programName(first) !== programName(program)) return false
+  return matchesCommand({ words: rest, prefix: pattern.prefix }, args)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Path specifiers
 

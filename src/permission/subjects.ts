@@ -38,12 +38,6 @@ const canonical = (value: unknown): string =>
       : v
   ) ?? "null"
 
-export const withBasename = (c: SimpleCommand): ReadonlyArray<ReadonlyArray<string>> => {
-  const first = c.words[0]
-  if (first === undefined || !first.includes("/")) return [c.words]
-  return [c.words, [first.slice(first.lastIndexOf("/") + 1), ...c.words.slice(1)]]
-}
-
 /** The bash grammar, loaded on the first shell call (not when the system starts). */
 export interface Grammar {
   loaded: ShellParser | undefined

@@ -17,6 +17,7 @@ afterAll(() => {
 })
 
 /** One "process": a persistent tool system whose person answers `answer`; runs one bash call. */
+// `expr` is not on the read-only list, so the command asks (echo would run without asking).
 const bashIn = (sessionId: string, answer: ApprovalAnswer, asked: Array<ApprovalQuestion>) =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -29,7 +30,7 @@ const bashIn = (sessionId: string, answer: ApprovalAnswer, asked: Array<Approval
         })
       )
       return yield* Context.get(context, Dispatcher).dispatch(
-        { id: `c-${Math.random()}`, name: "bash", args: { command: "echo saved" } },
+        { id: `c-${Math.random()}`, name: "bash", args: { command: "expr saved" } },
         { sessionId }
       )
     })
@@ -44,7 +45,7 @@ describe("saved approvals in the session database", () => {
         const approved = yield* bashIn("resume-me", { answer: "always" }, first)
         expect(approved.status).toBe("ok")
         expect(first).toHaveLength(1)
-        expect(first[0]!.always).toBe("bash(echo saved)")
+        expect(first[0]!.always).toBe("bash(expr saved)")
 
         // A new system on the same database, whose person would refuse: the session is not asked.
         const later: Array<ApprovalQuestion> = []

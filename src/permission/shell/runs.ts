@@ -1,0 +1,196 @@
+/**
+ * What else a simple command runs: the command a wrapper runs (`env`, `sudo`, `xargs`,
+ * `find -exec`, `timeout`, …), the text a shell or `eval` parses (`bash -c '…'`), and where
+ * the program run cannot be known from the line (an interpreter's `-c`, a shell reading stdin,
+ * `source`). Deny rules are matched against all of it; allow rules never vouch for it.
+ */
+import type { Word } from "./analysis.ts"
+
+export interface Runs {
+  /** Argument lists that run as commands of their own (the caller checks each the same way). */
+  readonly commands: ReadonlyArray<ReadonlyArray<Word>>
+  /** Text a shell will parse and run (the caller parses it). */
+  readonly scripts: ReadonlyArray<string>
+  /** Why what this runs cannot be known from the line. */
+  readonly opaque: ReadonlyArray<string>
+  /** Why a prefix rule cannot vouch for this command, if it cannot. */
+  readonly concern: string | undefined
+}
+
+const NOTHING: Runs = { commands: [], scripts: [], opaque: [], concern: undefined }
+
+export const basename = (word: string) => word.slice(word.lastIndexOf("/") + 1)
+
+export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "rbash"])
+
+/**
+ * Programs whose arguments hold a command. Their options differ and are not modelled: every
+ * suffix of the arguments is taken as a command it may run, and every argument that reads as
+ * shell text (`script -c '…'`, `flock F -c '…'`, `env -S '…'`, `su -c '…'`) as a script.
+ * That is too much, never too little, which is the right side for a deny rule.
+ */
+const WRAPPERS: ReadonlySet<string> = new Set(
+  (
+    "env command builtin exec nice nohup time timeout xargs sudo doas su runuser pkexec script flock setarch " +
+    "linux32 linux64 i386 x86_64 prlimit setpriv setsid chroot nsenter unshare ionice chrt taskset stdbuf " +
+    "strace ltrace gdb watch parallel busybox firejail bwrap systemd-run numactl cgexec faketime fakeroot proot " +
+    "torsocks proxychains proxychains4 valgrind unbuffer eatmydata sg dbus-run-session xvfb-run catchsegv " +
+    "caffeinate tini dumb-init sshpass ssh-agent trickle chpst setuidgid envdir daemonize start-stop-daemon"
+  ).split(" ")
+)
+
+/** Interpreters and the options that hand them code on the command line. */
+const INLINE_CODE: ReadonlyArray<readonly [RegExp, RegExp]> = [
+  [/^python[0-9.]*$|^pypy[0-9.]*$/, /^-[A-Za-z]*c/],
+  [/^perl[0-9.]*$/, /^-[A-Za-z]*[eE]/],
+  [/^ruby[0-9.]*$|^irb$/, /^-[A-Za-z]*e/],
+  [/^(node|nodejs|bun|deno|tsx|ts-node)$/, /^(-[A-Za-z]*[ep]|--eval|--print|eval$)/],
+  [/^php[0-9.]*$/, /^-[A-Za-z]*r/],
+  [/^(lua|luajit)[0-9.]*$/, /^-[A-Za-z]*e/],
+  [/^(Rscript|osascript|jshell|groovy|scala|elixir|erl)$/, /^-[A-Za-z]*e/],
+  [/^(tclsh|wish|expect)[0-9.]*$/, /^-c$/]
+]
+const AWK = /^(awk|gawk|mawk|nawk|busybox-awk)$/
+
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"])
+const FIND_WRITES = new Set(["-delete", "-fprint", "-fprint0", "-fprintf", "-fls"])
+
+/** An argument that reads as a command line rather than a single word. */
+const looksLikeScript = (value: string) => /[\s;&|<>()`$]/.test(value)
+
+const shell = (name: string, args: ReadonlyArray<Word>): Runs => {
+  let withC = false
+  let i = 0
+  for (; i < args.length; i++) {
+    const a = args[i]!
+    if (a.shape !== "literal")
+      return {
+        ...NOTHING,
+        opaque: [`${name} is given an argument only known when it runs (${a.text})`],
+        concern: `it runs a new shell (${name})`
+      }
+    if (a.value === "--" || a.value === "-") {
+      i++
+      break
+    }
+    if (/^[-+][oO]$|^--(rcfile|init-file)$/.test(a.value)) i++
+    else if (/^-[A-Za-z]+$/.test(a.value)) withC ||= a.value.includes("c")
+    else if (!/^(--|\+)/.test(a.value)) break
+  }
+  // The first operand: the command string with -c, else a script file; none: commands from input.
+  const operand = args[i]
+  if (withC && operand !== undefined)
+    return { ...NOTHING, scripts: [operand.value], concern: `it runs a command string in a new shell (${name} -c)` }
+  const opaque =
+    operand === undefined || withC
+      ? `${name} reads the commands it runs from its input`
+      : `${name} runs the script file ${operand.value}, which this check does not read`
+  return { ...NOTHING, opaque: [opaque], concern: `it runs a new shell (${name})` }
+}
+
+const wrapper = (name: string, args: ReadonlyArray<Word>): Runs => ({
+  commands: args.map((_, i) => args.slice(i)),
+  scripts: args.filter((a) => a.shape === "literal" && looksLikeScript(a.value)).map((a) => a.value),
+  opaque: [],
+  concern: `it runs another command through ${name}`
+})
+
+const find = (args: ReadonlyArray<Word>): Runs => {
+  const commands: Array<ReadonlyArray<Word>> = []
+  let concern: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.value
+    if (FIND_EXEC.has(a)) {
+      concern ??= `it runs a command for every file found (find ${a})`
+      const end = args.findIndex((w, j) => j > i && (w.value === ";" || w.value === "+"))
+      commands.push(args.slice(i + 1, end < 0 ? undefined : end))
+    } else if (FIND_WRITES.has(a)) concern ??= `it deletes or writes files (find ${a})`
+  }
+  const dynamic = args.find((a) => a.shape === "dynamic")
+  const opaque = dynamic === undefined ? [] : [`find is given an argument only known when it runs (${dynamic.text})`]
+  return { commands, scripts: [], opaque, concern }
+}
+
+/** What running `words` (a literal program name first) runs besides the program itself. */
+export const runsOf = (words: ReadonlyArray<Word>): Runs => {
+  const name = basename(words[0]?.value ?? "")
+  const args = words.slice(1)
+  const plain = args.every((a) => a.shape === "literal")
+  if (SHELLS.has(name)) return shell(name, args)
+  if (name === "command" && args[0] !== undefined && /^-[vV]$/.test(args[0].value)) return NOTHING
+  if (WRAPPERS.has(name)) return wrapper(name, args)
+  if (name === "find") return find(args)
+  if (name === "eval")
+    return plain
+      ? { ...NOTHING, scripts: [args.map((a) => a.value).join(" ")], concern: "it runs text as a command (eval)" }
+      : {
+          ...NOTHING,
+          opaque: ["eval is given text only known when it runs"],
+          concern: "it runs text as a command (eval)"
+        }
+  if (name === "source" || name === ".")
+    return {
+      ...NOTHING,
+      opaque: [`${name} runs a file's commands in this shell`],
+      concern: `it runs text as a command (${name})`
+    }
+  if (name === "trap" || name === "alias") {
+    const texts = args
+      .filter((a) => !a.value.startsWith("-"))
+      .map((a) => (name === "alias" ? a.value.slice(a.value.indexOf("=") + 1) : a.value))
+    return {
+      ...NOTHING,
+      scripts: plain ? texts : [],
+      opaque: plain ? [] : [`${name} is given text only known when it runs`],
+      concern: `it runs text as a command (${name})`
+    }
+  }
+  if (name === "git") {
+    const sub = args.findIndex((a) => !a.value.startsWith("-"))
+    const globals = args.slice(0, sub < 0 ? undefined : sub)
+    const config = globals.find((a) => /^(-c|--config-env|--exec-path)/.test(a.value))
+    if (config !== undefined) return { ...NOTHING, opaque: [`git ${config.value} can make git run any command`] }
+    return NOTHING
+  }
+  if (AWK.test(name)) {
+    const code = args.find((a) => a.shape !== "literal" || /system|\||getline|@|ENVIRON/.test(a.value))
+    return code === undefined ? NOTHING : { ...NOTHING, opaque: [`${name}'s program can run commands (${code.text})`] }
+  }
+  for (const [program, flag] of INLINE_CODE) {
+    if (!program.test(name)) continue
+    const inline = args.find((a) => flag.test(a.value))
+    if (inline !== undefined)
+      return { ...NOTHING, opaque: [`${name} ${inline.value} runs code this check cannot read`] }
+    if (args.length === 0 || args.some((a) => a.value === "-"))
+      return { ...NOTHING, opaque: [`${name} reads the code it runs from its input`] }
+  }
+  return NOTHING
+}
+
+/** Options of `timeout` that take a value. */
+const TIMEOUT_VALUE_OPTIONS = new Set(["-s", "--signal", "-k", "--kill-after"])
+
+/**
+ * Peels wrappers that only change how long or how nicely a command runs (`time`, `nohup`,
+ * `nice`, `timeout`), so `timeout 60 npm test` is checked as `npm test`.
+ */
+export const stripWrappers = (words: ReadonlyArray<Word>): ReadonlyArray<Word> => {
+  let rest = words
+  for (let guard = 0; guard < 8 && rest.length > 1 && rest.every((w) => w.shape === "literal"); guard++) {
+    const name = rest[0]!.value
+    let i = 1
+    if (name === "time") {
+      while (i < rest.length && rest[i]!.value === "-p") i++
+    } else if (name === "nohup") {
+      // nothing to skip
+    } else if (name === "nice") {
+      while (i < rest.length && rest[i]!.value.startsWith("-")) i += rest[i]!.value === "-n" ? 2 : 1
+    } else if (name === "timeout") {
+      while (i < rest.length && rest[i]!.value.startsWith("-")) i += TIMEOUT_VALUE_OPTIONS.has(rest[i]!.value) ? 2 : 1
+      i++ // the duration
+    } else break
+    if (i >= rest.length) break
+    rest = rest.slice(i)
+  }
+  return rest
+}
