@@ -11,7 +11,7 @@ import { resolvePath } from "../tools/paths.ts"
 import { realPathBelow } from "./containment.ts"
 import type { Grant } from "./policy.ts"
 import { type Kind, kindOf } from "./rules.ts"
-import { analyzeWith, bashParser, type ShellAnalysis, type ShellParser, type SimpleCommand } from "./shell.ts"
+import { analyzeWith, bashParser, type ShellAnalysis, type ShellParser } from "./shell.ts"
 
 /** What a call touches, as the rules see it. */
 export interface Subjects {
