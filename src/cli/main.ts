@@ -1,24 +1,49 @@
 #!/usr/bin/env node
 /**
- * The `freecode-tools` executable. Runs directly on Node 24 (`node src/cli/main.ts`) and built
- * (`dist/src/cli/main.js`).
- *
- * Before loading anything it makes Node compile WebAssembly with its baseline compiler only
- * (`--liftoff-only`). The bash grammar the permission layer parses commands with has a lexer that
- * is one 160 KB wasm function; once it is hot, V8's optimizing tier recompiles it in a compile
- * zone of ~700 MB, and the process keeps much of it: a shell check of a few words (a `trap`, an
- * `eval`) grew the process by 500 MB. V8 reads that flag only at start, so the process replaces
- * itself (execve: same pid, same stdio, same signals) with one that has it. Without execve
- * (Windows) it runs as it is.
+ * The `freecode-tools` executable: the CLI on the live tool system (layers/live.ts).
+ * Runs directly on Node 24 (`node src/cli/main.ts`) and built (`dist/src/cli/main.js`).
  */
-const FLAG = "--liftoff-only"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Effect, Exit, Layer, Logger } from "effect"
+import { ToolSystem } from "../../layers/live.ts"
+import { runCli } from "./app.ts"
+import { EXIT_TERMINATED } from "./errors.ts"
+import { Interrupts } from "./interrupts.ts"
+import { Io } from "./io.ts"
+import { ToolSystemFactory } from "./system.ts"
 
-if (!process.execArgv.includes(FLAG) && typeof process.execve === "function") {
-  try {
-    process.execve(process.execPath, [process.execPath, FLAG, ...process.execArgv, ...process.argv.slice(1)])
-  } catch {
-    // Could not re-execute (a sandbox refusing execve): run with the default compiler.
-  }
+/** Exit code of a process killed by SIGPIPE: whoever read our output has gone. */
+const EXIT_BROKEN_PIPE = 141
+
+const services = Layer.mergeAll(
+  // Logs (a skipped skill, an unusable store entry) go to stderr: stdout carries only results,
+  // and for `mcp` nothing but protocol messages.
+  Logger.layer([Logger.withConsoleError(Logger.formatSimple)]),
+  NodeServices.layer,
+  Io.layerNode,
+  Interrupts.layerSigint,
+  ToolSystemFactory.layer((root) => ToolSystem.layer({ root }))
+)
+
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(EXIT_BROKEN_PIPE)
+    throw error
+  })
 }
 
-await import("./executable.ts")
+const fiber = Effect.runFork(runCli(process.argv.slice(2)).pipe(Effect.provide(services)))
+
+// The fiber may wait on nothing Node counts as pending work (a Deferred); keep the process up.
+const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+// SIGTERM interrupts the run, so scopes close and child process groups are killed.
+const onSigterm = () => fiber.interruptUnsafe()
+process.on("SIGTERM", onSigterm)
+
+fiber.addObserver((exit) => {
+  clearInterval(keepAlive)
+  process.off("SIGTERM", onSigterm)
+  const code = Exit.isSuccess(exit) ? exit.value : EXIT_TERMINATED
+  // Exit only once both streams have flushed (stdin may still hold the event loop open).
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
+})

@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
+import * as v8 from "node:v8"
 import { Effect } from "effect"
 import { Language, Parser } from "web-tree-sitter"
 import type { ShellParser } from "./analysis.ts"
@@ -20,7 +21,20 @@ const grammarPath = (): string => {
     : createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm")
 }
 
+/**
+ * The grammar's lexer is one 160 KB wasm function; once it is hot, V8's optimizing tier
+ * recompiles it in a compile zone of ~700 MB, much of which the process keeps. With tier-up off
+ * (both flags: dynamic tiering alone still tiers up) V8 keeps the baseline code, and a parse costs
+ * about the same. Set before the grammar is compiled, so it holds for this process's wasm from
+ * here on — the price of embedding the layer, said in docs/bash.md.
+ */
+const baselineWasmOnly = () => {
+  v8.setFlagsFromString("--no-wasm-tier-up")
+  v8.setFlagsFromString("--no-wasm-dynamic-tiering")
+}
+
 const loadParser = async (): Promise<ShellParser> => {
+  baselineWasmOnly()
   await Parser.init()
   const language = await Language.load(grammarPath())
   const p = new Parser()
