@@ -45,14 +45,12 @@ const Parameters = Schema.Struct({
   ),
   run_in_background: Schema.optionalKey(
     Schema.Boolean.annotate({
-      description:
-        "Start it as a background job (a server, a watcher, a long build) and return at once with its id; follow it with the job tool."
+      description: "Return at once with a job id (a server, a watcher, a long build); follow it with the job tool."
     })
   ),
   dangerouslyDisableSandbox: Schema.optionalKey(
     Schema.Boolean.annotate({
-      description:
-        "Ask to run this one command outside the OS sandbox (it then needs approval). Only when it failed because of the sandbox."
+      description: "Run outside the OS sandbox (needs approval); only after a failure the sandbox caused."
     })
   )
 })
@@ -111,7 +109,7 @@ const titleOf = (command: string, description: string | undefined) => {
 export const BashTool = defineTool({
   id: "bash",
   description:
-    "Run a shell command with /bin/bash -c in the project root; stdout and stderr come back combined. stdin is closed (use run_in_background for a server or a program that reads input). When read, ls, glob and grep are among your tools, use them to look at files rather than cat, ls, find or grep.",
+    "Run a shell command with /bin/bash -c in the project root; stdout and stderr come back combined. stdin is closed. When read, ls, glob and grep are among your tools, use them to look at files rather than cat, ls, find or grep.",
   parameters: Parameters,
   concurrencySafe: false,
   mutates: true,

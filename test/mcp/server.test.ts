@@ -141,13 +141,18 @@ describe("freecode-tools mcp over stdio, driven by the SDK client", () => {
       expect(unknown.isError).toBe(true)
       expect(textOf(unknown)).toContain('No tool named "Reed"')
 
-      // A write asks for approval; nobody can answer over MCP, so it is refused with the reason.
+      // mcp runs in acceptEdits mode: a write inside the project runs (the client shows the person
+      // every call); one outside asks, and this client cannot answer (no elicitation): refused.
       expect(byName.write?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
       const write = await client.callTool({ name: "write", arguments: { filePath: "new.txt", content: "x" } })
-      expect(write.isError).toBe(true)
-      expect(textOf(write)).toContain("approv")
-      expect(NodeFs.existsSync(NodePath.join(root, "new.txt"))).toBe(false)
-      // ...unless the configuration allows it.
+      expect(write.isError, textOf(write)).toBeUndefined()
+      expect(NodeFs.readFileSync(NodePath.join(root, "new.txt"), "utf8")).toBe("x")
+      const away = NodePath.join(NodeOs.tmpdir(), `freecode-outside-${process.pid}-${Date.now()}.txt`)
+      const outside = await client.callTool({ name: "write", arguments: { filePath: away, content: "x" } })
+      expect(outside.isError).toBe(true)
+      expect(textOf(outside)).toContain("approv")
+      expect(NodeFs.existsSync(away)).toBe(false)
+      // ...and so does a path the configuration allows.
       const allowed = await client.callTool({ name: "write", arguments: { filePath: "allowed/x.txt", content: "x" } })
       expect(allowed.isError, textOf(allowed)).toBeUndefined()
       expect(NodeFs.readFileSync(NodePath.join(root, "allowed/x.txt"), "utf8")).toBe("x")
