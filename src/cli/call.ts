@@ -7,7 +7,13 @@ import { ToolSurface } from "../surface/surface.ts"
 import { EXIT_FAILED, ExitCode, Misuse } from "./errors.ts"
 import { json, sessionFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { announceAutoDeferral, announceSandbox, buildToolSystem, callContext, checkOptions } from "./system.ts"
+import {
+  announceAutoDeferral,
+  announceSandboxUnavailable,
+  buildToolSystem,
+  callContext,
+  checkOptions
+} from "./system.ts"
 
 const parseArgs = (text: Option.Option<string>): Effect.Effect<unknown, Misuse> =>
   Option.match(text, {
@@ -54,7 +60,7 @@ export const callCommand = Command.make(
     const setup = yield* checkOptions(input)
     const system = yield* buildToolSystem(setup)
     yield* announceAutoDeferral(Context.get(system, ToolSurface))
-    if (input.tool === "bash") yield* announceSandbox(system, false)
+    if (input.tool === "bash") yield* announceSandboxUnavailable(system)
     const dispatcher = Context.get(system, Dispatcher)
     const { context } = yield* callContext(input)
     const result = yield* dispatcher.dispatch(

@@ -18,7 +18,7 @@ import { plural } from "../text/plural.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
-import { announceAutoDeferralWhenReady, announceSandbox, buildToolSystem, checkOptions } from "./system.ts"
+import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions, sandboxState } from "./system.ts"
 
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
 // every command of the CLI.
@@ -62,8 +62,10 @@ export const mcpCommand = Command.make(
         yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
         // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
         const tools = yield* Context.get(system, Dispatcher).tools
-        yield* io.err(`freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio\n`)
-        yield* announceSandbox(system, true)
+        const sandbox = yield* sandboxState(system)
+        yield* io.err(
+          `freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio; ${sandbox}\n`
+        )
         return yield* serveStdio(
           system,
           (server) => {
@@ -94,8 +96,7 @@ export const mcpCommand = Command.make(
       serving = yield* serveHttp(system, port).pipe(
         Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
       )
-      yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}\n`)
-      yield* announceSandbox(system, true)
+      yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}; ${yield* sandboxState(system)}\n`)
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
       return yield* Effect.never
     },

@@ -223,16 +223,17 @@ export const buildToolSystem = (
     return Context.add(context, Dispatcher, narrowed).pipe(Context.add(ToolSurface, narrowed))
   })
 
-/**
- * The sandbox's state in one line on stderr: always for `mcp` (a person configuring a client
- * sees what bash may do), and for a bash `call` only when it is on but cannot start.
- */
-export const announceSandbox = (system: Context.Context<never>, always: boolean): Effect.Effect<void, never, Io> =>
+/** What the sandbox does here, in a few words (`mcp` puts it on its serving line). */
+export const sandboxState = (system: Context.Context<never>): Effect.Effect<string> =>
+  Effect.map(Context.get(system, Sandbox).status, describeSandbox)
+
+/** A bash `call` says in one line when the sandbox is on but cannot start (it then falls back). */
+export const announceSandboxUnavailable = (system: Context.Context<never>): Effect.Effect<void, never, Io> =>
   Effect.gen(function* () {
     const sandbox = Context.get(system, Sandbox)
-    if (sandbox.settings?.enabled !== true && !always) return
+    if (sandbox.settings?.enabled !== true) return
     const status = yield* sandbox.status
-    if (always || status.state === "unavailable") yield* (yield* Io).err(`freecode-tools: ${describeSandbox(status)}\n`)
+    if (status.state === "unavailable") yield* (yield* Io).err(`freecode-tools: ${describeSandbox(status)}\n`)
   })
 
 /** What the CLI says when MCP tools were deferred because declaring them all would cost too much. */

@@ -256,7 +256,7 @@ describe.concurrent("--surface", () => {
         // The first line says it is serving; the next, once the servers connected, what was deferred.
         for (let i = 0; i < 600 && !stderr.includes("deferred"); i++) yield* Effect.sleep("100 millis")
         expect(stderr).toMatch(
-          /^freecode-tools mcp: serving \d+ tools for .* over stdio\n(?:freecode-tools: sandbox: .*\n)?freecode-tools: MCP tools deferred automatically: declaring every tool would cost \d+ tokens, over FREECODE_AUTO_DEFER_TOKENS=10000; the 60 MCP tools are found through tool_search\.\n/
+          /^freecode-tools mcp: serving \d+ tools for .* over stdio(?:; sandbox: [^\n]*)?\nfreecode-tools: MCP tools deferred automatically: declaring every tool would cost \d+ tokens, over FREECODE_AUTO_DEFER_TOKENS=10000; the 60 MCP tools are found through tool_search\.\n/
         )
         const names = (yield* Effect.promise(() => client.listTools())).tools.map((t) => t.name)
         expect(names).toContain("tool_search")

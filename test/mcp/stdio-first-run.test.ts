@@ -43,7 +43,11 @@ describe("mcp over stdio, first run", () => {
       const again = await client.callTool({ name: "read", arguments: { filePath: "a.txt" } })
       expect(textOf(first)).toContain("1\talpha")
       expect(textOf(again)).toBe(textOf(first))
-      expect(stderr()).toBe(`freecode-tools mcp: serving ${listed.tools.length} tools for ${root} over stdio\n`)
+      expect(stderr()).toMatch(
+        new RegExp(
+          `^freecode-tools mcp: serving ${listed.tools.length} tools for ${root} over stdio; sandbox: [^\\n]*\\n$`
+        )
+      )
     } finally {
       await client.close()
     }
