@@ -72,9 +72,11 @@ const settingsFromEnv = Effect.gen(function* () {
 const make = (overrides: Partial<JobsSettings> = {}) =>
   Effect.gen(function* () {
     const settings: JobsSettings = { ...(yield* settingsFromEnv), ...overrides }
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-jobs-"))),
-      (d) => Effect.sync(() => NodeFs.rmSync(d, { recursive: true, force: true }))
+    // The output folder is made on the first job: most systems never start one.
+    let folder: string | undefined
+    const dir = () => (folder ??= NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-jobs-")))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => (folder === undefined ? undefined : NodeFs.rmSync(folder, { recursive: true, force: true })))
     )
     const bySession = new Map<string, Map<string, Job>>()
     let counter = 0
@@ -118,7 +120,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
           })
         }
         const id = `job-${++counter}`
-        const file = NodePath.join(dir, `${id}.out`)
+        const file = NodePath.join(dir(), `${id}.out`)
         const plain: CommandLine = [
           "/bin/bash",
           "-c",
@@ -128,7 +130,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
           file
         ]
         const wrapped = yield* request.sandbox
-          .wrap(plain, { sessionId: request.sessionId, cwd: request.cwd, writable: [dir] })
+          .wrap(plain, { sessionId: request.sessionId, cwd: request.cwd, writable: [dir()] })
           .pipe(Effect.mapError((e) => new JobError({ message: e.message })))
         // A sandboxed line already runs in bubblewrap with a PID namespace of its own.
         const prefix = wrapped === plain ? yield* lifetime : []
