@@ -6,6 +6,7 @@
 import { execFile } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { BASE_ARGS } from "./bwrap.ts"
 
 export type Availability =
   | { readonly available: true; readonly bwrap: string; readonly socat: string | undefined }
@@ -53,22 +54,7 @@ export const probeSandbox = async (
       reason: "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap socat)"
     }
   }
-  const probe = await run(bwrap, [
-    "--die-with-parent",
-    "--unshare-pid",
-    "--unshare-net",
-    "--new-session",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    "true"
-  ])
+  const probe = await run(bwrap, [...BASE_ARGS, "true"])
   if (probe.code !== 0) {
     return {
       available: false,

@@ -17,24 +17,27 @@ export interface BwrapCall {
   readonly proxySocket?: string
 }
 
+/** What every sandboxed command gets, before its own places (the probe runs exactly these). */
+export const BASE_ARGS: ReadonlyArray<string> = [
+  "--die-with-parent", // the host process dies: so does every process inside
+  "--unshare-pid", // its own PID namespace: a setsid child or a daemon dies with the call
+  "--unshare-net", // only a loopback inside; the proxy's socket is the one way out
+  "--new-session", // no controlling terminal to push keystrokes into
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--tmpfs",
+  "/tmp",
+  "--tmpfs",
+  "/run"
+]
+
 export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string> => {
-  const args = [
-    "--die-with-parent", // the host process dies: so does every process inside
-    "--unshare-pid", // its own PID namespace: a setsid child or a daemon dies with the call
-    "--unshare-net", // only a loopback inside; the proxy's socket is the one way out
-    "--new-session", // no controlling terminal to push keystrokes into
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    "--tmpfs",
-    "/run"
-  ]
+  const args = [...BASE_ARGS]
   // Parents before children, so a folder bound inside another keeps its own mount.
   const writable = [...new Set([...policy.writable, ...call.writable])].sort((a, b) => a.length - b.length)
   for (const w of writable) args.push("--bind", w, w)
