@@ -58,7 +58,12 @@ export const tempFor = (staging: string, target: string): string => {
     devices.set(staging, dev)
   }
   const name = nextName("tmp")
-  if (dev !== -1 && deviceOf(NodePath.dirname(target)) === dev) return NodePath.join(staging, name)
+  const here = deviceOf(NodePath.dirname(target))
+  // A folder that cannot be read now is moving or being swapped: a temp "beside" it could land
+  // wherever the swap points (outside the project), so nothing is written.
+  if (here === undefined)
+    throw new Error(`the folder ${NodePath.dirname(target)} changed while it was written to; nothing was written`)
+  if (dev !== -1 && here === dev) return NodePath.join(staging, name)
   const beside = NodePath.join(NodePath.dirname(target), `.${NodePath.basename(target)}.${name}`)
   NFS.writeFileSync(NodePath.join(staging, `${name.slice(0, -4)}.where`), beside)
   return beside
