@@ -1,9 +1,8 @@
 import { spawnSync } from "node:child_process"
 import * as NFS from "node:fs"
-import * as OS from "node:os"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { lockFileOf } from "../../src/edit/file-lock.ts"
 import { me, ownerTag } from "../../src/edit/owner.ts"
 import { recoverStaging, stagingFolder } from "../../src/edit/staging.ts"
@@ -11,16 +10,9 @@ import { EditTool } from "../../src/tools/edit.ts"
 import { run } from "../tools/helpers.ts"
 import { ctxFor, layer } from "./helpers.ts"
 import { startChild, waitFor } from "./processes.ts"
+import { tempDirs } from "./temp-dirs.ts"
 
-const made: Array<string> = []
-const tempDir = (prefix: string) => {
-  const dir = NFS.realpathSync(NFS.mkdtempSync(NodePath.join(OS.tmpdir(), prefix)))
-  made.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const d of made.splice(0)) NFS.rmSync(d, { recursive: true, force: true })
-})
+const tempDir = tempDirs()
 
 /** A pid that no process has now: a child that has already exited. */
 const deadPid = (): number => spawnSync(process.execPath, ["-e", ""]).pid!

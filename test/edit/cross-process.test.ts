@@ -1,18 +1,10 @@
 import * as NFS from "node:fs"
-import * as OS from "node:os"
 import * as NodePath from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { startChild } from "./processes.ts"
+import { tempDirs } from "./temp-dirs.ts"
 
-const made: Array<string> = []
-const tempDir = (prefix: string) => {
-  const dir = NFS.realpathSync(NFS.mkdtempSync(NodePath.join(OS.tmpdir(), prefix)))
-  made.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const d of made.splice(0)) NFS.rmSync(d, { recursive: true, force: true })
-})
+const tempDir = tempDirs()
 
 describe("two processes editing one file", () => {
   // Without the machine-wide lock this fails: one process's edit overwrites the other's, and its

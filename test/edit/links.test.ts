@@ -1,25 +1,17 @@
 import { spawn } from "node:child_process"
 import * as NFS from "node:fs"
-import * as OS from "node:os"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { landingPath } from "../../src/edit/landing.ts"
 import { ApplyPatchTool } from "../../src/tools/apply-patch.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { WriteTool } from "../../src/tools/write.ts"
 import { run } from "../tools/helpers.ts"
 import { ctxFor, layer } from "./helpers.ts"
+import { tempDirs } from "./temp-dirs.ts"
 
-const made: Array<string> = []
-const tempDir = (prefix: string) => {
-  const dir = NFS.realpathSync(NFS.mkdtempSync(NodePath.join(OS.tmpdir(), prefix)))
-  made.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const d of made.splice(0)) NFS.rmSync(d, { recursive: true, force: true })
-})
+const tempDir = tempDirs()
 
 /** Runs a tool call; its failure message, or "ok". */
 const attempt = (tool: Parameters<typeof run>[0], args: unknown, root: string) =>
