@@ -1,8 +1,5 @@
 /** freecode-tools: the tool layer of a coding agent. */
 
-export { CONFIG_SECTIONS, type FreecodeConfigData, loadConfig, parseConfig } from "../layers/config.ts"
-export { ToolSystem, type ToolSystemOptions } from "../layers/live.ts"
-export { registerTools, toolSystem } from "../layers/system.ts"
 export { AgentFailure, type LoopOptions, type LoopResult, runToolLoop } from "./agent/loop.ts"
 export {
   CurrentDispatcher,
@@ -38,6 +35,9 @@ export {
   Hooks,
   hooksOf
 } from "./hooks/hooks.ts"
+export { CONFIG_SECTIONS, type FreecodeConfigData, loadConfig, parseConfig } from "./layers/config.ts"
+export { ToolSystem, type ToolSystemOptions } from "./layers/live.ts"
+export { registerTools, toolSystem } from "./layers/system.ts"
 export { diagnosticsAfterEditEnabled, errorsAfterEdit } from "./lsp/after-edit.ts"
 export { SERVERS, type ServerSpec } from "./lsp/servers.ts"
 export { DEFAULT_LSP_SETTINGS, LspClients, type LspDocument, type LspSettings } from "./lsp/service.ts"

@@ -87,7 +87,7 @@ describe("docs/writing-a-tool.md", () => {
     const doc = readFileSync("docs/writing-a-tool.md", "utf8")
     const file = doc.match(/```ts\n([\s\S]*?)```/)![1]!
     const code = `${file.replace('"../tool/', '"./src/tool/').replace('"../tool/', '"./src/tool/').replace('"./paths.ts"', '"./src/tools/paths.ts"')}
-import { testToolSystem } from "./layers/test.ts"
+import { testToolSystem } from "./src/layers/test.ts"
 import { Orchestrator } from "./src/orchestrator/orchestrator.ts"
 const results = await Effect.runPromise(
   Orchestrator.use((o) =>

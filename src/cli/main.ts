@@ -5,7 +5,7 @@
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Layer, Logger } from "effect"
-import { ToolSystem } from "../../layers/live.ts"
+import { ToolSystem } from "../layers/live.ts"
 import { runCli } from "./app.ts"
 import { EXIT_TERMINATED } from "./errors.ts"
 import { Interrupts } from "./interrupts.ts"

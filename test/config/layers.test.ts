@@ -9,11 +9,11 @@ import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
-import { CONFIG_SECTIONS, loadConfig } from "../../layers/config.ts"
-import { testToolSystem } from "../../layers/test.ts"
 import { ConfigSource, FreecodeConfig } from "../../src/config/load.ts"
 import { userConfigFile } from "../../src/config/user.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { CONFIG_SECTIONS, loadConfig } from "../../src/layers/config.ts"
+import { testToolSystem } from "../../src/layers/test.ts"
 import { Touch } from "../dispatch/helpers.ts"
 
 const dirs: Array<string> = []

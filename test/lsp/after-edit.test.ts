@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, FileSystem, Layer, Scope } from "effect"
-import { testToolSystem } from "../../layers/test.ts"
+import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { builtinTools } from "../../src/tools/index.ts"
 

@@ -2,7 +2,7 @@
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Effect, Layer } from "effect"
-import { testToolSystem } from "../../layers/test.ts"
+import { testToolSystem } from "../../src/layers/test.ts"
 import { McpClients, type McpClientsOptions } from "../../src/mcp/clients.ts"
 import type { StdioServerConfig } from "../../src/mcp/config.ts"
 

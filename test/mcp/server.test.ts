@@ -15,8 +15,8 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
-import { testToolSystem } from "../../layers/test.ts"
 import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { testToolSystem } from "../../src/layers/test.ts"
 import { makeToolServer, toCallToolResult } from "../../src/mcp/server.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"

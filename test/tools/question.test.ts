@@ -4,8 +4,8 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { testToolSystem } from "../../layers/test.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { testToolSystem } from "../../src/layers/test.ts"
 import { Prompter, type PromptOutcome, type Question } from "../../src/prompt/prompter.ts"
 
 const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-question-")))

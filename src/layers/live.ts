@@ -11,7 +11,7 @@ import * as NodeStdio from "@effect/platform-node/NodeStdio"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Context, Effect, FileSystem, Layer, Path, Stdio, Terminal } from "effect"
 import { ChildProcessSpawner } from "effect/process"
-import { LocalFs } from "../src/fs/local-fs.ts"
+import { LocalFs } from "../fs/local-fs.ts"
 import { overridable } from "./overridable.ts"
 import { type ToolSystemOptions, toolSystem } from "./system.ts"
 
