@@ -97,11 +97,10 @@ describe("bash", () => {
     () =>
       withProject(() =>
         Effect.gen(function* () {
-          const started = Date.now()
+          // Waiting on an open stdin would end in the 20 s timeout (status "timeout"), so "ok" is the proof.
           const result = yield* bash({ command: 'cat; read -r line; echo "got:[$line] rc=$?"', timeout: 20_000 })
           expect(result.status).toBe("ok")
           expect(result.modelOutput).toBe("got:[] rc=1\n")
-          expect(Date.now() - started).toBeLessThan(5_000)
         })
       ),
     30_000
@@ -116,7 +115,8 @@ describe("bash", () => {
           const result = yield* bash({ command: `sleep 100 & echo $! > ${root}/bg.pid; echo hi` })
           const elapsed = Date.now() - started
           expect(result).toMatchObject({ status: "ok", modelOutput: "hi\n" })
-          expect(elapsed).toBeLessThan(5_000)
+          // Far below the child's 100 s, with room for a loaded machine.
+          expect(elapsed).toBeLessThan(20_000)
           expect(yield* waitGone(readPids(`${root}/bg.pid`))).toEqual([])
         })
       ),
@@ -138,7 +138,8 @@ describe("bash", () => {
           ].join("\n")
           const started = Date.now()
           const result = yield* bash({ command, timeout: 1_000 })
-          expect(Date.now() - started).toBeLessThan(8_000)
+          // Far below the sleepers' 300 s, with room for a loaded machine.
+          expect(Date.now() - started).toBeLessThan(20_000)
           expect(result.status).toBe("timeout")
           expect(result.error?.tag).toBe("ToolTimeout")
           expect(result.modelOutput).toBe("bash timed out after 1s; the output so far follows.\nbefore-timeout\n")

@@ -156,12 +156,10 @@ describe("webfetch", () => {
     Effect.gen(function* () {
       const base = yield* startServer((_req, res) => {
         res.writeHead(200, { "content-type": "text/plain" })
+        // Never ends: only the call's timeout can return this call (a clock bound would be load-dependent).
         res.write("start")
-        setTimeout(() => res.end("late"), 5000).unref()
       })
-      const started = Date.now()
       const result = yield* fetchCall({ url: `${base}/slow`, timeout: 1 })
-      expect(Date.now() - started).toBeLessThan(4000)
       expect(result.status).toBe("error")
       expect(result.modelOutput).toContain("timed out after 1 s")
       expect(result.attempts).toBe(1)
