@@ -56,7 +56,7 @@ export {
   Orchestrator,
   RETRY_BACKOFF_MS
 } from "./orchestrator/orchestrator.ts"
-export { classifyCommand, compressForModel, type OutputKind, stripAnsi } from "./output/compress/index.ts"
+export { classifyCommand, compressForModel, stripAnsi } from "./output/compress/index.ts"
 export {
   defaultOutputSettings,
   InvalidSetting,
@@ -170,6 +170,7 @@ export {
   defineTool,
   type InterruptBehavior,
   type Operation,
+  type OutputKind,
   type PermissionCheck,
   type Tool,
   type ToolContext,

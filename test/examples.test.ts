@@ -86,7 +86,7 @@ describe("docs/writing-a-tool.md", () => {
   it("the walkthrough's tool file works as printed, through the one execution path", () => {
     const doc = readFileSync("docs/writing-a-tool.md", "utf8")
     const file = doc.match(/```ts\n([\s\S]*?)```/)![1]!
-    const code = `${file.replace('"../tool/', '"./src/tool/').replace('"../tool/', '"./src/tool/').replace('"./paths.ts"', '"./src/tools/paths.ts"')}
+    const code = `${file.replaceAll('"../', '"./src/')}
 import { testToolSystem } from "./src/layers/test.ts"
 import { Orchestrator } from "./src/orchestrator/orchestrator.ts"
 const results = await Effect.runPromise(

@@ -20,6 +20,8 @@
  */
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
+import { childPath } from "../path/path.ts"
+import { fillUnknownTypes } from "./entry-types.ts"
 import type { DerivedSpec, DirectoryEntry, FileStats, FileType, LocalFsShape, OpenFile, WholeFile } from "./local-fs.ts"
 import { type Mount, makeMountLookup, readMountTable } from "./local-mounts.ts"
 import { makeStatCache, type StatCache } from "./stat-cache.ts"
@@ -146,38 +148,13 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
     return cache as StatCache<V>
   }
 
-  /** Entries readdir could not type get one lstat each (a file system that reports no types). */
-  const typed = (dir: string, entries: ReadonlyArray<DirectoryEntry>): ReadonlyArray<DirectoryEntry> =>
-    entries.some((e) => e.type === "Unknown")
-      ? entries.map((e) => {
-          if (e.type !== "Unknown") return e
-          try {
-            return { name: e.name, type: typeOf(NFS.lstatSync(dir.endsWith("/") ? dir + e.name : `${dir}/${e.name}`)) }
-          } catch {
-            return e
-          }
-        })
-      : entries
-
-  const typedInPool = (
-    dir: string,
-    entries: ReadonlyArray<DirectoryEntry>
-  ): Effect.Effect<ReadonlyArray<DirectoryEntry>> =>
-    entries.some((e) => e.type === "Unknown")
-      ? Effect.forEach(
-          entries,
-          (e) =>
-            e.type !== "Unknown"
-              ? Effect.succeed(e)
-              : call<NFS.Stats>("lstat", dir, (done) =>
-                  NFS.lstat(dir.endsWith("/") ? dir + e.name : `${dir}/${e.name}`, done)
-                ).pipe(
-                  Effect.map((st): DirectoryEntry => ({ name: e.name, type: typeOf(st) })),
-                  Effect.orElseSucceed(() => e)
-                ),
-          { concurrency: 8 }
-        )
-      : Effect.succeed(entries)
+  /** The type of an entry readdir could not type (entry-types.ts), as each path reads it. */
+  const lstatNow = (path: string) => now("lstat", path, () => typeOf(NFS.lstatSync(path)))
+  const lstatInPool = (path: string) =>
+    Effect.map(
+      call<NFS.Stats>("lstat", path, (done) => NFS.lstat(path, done)),
+      typeOf
+    )
 
   const realPath = (path: string): Effect.Effect<string, PlatformError.PlatformError> =>
     isLocal(path)
@@ -201,22 +178,23 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
 
   /**
    * On a local mount with a real ctime, an unchanged directory's listing is reused
-   * (stat-cache.ts): a stat instead of reading it.
+   * (stat-cache.ts): a stat instead of reading it. The cache keeps the listing as readdir gave
+   * it; untyped entries (a file system without d_type) are typed on every answer.
    */
   const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError> => {
     const mount = mountOf(path)
     return mount?.local === true
       ? now("readDirectory", path, () => {
-          const read = () => typed(path, toEntries(NFS.readdirSync(path, { withFileTypes: true })))
+          const read = () => toEntries(NFS.readdirSync(path, { withFileTypes: true }))
           if (!mount.realCtime) return read()
           const st = NFS.statSync(path, { throwIfNoEntry: false })
           // Missing or not a directory: reading says so, with the error the caller expects.
           if (st === undefined || !st.isDirectory()) return read()
           return listings.get(path, st, read)
-        })
+        }).pipe(Effect.flatMap((entries) => fillUnknownTypes(path, entries, lstatNow)))
       : call<ReadonlyArray<NFS.Dirent>>("readDirectory", path, (done) =>
           NFS.readdir(path, { withFileTypes: true }, done)
-        ).pipe(Effect.flatMap((entries) => typedInPool(path, toEntries(entries))))
+        ).pipe(Effect.flatMap((entries) => fillUnknownTypes(path, toEntries(entries), lstatInPool)))
   }
 
   /** Open and fstat: two calls where stat-then-open took two round trips, for one. */
@@ -281,7 +259,7 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
    * none (the usual case for an ancestor's .gitignore), and an unchanged file is not derived again.
    */
   const readDerived = <V>(dir: string, name: string, spec: DerivedSpec<V>): Effect.Effect<V | undefined> => {
-    const file = dir.endsWith("/") ? dir + name : `${dir}/${name}`
+    const file = childPath(dir, name)
     const mount = mountOf(file)
     if (mount?.realCtime === true) {
       return Effect.sync(() => {

@@ -5,6 +5,8 @@
  * file cannot be told from a rewritten one (stat-cache.ts).
  */
 import { Effect, type FileSystem, Option } from "effect"
+import { childPath } from "../path/path.ts"
+import { fillUnknownTypes } from "./entry-types.ts"
 import type { DerivedSpec, DirectoryEntry, FileStats, LocalFsShape, OpenFile } from "./local-fs.ts"
 
 const statsOf = (info: FileSystem.File.Info): FileStats => ({
@@ -15,26 +17,11 @@ const statsOf = (info: FileSystem.File.Info): FileStats => ({
 
 const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
-const childOf = (dir: string, name: string) => (dir.endsWith("/") ? dir + name : `${dir}/${name}`)
-
 export const makePlatformFs = (fs: FileSystem.FileSystem): LocalFsShape => {
   const readDirectory = (path: string) =>
     fs.readDirectoryEntries(path).pipe(
       Effect.flatMap((entries) =>
-        // Only a file system that does not report types needs an lstat per entry.
-        entries.some((e) => e.type === "Unknown")
-          ? Effect.forEach(
-              entries,
-              (e) =>
-                e.type !== "Unknown"
-                  ? Effect.succeed(e)
-                  : fs.lstat(childOf(path, e.name)).pipe(
-                      Effect.map((info): DirectoryEntry => ({ name: e.name, type: info.type })),
-                      Effect.orElseSucceed(() => e)
-                    ),
-              { concurrency: 8 }
-            )
-          : Effect.succeed(entries)
+        fillUnknownTypes(path, entries, (child) => Effect.map(fs.lstat(child), (i) => i.type))
       ),
       Effect.map((entries): ReadonlyArray<DirectoryEntry> => [...entries].sort(byName))
     )
@@ -67,7 +54,7 @@ export const makePlatformFs = (fs: FileSystem.FileSystem): LocalFsShape => {
     })
 
   const readDerived = <V>(dir: string, name: string, spec: DerivedSpec<V>): Effect.Effect<V | undefined> =>
-    fs.readFileString(childOf(dir, name)).pipe(
+    fs.readFileString(childPath(dir, name)).pipe(
       Effect.map((text): V | undefined => spec.derive(dir, text)),
       Effect.orElseSucceed(() => undefined)
     )

@@ -18,7 +18,7 @@ import type {
   SymbolInformation,
   WorkspaceSymbol
 } from "vscode-languageserver-protocol"
-import { displayPath } from "../tools/paths.ts"
+import { displayPath } from "../path/path.ts"
 
 export const MAX_RESULTS = 100
 

@@ -6,13 +6,14 @@
  */
 import { Effect, type FileSystem } from "effect"
 import { compressForModel, compressSpilled, spilledLines } from "../output/compress/index.ts"
+import { omittedMarker } from "../output/omitted-marker.ts"
 import type { OutputView } from "../output/spill.ts"
 import type { OutputStore, PutResult } from "../output/store.ts"
 import { tailCap } from "../output/truncate.ts"
 import { truncateSpilled } from "../output/truncate-spilled.ts"
 import type { Tool } from "../tool/tool.ts"
 import type { Recorded } from "./record.ts"
-import { omittedMarker, type Shaped, shape } from "./shape.ts"
+import { type Shaped, shape } from "./shape.ts"
 
 export interface ShapeSettings {
   readonly maxChars: number

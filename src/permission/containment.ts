@@ -8,8 +8,8 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
+import { isCleanAbsolute } from "../path/path.ts"
 import { isCredentialPath } from "../sandbox/credentials.ts"
-import { isCleanAbsolute } from "../tools/paths.ts"
 
 /** What realPath needs: LocalFs, or effect's FileSystem (the edit tools' lock has one). */
 export type RealPaths = Pick<LocalFsShape, "realPath">

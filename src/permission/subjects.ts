@@ -5,9 +5,9 @@
  */
 import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
+import { resolvePath } from "../path/path.ts"
 import { Sandbox, type SandboxShape, sandboxAllows } from "../sandbox/sandbox.ts"
 import type { Tool, ToolContext } from "../tool/tool.ts"
-import { resolvePath } from "../tools/paths.ts"
 import { realPathBelow } from "./containment.ts"
 import type { Grant } from "./policy.ts"
 import { type Kind, kindOf } from "./rules.ts"

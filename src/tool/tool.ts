@@ -4,7 +4,6 @@
  * keys off a tool's name.
  */
 import { Duration, type Effect, Result, Schema, type SchemaAST, SchemaIssue } from "effect"
-import type { OutputKind } from "../output/compress/classify.ts"
 import { deriveParameters } from "../schema/derive.ts"
 import type { JsonSchema, ObjectJsonSchema } from "../schema/json-schema.ts"
 import { copyPlain, plainCheck } from "../schema/plain-decode.ts"
@@ -79,6 +78,13 @@ export interface ToolOutput {
    */
   readonly streamed?: true
 }
+
+/**
+ * Which kind of output a call prints (a diff, a file, search hits, a build or test log, other):
+ * the class output compression shapes by. A tool may declare it; bash guesses it from the command.
+ */
+export const OUTPUT_KINDS = ["diff", "cat", "search", "log", "other"] as const
+export type OutputKind = (typeof OUTPUT_KINDS)[number]
 
 /** How the model's copy is cut when it exceeds the budget. */
 export type TruncateDirection = "head" | "tail" | "both"

@@ -15,10 +15,11 @@ import { withPathLocks } from "../edit/path-lock.ts"
 import { decodeText, encodeText, looksBinary } from "../edit/text.ts"
 import { type WriteAccess, writeAccess } from "../edit/write-access.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
+import { displayPath, resolvePath } from "../path/path.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { displayPath, fsFailure, resolvePath } from "./paths.ts"
+import { fsFailure } from "./fs-failure.ts"
 
 const Parameters = Schema.Struct({
   patchText: Schema.String.annotate({

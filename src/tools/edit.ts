@@ -14,10 +14,11 @@ import { normalizeInput } from "../edit/text.ts"
 import { pathProblem, writeAccess } from "../edit/write-access.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { countLines } from "../output/truncate.ts"
+import { dirnameOf, displayPath, resolvePath } from "../path/path.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { dirnameOf, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
+import { fsFailure, notFoundMessage } from "./fs-failure.ts"
 
 const Parameters = Schema.Struct({
   filePath: Schema.String.annotate({ description: "File to edit, absolute or relative to the project root." }),

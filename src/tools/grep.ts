@@ -9,17 +9,36 @@
  * over 500 chars end with `… [N chars cut]`. Binary files are skipped, .gitignore respected,
  * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
  */
-import { Effect, FileSystem, Schema } from "effect"
+import { Effect, FileSystem, type PlatformError, Schema } from "effect"
+import { displayDir, displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { displayDir, displayPath, fsFailure, readHead, resolvePath, statOrFail } from "./paths.ts"
+import { fsFailure, statOrFail } from "./fs-failure.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
 import { skippedNote } from "./search/default-skip.ts"
 import { DENIED_OR_SECRET, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const DEFAULT_HEAD_LIMIT = 250
 const BINARY_SNIFF_BYTES = 8192
+
+/** The first `bytes` bytes of a file (fewer when it is shorter). */
+export const readHead = (
+  fs: FileSystem.FileSystem,
+  abs: string,
+  bytes: number
+): Effect.Effect<Uint8Array, PlatformError.PlatformError> =>
+  Effect.gen(function* () {
+    const file = yield* fs.open(abs)
+    const head = new Uint8Array(bytes)
+    let filled = 0
+    while (filled < bytes) {
+      const n = yield* file.read(head.subarray(filled))
+      if (n === 0) break
+      filled += n
+    }
+    return head.subarray(0, filled)
+  }).pipe(Effect.scoped)
 
 const Parameters = Schema.Struct({
   pattern: Schema.String.check(Schema.isMinLength(1)).annotate({

@@ -15,10 +15,11 @@
  * (and ls must show empty ones). It shares the .gitignore rules of the walk backend.
  */
 import { Effect, FileSystem, Schema } from "effect"
+import { displayDir, displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { displayDir, displayPath, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
+import { fsFailure, notFoundMessage } from "./fs-failure.ts"
 import { skippedNote } from "./search/default-skip.ts"
 import { makeMatcher } from "./search/ignore.ts"
 import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"

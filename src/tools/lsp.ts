@@ -25,10 +25,11 @@ import {
   toLocations
 } from "../lsp/format.ts"
 import { LspClients, type LspDocument } from "../lsp/service.ts"
+import { displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { displayPath, resolvePath, statOrFail } from "./paths.ts"
+import { statOrFail } from "./fs-failure.ts"
 
 const OPERATIONS = [
   "goToDefinition",

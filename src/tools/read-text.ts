@@ -6,11 +6,12 @@
  */
 import { Effect, Option, type PlatformError } from "effect"
 import type { OpenFile } from "../fs/local-fs.ts"
+import { displayPath } from "../path/path.ts"
 import type { Fingerprinter } from "../read-state/fingerprint.ts"
 import { cutEnd } from "../text/cut.ts"
 import { fail, ToolFailure, type TransientFailure } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
-import { displayPath, fsFailure } from "./paths.ts"
+import { fsFailure } from "./fs-failure.ts"
 
 export const MAX_LINE_CHARS = 2000
 /** How much of a file's start is checked for a NUL byte. */

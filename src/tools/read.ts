@@ -13,11 +13,12 @@
  */
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { LocalFs, type OpenFile } from "../fs/local-fs.ts"
+import { displayPath, extensionOf, resolvePath } from "../path/path.ts"
 import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { dedupPointer, ReadState } from "../read-state/read-state.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
 import { defineTool, type ToolContext, type ToolOutput } from "../tool/tool.ts"
-import { displayPath, extensionOf, fsFailure, notFoundMessage, resolvePath } from "./paths.ts"
+import { fsFailure, notFoundMessage } from "./fs-failure.ts"
 import { binaryAdvice, type ReadError, readText, scanWhole, WHOLE_FILE_BYTES } from "./read-text.ts"
 
 export { BINARY_SNIFF_BYTES, MAX_LINE_CHARS, WHOLE_FILE_BYTES } from "./read-text.ts"

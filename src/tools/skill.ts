@@ -8,11 +8,11 @@ import { homedir } from "node:os"
 import * as NodePath from "node:path"
 import { Config, Effect, FileSystem, Layer, Option, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
+import { similarNames } from "../path/similar-names.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { fail } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
-import { similarNames } from "./paths.ts"
 
 /** Replaces the folders searched for skills: a list separated by `:`. */
 export const SKILL_DIRS_NAME = "FREECODE_SKILL_DIRS"

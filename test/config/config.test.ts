@@ -1,9 +1,8 @@
 /** freecode.json: strict validation with messages naming the key, loading, .mcp.json, the CLI. */
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Result } from "effect"
 import { buildToolSystem, checkOptions, ToolSystemFactory } from "../../src/cli/system.ts"
 import { ConfigSource, FreecodeConfig, type FreecodeConfigShape } from "../../src/config/load.ts"
@@ -13,14 +12,11 @@ import { testToolSystem } from "../../src/layers/test.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess } from "../cli/helpers.ts"
 import { Touch } from "../dispatch/helpers.ts"
+import { tempDirs } from "../temp-dirs.ts"
 
-const dirs: Array<string> = []
-afterAll(() => {
-  for (const d of dirs) NodeFs.rmSync(d, { recursive: true, force: true })
-})
+const tmp = tempDirs()
 const projectWith = (files: Record<string, unknown>) => {
-  const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-config-")))
-  dirs.push(root)
+  const root = tmp("freecode-config-")
   for (const [name, value] of Object.entries(files)) {
     NodeFs.writeFileSync(NodePath.join(root, name), typeof value === "string" ? value : JSON.stringify(value))
   }

@@ -7,7 +7,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { ConfigSource, FreecodeConfig } from "../../src/config/load.ts"
 import { userConfigFile } from "../../src/config/user.ts"
@@ -15,16 +15,9 @@ import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { CONFIG_SECTIONS, loadConfig } from "../../src/layers/config.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Touch } from "../dispatch/helpers.ts"
+import { tempDirs } from "../temp-dirs.ts"
 
-const dirs: Array<string> = []
-afterAll(() => {
-  for (const d of dirs) NodeFs.rmSync(d, { recursive: true, force: true })
-})
-const tmp = (prefix: string) => {
-  const d = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), prefix)))
-  dirs.push(d)
-  return d
-}
+const tmp = tempDirs()
 const write = (file: string, value: unknown) => {
   NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
   NodeFs.writeFileSync(file, JSON.stringify(value))

@@ -7,7 +7,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
 import fc from "fast-check"
 import { MAX_DEPTH, structureProblem } from "../../src/config/json-text.ts"
@@ -15,14 +15,11 @@ import { type FreecodeConfigData, loadConfig as loadWith, parseConfig } from "..
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess, runProcess } from "../cli/helpers.ts"
+import { tempDirs } from "../temp-dirs.ts"
 
-const dirs: Array<string> = []
-afterAll(() => {
-  for (const d of dirs) NodeFs.rmSync(d, { recursive: true, force: true })
-})
+const tmp = tempDirs()
 const project = (files: Record<string, string> = {}) => {
-  const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-loud-")))
-  dirs.push(root)
+  const root = tmp("freecode-loud-")
   for (const [name, text] of Object.entries(files)) NodeFs.writeFileSync(NodePath.join(root, name), text)
   return root
 }

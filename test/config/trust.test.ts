@@ -4,25 +4,17 @@
  * Records go to the test run's own state folder, never the person's.
  */
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import { forget, isTrusted, trust } from "../../src/config/trust.ts"
 import { loadConfig } from "../../src/layers/config.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess, runProcess } from "../cli/helpers.ts"
+import { tempDirs } from "../temp-dirs.ts"
 
-const dirs: Array<string> = []
-afterAll(() => {
-  for (const d of dirs) NodeFs.rmSync(d, { recursive: true, force: true })
-})
-const tmp = (prefix: string) => {
-  const d = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), prefix)))
-  dirs.push(d)
-  return d
-}
+const tmp = tempDirs()
 
 describe("the trust record", () => {
   it.live("trust, look up, forget; a link to the folder is the folder; two at once both stay", () =>

@@ -8,11 +8,11 @@ import type { FunctionHook } from "../../src/hooks/hooks.ts"
 import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { toolSystem } from "../../src/layers/system.ts"
 import { OutputConfig } from "../../src/output/config.ts"
+import { resolvePath } from "../../src/path/path.ts"
 import { Approval, type ApprovalAnswer, type ApprovalQuestion } from "../../src/permission/approval.ts"
 import { fail } from "../../src/tool/errors.ts"
 import { defineTool, type Tool } from "../../src/tool/tool.ts"
 import type { BuiltinRequirements } from "../../src/tools/index.ts"
-import { resolvePath } from "../../src/tools/paths.ts"
 
 export const makeRoot = () => {
   const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-dispatch-")))

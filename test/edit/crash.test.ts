@@ -7,10 +7,10 @@ import { lockFileOf } from "../../src/edit/file-lock.ts"
 import { me, ownerTag } from "../../src/edit/owner.ts"
 import { recoverStaging, stagingFolder } from "../../src/edit/staging.ts"
 import { EditTool } from "../../src/tools/edit.ts"
+import { tempDirs } from "../temp-dirs.ts"
 import { run } from "../tools/helpers.ts"
 import { ctxFor, layer } from "./helpers.ts"
 import { startChild, waitFor } from "./processes.ts"
-import { tempDirs } from "./temp-dirs.ts"
 
 const tempDir = tempDirs()
 

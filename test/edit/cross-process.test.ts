@@ -1,8 +1,8 @@
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
+import { tempDirs } from "../temp-dirs.ts"
 import { startChild } from "./processes.ts"
-import { tempDirs } from "./temp-dirs.ts"
 
 const tempDir = tempDirs()
 

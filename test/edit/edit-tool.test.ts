@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
+import { joinPath } from "../../src/path/path.ts"
 import { EditTool } from "../../src/tools/edit.ts"
-import { joinPath } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { run, runFailure } from "../tools/helpers.ts"
 import { ctxFor, layer, project, readBytes, readText } from "./helpers.ts"

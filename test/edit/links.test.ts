@@ -7,9 +7,9 @@ import { landingPath } from "../../src/edit/landing.ts"
 import { ApplyPatchTool } from "../../src/tools/apply-patch.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { WriteTool } from "../../src/tools/write.ts"
+import { tempDirs } from "../temp-dirs.ts"
 import { run } from "../tools/helpers.ts"
 import { ctxFor, layer } from "./helpers.ts"
-import { tempDirs } from "./temp-dirs.ts"
 
 const tempDir = tempDirs()
 

@@ -3,8 +3,8 @@ import { Effect, FileSystem, Layer } from "effect"
 import type { ToolEvents } from "../../src/events/events.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
+import { joinPath } from "../../src/path/path.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
-import { joinPath } from "../../src/tools/paths.ts"
 import { layer, project, readText } from "./helpers.ts"
 
 /** The whole system, as a model drives it: registered tools, one execution path, real files. */

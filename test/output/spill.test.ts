@@ -1,7 +1,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Option } from "effect"
-import { omittedMarker } from "../../src/orchestrator/shape.ts"
+import { omittedMarker } from "../../src/output/omitted-marker.ts"
 import { forEachSpilledLine } from "../../src/output/spill.ts"
 import { makeMemoryStore } from "../../src/output/store.ts"
 import { adaptiveTruncate } from "../../src/output/truncate.ts"

@@ -3,9 +3,9 @@
  * directory (real files, real rg, no mocks).
  */
 import { Effect, FileSystem, Result } from "effect"
+import { joinPath } from "../../src/path/path.ts"
 import type { ToolFailure } from "../../src/tool/errors.ts"
 import type { Tool, ToolContext, ToolOutput } from "../../src/tool/tool.ts"
-import { joinPath } from "../../src/tools/paths.ts"
 
 export const makeCtx = (root: string, options: { readonly canSeeImages?: boolean } = {}): ToolContext => ({
   sessionId: "test-session",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
+import { joinPath } from "../../src/path/path.ts"
 import { LsTool } from "../../src/tools/ls.ts"
-import { joinPath } from "../../src/tools/paths.ts"
 import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, makeFixture, run, runFailure, writeTree } from "./helpers.ts"
 

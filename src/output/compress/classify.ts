@@ -3,7 +3,7 @@
  * compression shapes by (metadata.outputKind). A guess that is wrong costs only a blunter cut:
  * "other" is plain head+tail truncation.
  */
-export type OutputKind = "diff" | "cat" | "search" | "log" | "other"
+import type { OutputKind } from "../../tool/tool.ts"
 
 /** Stages that pass their input through (or a window of it): the class is the stage before. */
 const FILTERS = new Set(["head", "tail", "less", "more", "tee", "cat", "sort", "uniq", "wc", "tr", "cut", "column"])

@@ -8,22 +8,21 @@
  * never whole), so memory stays bounded by the model's budget whatever the output's size.
  */
 import { Config, Effect, type FileSystem, Option } from "effect"
-import { omittedMarker } from "../../orchestrator/shape.ts"
 import { headOf, tailOf } from "../../text/cut.ts"
-import type { TruncateDirection } from "../../tool/tool.ts"
+import { OUTPUT_KINDS, type OutputKind, type TruncateDirection } from "../../tool/tool.ts"
+import { omittedMarker } from "../omitted-marker.ts"
 import type { OutputView } from "../spill.ts"
 import type { OutputStore, PutResult } from "../store.ts"
 import { type LineSource, linesInFile } from "../stored-read.ts"
 import { adaptiveTruncate, countLines } from "../truncate.ts"
 import { truncateSpilled } from "../truncate-spilled.ts"
 import { stripAnsi } from "./ansi.ts"
-import type { OutputKind } from "./classify.ts"
 import { logPass, looksLikeLog } from "./log.ts"
 import type { Compressed, LineSink, PassOptions } from "./pass.ts"
 import { searchPass } from "./search.ts"
 
 export { stripAnsi } from "./ansi.ts"
-export { classifyCommand, type OutputKind } from "./classify.ts"
+export { classifyCommand } from "./classify.ts"
 export { isFailureLine, isWarningLine, logPass, looksLikeLog } from "./log.ts"
 export type { Compressed, LineSink } from "./pass.ts"
 export { searchPass } from "./search.ts"
@@ -48,7 +47,7 @@ export interface ModelCopy {
   readonly truncated: boolean
 }
 
-const KINDS: ReadonlySet<string> = new Set<OutputKind>(["diff", "cat", "search", "log", "other"])
+const KINDS: ReadonlySet<string> = new Set<OutputKind>(OUTPUT_KINDS)
 
 const n = (x: number) => x.toLocaleString("en-US")
 

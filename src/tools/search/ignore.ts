@@ -17,7 +17,7 @@
 import { Effect } from "effect"
 import ignore, { type Ignore } from "ignore"
 import type { DerivedSpec, LocalFsShape } from "../../fs/local-fs.ts"
-import { dirnameOf, isInside, relativeInside } from "../paths.ts"
+import { dirnameOf, isInside, relativeInside } from "../../path/path.ts"
 
 /** The rules of one `.gitignore`, anchored at the directory that holds it. */
 export interface IgnoreLevel {

@@ -22,8 +22,8 @@ import * as NodePath from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import { Effect, FileSystem } from "effect"
 import { LocalFs } from "../../fs/local-fs.ts"
+import { relativeInside, resolvePath } from "../../path/path.ts"
 import { readableError } from "../../tool/readable-error.ts"
-import { relativeInside, resolvePath } from "../paths.ts"
 import {
   type FileList,
   type GrepRequest,

@@ -8,10 +8,10 @@
 import { Effect, type PlatformError } from "effect"
 import type { Ignore } from "ignore"
 import { type DirectoryEntry, type FileType, LocalFs, type LocalFsShape } from "../../fs/local-fs.ts"
+import { basenameOf, childPath, relativeInside } from "../../path/path.ts"
 import { compileModelGlob } from "../../text/glob.ts"
 import { compileModelRegex, isRefusal, type ModelRegex } from "../../text/regex.ts"
 import { readableError } from "../../tool/readable-error.ts"
-import { basenameOf, childPath, relativeInside } from "../paths.ts"
 import {
   type FileList,
   type GrepRequest,

@@ -1,9 +1,10 @@
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { displayDir, displayPath, isInside, relativeInside, resolvePath } from "../../src/path/path.ts"
+import { similarNames } from "../../src/path/similar-names.ts"
 import { GlobTool } from "../../src/tools/glob.ts"
 import { GrepTool } from "../../src/tools/grep.ts"
 import { LsTool } from "../../src/tools/ls.ts"
-import { displayDir, displayPath, isInside, relativeInside, resolvePath, similarNames } from "../../src/tools/paths.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 
 describe("paths", () => {
