@@ -3,17 +3,14 @@ import { spawn } from "node:child_process"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { CallToolResultSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { McpClients } from "../../src/mcp/clients.ts"
 import type { McpServerConfig } from "../../src/mcp/config.ts"
-import { makeToolServer } from "../../src/mcp/server.ts"
 import type { ToolRegistry } from "../../src/registry/registry.ts"
-import { REPO, systemWithMcp } from "./helpers.ts"
+import { REPO, systemWithMcp, withServedClient } from "./helpers.ts"
 
 const FAULTY = NodePath.join(REPO, "test/fixtures/mcp/faulty.ts")
 const faulty = (extra: Partial<McpServerConfig> = {}): McpServerConfig =>
@@ -128,77 +125,77 @@ describe("the MCP client when a server misbehaves", () => {
     () =>
       Effect.gen(function* () {
         const system = yield* Effect.context<Dispatcher | ToolRegistry>()
-        const server = yield* makeToolServer(system)
-        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-        const client = new Client({ name: "test", version: "1.0.0" })
         let changed = 0
-        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-          changed++
-        })
-        yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
-        const settle = Effect.gen(function* () {
-          // Notifications travel through the in-memory pair asynchronously.
-          for (let last = -1; last !== changed; ) {
-            last = changed
-            yield* Effect.sleep("300 millis")
+        yield* withServedClient(
+          (client) =>
+            Effect.gen(function* () {
+              const settle = Effect.gen(function* () {
+                // Notifications travel through the in-memory pair asynchronously.
+                for (let last = -1; last !== changed; ) {
+                  last = changed
+                  yield* Effect.sleep("300 millis")
+                }
+              })
+              yield* Effect.gen(function* () {
+                yield* (yield* McpClients).ready
+                yield* settle
+                // 11 tools registered in one swap: one announcement.
+                expect(changed).toBe(1)
+                const listed = yield* Effect.promise(() => client.listTools())
+                expect(listed.tools.filter((t) => t.name.startsWith("mcp__bad__"))).toHaveLength(11)
+                // One tool added: the old 11 go and 12 come, still one announcement.
+                expect((yield* call("mcp__bad__grow", {})).modelOutput).toBe("grown")
+                for (let i = 0; i < 100 && changed < 2; i++) yield* Effect.sleep("50 millis")
+                yield* settle
+                expect(changed).toBe(2)
+                const relisted = yield* Effect.promise(() => client.listTools())
+                expect(relisted.tools.map((t) => t.name)).toContain("mcp__bad__extra")
+              }).pipe(
+                Effect.provide(
+                  McpClients.layer({ servers: { bad: faulty() } }).pipe(Layer.provide(Layer.succeedContext(system)))
+                )
+              )
+            }),
+          (client) => {
+            client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+              changed++
+            })
           }
-        })
-        yield* Effect.gen(function* () {
-          yield* (yield* McpClients).ready
-          yield* settle
-          // 11 tools registered in one swap: one announcement.
-          expect(changed).toBe(1)
-          const listed = yield* Effect.promise(() => client.listTools())
-          expect(listed.tools.filter((t) => t.name.startsWith("mcp__bad__"))).toHaveLength(11)
-          // One tool added: the old 11 go and 12 come, still one announcement.
-          expect((yield* call("mcp__bad__grow", {})).modelOutput).toBe("grown")
-          for (let i = 0; i < 100 && changed < 2; i++) yield* Effect.sleep("50 millis")
-          yield* settle
-          expect(changed).toBe(2)
-          const relisted = yield* Effect.promise(() => client.listTools())
-          expect(relisted.tools.map((t) => t.name)).toContain("mcp__bad__extra")
-        }).pipe(
-          Effect.provide(
-            McpClients.layer({ servers: { bad: faulty() } }).pipe(Layer.provide(Layer.succeedContext(system)))
-          )
         )
-        yield* Effect.promise(() => client.close())
       }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() })))),
     60_000
   )
 
   it.live("tools/call with arguments that are not an object is refused as invalid params, saying what to send", () =>
     Effect.gen(function* () {
-      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
-      const server = yield* makeToolServer(system)
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      const client = new Client({ name: "test", version: "1.0.0" })
-      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
-      const refusal = (params: Record<string, unknown>) =>
-        Effect.promise(() =>
-          client.request({ method: "tools/call", params } as never, CallToolResultSchema).then(
-            () => undefined,
-            (e: unknown) => e as McpError
-          )
-        )
-      for (const [args, kind] of [
-        ["a string", "string"],
-        [[1, 2], "an array"],
-        [null, "null"],
-        [7, "number"]
-      ] as const) {
-        const e = yield* refusal({ name: "ls", arguments: args })
-        expect(e).toBeInstanceOf(McpError)
-        expect(e!.code).toBe(-32602)
-        expect(e!.message).toContain(`params.arguments must be a JSON object of the tool's parameters; got ${kind}`)
-        expect(e!.message).not.toContain("invalid_type")
-      }
-      const nameless = yield* refusal({ arguments: {} })
-      expect([nameless!.code, nameless!.message]).toEqual([-32602, expect.stringContaining("needs params.name")])
-      // The server is still there for a good call.
-      const ok = yield* Effect.promise(() => client.callTool({ name: "ls", arguments: {} }))
-      expect(ok.isError).not.toBe(true)
-      yield* Effect.promise(() => client.close())
+      yield* withServedClient((client) =>
+        Effect.gen(function* () {
+          const refusal = (params: Record<string, unknown>) =>
+            Effect.promise(() =>
+              client.request({ method: "tools/call", params } as never, CallToolResultSchema).then(
+                () => undefined,
+                (e: unknown) => e as McpError
+              )
+            )
+          for (const [args, kind] of [
+            ["a string", "string"],
+            [[1, 2], "an array"],
+            [null, "null"],
+            [7, "number"]
+          ] as const) {
+            const e = yield* refusal({ name: "ls", arguments: args })
+            expect(e).toBeInstanceOf(McpError)
+            expect(e!.code).toBe(-32602)
+            expect(e!.message).toContain(`params.arguments must be a JSON object of the tool's parameters; got ${kind}`)
+            expect(e!.message).not.toContain("invalid_type")
+          }
+          const nameless = yield* refusal({ arguments: {} })
+          expect([nameless!.code, nameless!.message]).toEqual([-32602, expect.stringContaining("needs params.name")])
+          // The server is still there for a good call.
+          const ok = yield* Effect.promise(() => client.callTool({ name: "ls", arguments: {} }))
+          expect(ok.isError).not.toBe(true)
+        })
+      )
     }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
   )
 })

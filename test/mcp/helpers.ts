@@ -1,10 +1,18 @@
-/** A tool system with MCP clients for the tests, and paths of the servers they talk to. */
+/**
+ * A tool system with MCP clients for the tests, paths of the servers they talk to, and an SDK
+ * client connected in memory to our own server.
+ */
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Effect, Layer } from "effect"
+import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { McpClients, type McpClientsOptions } from "../../src/mcp/clients.ts"
 import type { StdioServerConfig } from "../../src/mcp/config.ts"
+import { makeToolServer } from "../../src/mcp/server.ts"
+import type { ToolRegistry } from "../../src/registry/registry.ts"
 
 export const REPO = NodePath.resolve(import.meta.dirname, "../..")
 export const BIN = NodePath.join(REPO, "node_modules/.bin")
@@ -32,3 +40,23 @@ export const systemWithMcp = (
   McpClients.layer({ ...options, report: (m) => Effect.sync(() => void reports.push(m)) }).pipe(
     Layer.provideMerge(testToolSystem({ root: options.root ?? NodeOs.tmpdir() }))
   )
+
+/**
+ * Our MCP server over the tool system in context, with an SDK client connected to it through
+ * an in-memory pair: `use`d, then closed. `before` runs before it connects (to set handlers).
+ */
+export const withServedClient = <A, E, R>(
+  use: (client: Client) => Effect.Effect<A, E, R>,
+  before: (client: Client) => void = () => {}
+) =>
+  Effect.gen(function* () {
+    const server = yield* makeToolServer(yield* Effect.context<Dispatcher | ToolRegistry>())
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const client = new Client({ name: "test", version: "1.0.0" })
+    before(client)
+    return yield* Effect.acquireUseRelease(
+      Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)])),
+      () => use(client),
+      () => Effect.promise(() => client.close())
+    )
+  })

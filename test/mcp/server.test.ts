@@ -7,7 +7,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import {
   CallToolResultSchema,
   LoggingMessageNotificationSchema,
@@ -15,13 +14,12 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
-import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
-import { makeToolServer, toCallToolResult } from "../../src/mcp/server.ts"
+import { toCallToolResult } from "../../src/mcp/server.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"
 import { defineTool } from "../../src/tool/tool.ts"
-import { REPO } from "./helpers.ts"
+import { REPO, withServedClient } from "./helpers.ts"
 
 const MAIN = NodePath.join(REPO, "src/cli/main.ts")
 const SERVE = NodePath.join(REPO, "test/fixtures/mcp/serve.ts")
@@ -391,28 +389,26 @@ describe("toCallToolResult", () => {
 describe("makeToolServer", () => {
   it.live("refuses a tool call asked to run as a task, which it does not offer, before the handler", () =>
     Effect.gen(function* () {
-      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
-      const server = yield* makeToolServer(system)
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      const client = new Client({ name: "test", version: "1.0.0" })
-      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
-      const refused = yield* Effect.promise(() =>
-        client
-          .request(
-            { method: "tools/call", params: { name: "read", arguments: { filePath: "x" }, task: { ttl: 1000 } } },
-            CallToolResultSchema
+      yield* withServedClient((client) =>
+        Effect.gen(function* () {
+          const refused = yield* Effect.promise(() =>
+            client
+              .request(
+                { method: "tools/call", params: { name: "read", arguments: { filePath: "x" }, task: { ttl: 1000 } } },
+                CallToolResultSchema
+              )
+              .then(
+                () => undefined,
+                (e: unknown) => e
+              )
           )
-          .then(
-            () => undefined,
-            (e: unknown) => e
-          )
+          expect(refused).toBeInstanceOf(McpError)
+          expect((refused as McpError).message).toMatch(/does not support task/i)
+          // An ordinary call still works.
+          const ok = yield* Effect.promise(() => client.callTool({ name: "ls", arguments: {} }))
+          expect(ok.isError).not.toBe(true)
+        })
       )
-      expect(refused).toBeInstanceOf(McpError)
-      expect((refused as McpError).message).toMatch(/does not support task/i)
-      // An ordinary call still works.
-      const ok = yield* Effect.promise(() => client.callTool({ name: "ls", arguments: {} }))
-      expect(ok.isError).not.toBe(true)
-      yield* Effect.promise(() => client.close())
     }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
   )
 
@@ -431,54 +427,58 @@ describe("makeToolServer", () => {
             })
         })
       )
-      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
-      const server = yield* makeToolServer(system)
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      const client = new Client({ name: "test", version: "1.0.0" })
       const logged: Array<unknown> = []
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-        logged.push(n.params.data)
-      })
-      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
-      const progress: Array<number> = []
-      const result = yield* Effect.promise(() =>
-        client.callTool({ name: "ticker", arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) })
+      yield* withServedClient(
+        (client) =>
+          Effect.gen(function* () {
+            const progress: Array<number> = []
+            const result = yield* Effect.promise(() =>
+              client.callTool({ name: "ticker", arguments: {} }, undefined, {
+                onprogress: (p) => progress.push(p.progress)
+              })
+            )
+            expect(textOf(result)).toBe("tick 1\ntick 2\ntick 3\n")
+            expect(logged).toEqual(["tick 1\n", "tick 2\n", "tick 3\n"])
+            // Progress counts the characters sent so far.
+            expect(progress).toEqual([7, 14, 21])
+          }),
+        (client) => {
+          client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+            logged.push(n.params.data)
+          })
+        }
       )
-      expect(textOf(result)).toBe("tick 1\ntick 2\ntick 3\n")
-      expect(logged).toEqual(["tick 1\n", "tick 2\n", "tick 3\n"])
-      // Progress counts the characters sent so far.
-      expect(progress).toEqual([7, 14, 21])
-      yield* Effect.promise(() => client.close())
     }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
   )
 
   it.live("announces tools/list_changed when the registry changes", () =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
-      const system = yield* Effect.context<Dispatcher | ToolRegistry>()
-      const server = yield* makeToolServer(system)
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      const client = new Client({ name: "test", version: "1.0.0" })
       let changed = 0
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        changed++
-      })
-      yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
-      const before = yield* Effect.promise(() => client.listTools())
-      yield* registry.registerScoped(
-        defineTool({
-          id: "late_tool",
-          description: "Registered after the client connected.",
-          parameters: Schema.Struct({}),
-          execute: () => Effect.succeed({ title: "late", output: "late" })
-        })
+      yield* withServedClient(
+        (client) =>
+          Effect.gen(function* () {
+            const before = yield* Effect.promise(() => client.listTools())
+            yield* registry.registerScoped(
+              defineTool({
+                id: "late_tool",
+                description: "Registered after the client connected.",
+                parameters: Schema.Struct({}),
+                execute: () => Effect.succeed({ title: "late", output: "late" })
+              })
+            )
+            for (let i = 0; i < 100 && changed === 0; i++) yield* Effect.sleep("20 millis")
+            expect(changed).toBeGreaterThan(0)
+            const after = yield* Effect.promise(() => client.listTools())
+            expect(after.tools.length).toBe(before.tools.length + 1)
+            expect(after.tools.map((t) => t.name)).toContain("late_tool")
+          }),
+        (client) => {
+          client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+            changed++
+          })
+        }
       )
-      for (let i = 0; i < 100 && changed === 0; i++) yield* Effect.sleep("20 millis")
-      expect(changed).toBeGreaterThan(0)
-      const after = yield* Effect.promise(() => client.listTools())
-      expect(after.tools.length).toBe(before.tools.length + 1)
-      expect(after.tools.map((t) => t.name)).toContain("late_tool")
-      yield* Effect.promise(() => client.close())
     }).pipe(Effect.provide(Layer.fresh(testToolSystem({ root: NodeOs.tmpdir() }))))
   )
 })
