@@ -13,6 +13,11 @@
  * record, a symbol key, a check of an unknown kind) gets no fast check at all. Input it accepts
  * is handed on as a copy (`copyPlain`), as the decode's would be: the arguments that were checked
  * and decided on are then the tool's own, whatever the caller or a hook does with its object.
+ *
+ * The AST is read through `SchemaAST`, public API of `effect` (marked `@stability stable`), not
+ * its internals: every field read here (`_tag`, `checks` and a `Filter`'s `run`, `encoding`,
+ * `encodingChecks`, `propertySignatures`, `indexSignatures`, `elements`, `rest`, `types`,
+ * `literal`, `isOptional`) is declared and documented in its type declarations.
  */
 import { SchemaAST } from "effect"
 
