@@ -146,7 +146,7 @@ const make = (settings: LspSettings) =>
               ? new TransientFailure({ message: `The ${spec.id} server exited while opening ${path}.` })
               : fail(describe(e))
         })
-      })
+      }).pipe(Effect.withSpan("LspClients.open", { attributes: { path } }))
 
     const known = (path: string, projectRoot: string): Effect.Effect<LspDocument | undefined> =>
       Effect.sync(() => {
@@ -178,14 +178,14 @@ const make = (settings: LspSettings) =>
                 `The ${doc.server} server did not answer ${method} in ${settings.requestTimeoutMs / 1000} s; try again.`
               )
             : fail(`The ${doc.server} server failed ${method}: ${describe(e)}`))
-      })
+      }).pipe(Effect.withSpan("LspClients.request", { attributes: { server: doc.server, method } }))
 
     const diagnostics = (doc: LspDocument) =>
       Effect.tryPromise({
         try: () => doc.client.diagnostics(doc.uri, settings.requestTimeoutMs),
         catch: (e) =>
           lost(doc, "diagnostics") ?? fail(`The ${doc.server} server could not report diagnostics: ${describe(e)}`)
-      })
+      }).pipe(Effect.withSpan("LspClients.diagnostics", { attributes: { server: doc.server, path: doc.path } }))
 
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, FileSystem, Layer, Result, Scope } from "effect"
+import { Effect, Exit, FileSystem, Layer, Result, Scope, Tracer } from "effect"
 import { parseConfig } from "../../src/layers/config.ts"
 import { toolSystem } from "../../src/layers/system.ts"
 import { SERVERS, type ServerSpec } from "../../src/lsp/servers.ts"
@@ -111,6 +111,30 @@ describe("LspClients against a scripted server", () => {
         expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(600)
       }).pipe(Effect.provide(NodeServices.layer)),
     60_000
+  )
+
+  it.live("open and each request run in a span named for the service member, with what they were about", () =>
+    Effect.gen(function* () {
+      const { root, file, log } = yield* project
+      const spans: Array<Tracer.NativeSpan> = []
+      const tracer = Tracer.make({
+        span(options) {
+          const span = new Tracer.NativeSpan(options)
+          spans.push(span)
+          return span
+        }
+      })
+      yield* hover(file, root).pipe(
+        Effect.provide(withClients({ servers: [fake("asks", log)] })),
+        Effect.provideService(Tracer.Tracer, tracer)
+      )
+      const ours = spans.filter((s) => s.name.startsWith("LspClients."))
+      expect(ours.map((s) => [s.name, Object.fromEntries(s.attributes)])).toEqual([
+        ["LspClients.open", { path: file }],
+        ["LspClients.request", { server: "fake", method: "textDocument/hover" }]
+      ])
+      expect(ours.every((s) => s.status._tag === "Ended")).toBe(true)
+    }).pipe(Effect.provide(NodeServices.layer))
   )
 })
 
