@@ -180,8 +180,8 @@ export class Orchestrator extends Context.Service<
       }
 
       /**
-       * record → shape → build → publish, for any outcome. (Effects chained, not a generator:
-       * every call passes through here, and bench/cold-ab.ts shows the difference.)
+       * record → shape → result → publish, for any outcome. Hand-chained: every call passes
+       * through here (docs/architecture.md, "Effect.fn, fnUntraced and hand-chaining").
        */
       const finish = (
         rec: CallRecord,

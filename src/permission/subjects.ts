@@ -84,7 +84,7 @@ const fileSubjects = (id: string, paths: ReadonlyArray<{ abs: string; real: stri
   }
 }
 
-// (Effects chained, not a generator, but for a shell command: every call passes through here.)
+// Hand-chained but for a shell command: every call passes through here (docs/architecture.md).
 /** What `req` touches; `realRoot`: the project root as it really is. */
 export const subjectsOf = (
   grammar: Grammar,

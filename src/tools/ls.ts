@@ -242,7 +242,7 @@ export const LsTool = defineTool({
   truncate: "both",
   permissions: { operations: ["file.read"] },
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
-  // (Effects chained, not a generator: every ls passes through here.)
+  // Hand-chained: every ls passes through here (docs/architecture.md).
   execute: ({ path, ignore }, ctx) => {
     const dir = resolvePath(ctx.root, path ?? ".")
     // No stat of its own first: reading the directory (or finding its kept listing) says all

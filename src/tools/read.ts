@@ -177,7 +177,7 @@ export const ReadTool = defineTool({
   truncate: "head",
   permissions: { operations: ["file.read"] },
   paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
-  // (Effects chained, not a generator: every read passes through here.)
+  // Hand-chained: every read passes through here (docs/architecture.md).
   execute: ({ filePath, offset, limit }, ctx) => {
     const abs = resolvePath(ctx.root, filePath)
     const shown = displayPath(ctx.root, abs)

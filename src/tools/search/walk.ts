@@ -93,7 +93,7 @@ const readDir = (fs: LocalFsShape, pending: Pending) =>
  * LocalFs.readDirectory gives them.
  */
 export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, PlatformError.PlatformError, LocalFs> =>
-  // (Effects chained, not a generator: every ls passes through here.)
+  // Hand-chained: every ls passes through here (docs/architecture.md).
   Effect.flatMap(LocalFs, (fs) =>
     Effect.flatMap(ancestorChain(fs, options.root, options.dir), (ancestors) => {
       const dirs: Array<WalkedDir> = []
