@@ -146,6 +146,11 @@ describe("src/", () => {
     expect(cycles).toEqual([])
   })
 
+  it("keeps the pure helpers a leaf: path/ and text/ import no other folder of src/", () => {
+    const out = folderEdges().filter((e) => e.from === "path" || e.from === "text")
+    expect(out.map((e) => `${e.fromFile} -> ${e.toFile}`)).toEqual([])
+  })
+
   it("has no source file over 400 lines", () => {
     const files = sourceFiles(SRC)
     expect(files.length).toBeGreaterThan(0)
