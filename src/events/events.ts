@@ -31,6 +31,11 @@ export interface ToolOutputEvent {
   /** Character offset of this window within its phase's output. */
   readonly offset: number
   readonly chunk: string
+  /**
+   * Set on the live output of a background job (bash `run_in_background`), which keeps coming
+   * after the call that started it (`callId`) has completed; `offset` is then within the job's output.
+   */
+  readonly jobId?: string
 }
 
 export interface ToolCompleteEvent {

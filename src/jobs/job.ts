@@ -6,11 +6,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
+import type { JobState } from "../session/job-records.ts"
 
-export type JobState =
-  | { readonly state: "running" }
-  | { readonly state: "exited"; readonly code: number }
-  | { readonly state: "killed"; readonly signal: string; readonly why: string }
+export type { JobState }
 
 export interface Job {
   readonly id: string

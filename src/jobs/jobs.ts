@@ -5,12 +5,17 @@
  * runs in its own PID namespace whose init bubblewrap kills when its parent dies (the sandbox's,
  * or a bare one for that purpose where the sandbox is off), so a SIGKILLed host leaves no orphan.
  */
+
+import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Config, Context, Data, Effect, Layer } from "effect"
+import { Config, Context, Data, Effect, Layer, Option } from "effect"
+import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
 import { probeSandbox } from "../sandbox/availability.ts"
 import type { CommandLine, SandboxShape } from "../sandbox/sandbox.ts"
+import { type JobRecord, JobRecordStore } from "../session/job-records.ts"
+import { followJob } from "./follow.ts"
 import { type Job, startJob } from "./job.ts"
 
 export class JobError extends Data.TaggedError("JobError")<{ readonly message: string }> {}
@@ -32,6 +37,8 @@ export interface StartRequest {
   readonly command: string
   readonly cwd: string
   readonly sandbox: SandboxShape
+  /** The bash call starting the job: its live output events carry this call id and the job's id. */
+  readonly callId?: string
 }
 
 export interface JobsShape {
@@ -42,6 +49,11 @@ export interface JobsShape {
   readonly list: (sessionId: string) => ReadonlyArray<Job>
   /** Stops a session's jobs (the session ended); returns the ids that were running. */
   readonly endSession: (sessionId: string) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The session's jobs that ended with an earlier process (a resumed session, `--session ID`),
+   * each as last seen; empty without a session database.
+   */
+  readonly ended: (sessionId: string) => Effect.Effect<ReadonlyArray<JobRecord>>
 }
 
 const unavailable: JobsShape = {
@@ -55,7 +67,8 @@ const unavailable: JobsShape = {
     ),
   get: () => undefined,
   list: () => [],
-  endSession: () => Effect.succeed([])
+  endSession: () => Effect.succeed([]),
+  ended: () => Effect.succeed([])
 }
 
 export class Jobs extends Context.Reference<JobsShape>("freecode/Jobs", { defaultValue: () => unavailable }) {
@@ -69,9 +82,32 @@ const settingsFromEnv = Effect.gen(function* () {
   return { maxPerSession, idleMs, maxOutputBytes }
 }).pipe(Effect.orElseSucceed(() => ({ maxPerSession: 8, idleMs: 30 * 60_000, maxOutputBytes: 1024 ** 3 })))
 
+/** The tool systems alive in this process, by token: a record whose host is one of them is not an ended job. */
+const liveHosts = new Set<string>()
+
+/** Whether the tool system that ran a recorded job is gone (and the job with it). */
+const hostGone = (record: JobRecord): boolean => {
+  if (record.hostPid === process.pid) return !liveHosts.has(record.hostToken)
+  try {
+    process.kill(record.hostPid, 0)
+    return false
+  } catch {
+    // ESRCH, or EPERM: another user's process has that pid now; ours is gone either way.
+    return true
+  }
+}
+
+const jobNumber = (id: string) => Number(/^job-(\d+)$/.exec(id)?.[1] ?? 0)
+
 const make = (overrides: Partial<JobsSettings> = {}) =>
   Effect.gen(function* () {
     const settings: JobsSettings = { ...(yield* settingsFromEnv), ...overrides }
+    const events = yield* Effect.serviceOption(ToolEvents)
+    const records = yield* Effect.serviceOption(JobRecordStore)
+    const scope = yield* Effect.scope
+    const host = { pid: process.pid, token: randomUUID() }
+    liveHosts.add(host.token)
+    yield* Effect.addFinalizer(() => Effect.sync(() => liveHosts.delete(host.token)))
     // The output folder is made on the first job: most systems never start one.
     let folder: string | undefined
     const dir = () => (folder ??= NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-jobs-")))
@@ -79,12 +115,29 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
       Effect.sync(() => (folder === undefined ? undefined : NodeFs.rmSync(folder, { recursive: true, force: true })))
     )
     const bySession = new Map<string, Map<string, Job>>()
-    let counter = 0
+    const sessionOf = new Map<Job, string>()
     const all = () => [...bySession.values()].flatMap((m) => [...m.values()])
     const running = (j: Job) => j.state().state === "running"
-    // Stopped before the folder goes (finalizers run in reverse order).
+    const record = (job: Job) =>
+      Option.match(records, {
+        onNone: () => Effect.void,
+        onSome: (store) =>
+          store.put({
+            sessionId: sessionOf.get(job) ?? "",
+            id: job.id,
+            command: job.command,
+            startedAt: job.started,
+            hostPid: host.pid,
+            hostToken: host.token,
+            state: job.state(),
+            bytes: job.size()
+          })
+      })
+    // Stopped, and their last state recorded, before the folder goes (finalizers run in reverse order).
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.all(all().map((j) => j.stop("the tool system shut down", 500))))
+      Effect.promise(() => Promise.all(all().map((j) => j.stop("the tool system shut down", 500)))).pipe(
+        Effect.andThen(Effect.forEach(all(), record, { discard: true }))
+      )
     )
     // Where the sandbox is off, bubblewrap still gives a job a PID namespace that dies with us.
     const lifetime = yield* Effect.cached(
@@ -119,7 +172,9 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
             message: `This session already runs ${live.length} background jobs (${JOBS_MAX_NAME}=${settings.maxPerSession}): stop one with job {"id": …, "stop": true} first (${live.map((j) => j.id).join(", ")}).`
           })
         }
-        const id = `job-${++counter}`
+        // Numbered per session, after every job the session ever recorded: an id is never reused.
+        const recorded = Option.isSome(records) ? yield* records.value.list(request.sessionId) : []
+        const id = `job-${Math.max(0, ...[...session.keys(), ...recorded.map((r) => r.id)].map(jobNumber)) + 1}`
         const file = NodePath.join(dir(), `${id}.out`)
         const plain: CommandLine = [
           "/bin/bash",
@@ -138,6 +193,18 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
         const job = startJob({ id, command: request.command, line, file, cwd: request.cwd })
         session.set(id, job)
         bySession.set(request.sessionId, session)
+        sessionOf.set(job, request.sessionId)
+        yield* record(job)
+        // Its live output goes to whoever listens, and its last state to the record, once it exits.
+        const follow = Option.isSome(events)
+          ? followJob(job, {
+              sessionId: request.sessionId,
+              callId: request.callId ?? id,
+              events: events.value,
+              windowChars: EVENT_WINDOW_CHARS
+            })
+          : Effect.promise(() => job.exited)
+        yield* Effect.forkIn(Effect.andThen(follow, record(job)), scope)
         return job
       })
 
@@ -157,6 +224,12 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
           await Promise.all(jobs.map((j) => j.stop("its session ended", 500)))
           bySession.delete(sessionId)
           return jobs.map((j) => j.id)
-        })
+        }),
+      ended: (sessionId) =>
+        Option.isNone(records)
+          ? Effect.succeed([])
+          : Effect.map(records.value.list(sessionId), (rs) =>
+              rs.filter((r) => bySession.get(sessionId)?.has(r.id) !== true && hostGone(r))
+            )
     })
   })

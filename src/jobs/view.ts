@@ -1,4 +1,5 @@
 /** What the model reads of a job: a state line, then what it printed since the last look. */
+import type { JobRecord, JobState } from "../session/job-records.ts"
 import type { Job } from "./job.ts"
 
 /** The most of a job's new output one look returns; the rest comes on the next look. */
@@ -7,12 +8,33 @@ export const LOOK_BYTES = 30_000
 const bytes = (n: number) =>
   n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`
 
-export const stateLine = (job: Job): string => {
-  const s = job.state()
-  const what =
-    s.state === "running" ? "running" : s.state === "exited" ? `exited with code ${s.code}` : `stopped: ${s.why}`
-  return `[${job.id} ${what} · ${bytes(job.size())} of output · ${JSON.stringify(job.command.length > 80 ? `${job.command.slice(0, 77)}...` : job.command)}]`
+const describe = (s: JobState) =>
+  s.state === "running" ? "running" : s.state === "exited" ? `exited with code ${s.code}` : `stopped: ${s.why}`
+
+const quoted = (command: string) => JSON.stringify(command.length > 80 ? `${command.slice(0, 77)}...` : command)
+
+export const stateLine = (job: Job): string =>
+  `[${job.id} ${describe(job.state())} · ${bytes(job.size())} of output · ${quoted(job.command)}]`
+
+/** A job of an earlier process of this session (a resumed session): gone, with how it was last seen. */
+export const endedLine = (r: JobRecord): string =>
+  `[${r.id} ended with the process that ran it · last seen ${describe(r.state)} · ${bytes(r.bytes)} of output · ${quoted(r.command)}]`
+
+/** The most ended jobs one answer names: a session resumed many times keeps every record. */
+const ENDED_SHOWN = 10
+
+/** The newest ended jobs' lines, after one line counting the older ones. */
+export const endedLines = (ended: ReadonlyArray<JobRecord>): Array<string> => {
+  const older = ended.length - ENDED_SHOWN
+  const shown = ended.slice(Math.max(0, older)).map(endedLine)
+  return older > 0 ? [`[${older} older ended jobs not shown]`, ...shown] : shown
 }
+
+/** What a resumed session's model is told about the jobs its earlier processes started. */
+export const endedNotice = (ended: ReadonlyArray<JobRecord>): string =>
+  ended.length === 0
+    ? ""
+    : `[background jobs of this session's earlier process ended with it; their output is gone — start again what you still need]\n${endedLines(ended).join("\n")}\n`
 
 /** The state line and the new output, with a line saying how to read on when there is more. */
 export const look = (job: Job): string => {

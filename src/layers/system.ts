@@ -30,6 +30,7 @@ import { ToolRegistry } from "../registry/registry.ts"
 import { Sandbox, SandboxByDefault } from "../sandbox/sandbox.ts"
 import { resolveSandboxSettings, sandboxSection } from "../sandbox/settings.ts"
 import { GrantStore } from "../session/grants.ts"
+import { JobRecordStore } from "../session/job-records.ts"
 import { MemoryFolder } from "../session/memory-folder.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../session/store.ts"
 import { TodoStore } from "../session/todos.ts"
@@ -99,7 +100,8 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
     Layer.mergeAll(
       overridable(OutputStore, layerSqliteOutputStore),
       overridable(TodoStore, TodoStore.layerSqlite),
-      overridable(GrantStore, GrantStore.layerSqlite)
+      overridable(GrantStore, GrantStore.layerSqlite),
+      overridable(JobRecordStore, JobRecordStore.layerSqlite)
     ).pipe(Layer.provideMerge(overridable(SessionStore, SessionStore.layer({ ...options, root }))))
   const memory = Layer.merge(
     overridable(OutputStore, OutputStore.layerSpilling),
@@ -171,14 +173,14 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   )
   const base = Layer.mergeAll(
     overridable(Workspace, Workspace.layer(options.root)),
-    overridable(ToolEvents, ToolEvents.layer),
+    // Background jobs live as long as the system (or their session); their live output goes
+    // to ToolEvents, their records to the session database when there is one.
+    overridableReference(Jobs, Jobs.layer()).pipe(Layer.provideMerge(overridable(ToolEvents, ToolEvents.layer))),
     overridable(ToolRegistry, ToolRegistry.layer),
     overridable(LspClients, LspClients.layerFromConfig.pipe(Layer.provide(projectConfig))),
     overridable(ReadState, ReadState.layer),
     overridable(WebNetwork, WebNetwork.layer),
     overridable(Prompter, options.prompter ?? Prompter.layerFromSource),
-    // Background jobs live as long as the system (or their session).
-    overridableReference(Jobs, Jobs.layer()),
     // Bash asks it for every command line, the permission engine whether a command runs inside.
     overridableReference(
       Sandbox,

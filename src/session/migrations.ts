@@ -36,5 +36,18 @@ export const migrations: ReadonlyArray<string> = [
      display TEXT NOT NULL,
      created_at INTEGER NOT NULL,
      PRIMARY KEY (session_id, grant_key)
+   );`,
+  // 4: background jobs, one row per job a session started: what a resumed session (another
+  // process) reports as ended. `host_pid`/`host_token` name the tool system that ran the job.
+  `CREATE TABLE jobs (
+     session_id TEXT NOT NULL,
+     id TEXT NOT NULL,
+     command TEXT NOT NULL,
+     started_at INTEGER NOT NULL,
+     host_pid INTEGER NOT NULL,
+     host_token TEXT NOT NULL,
+     state TEXT NOT NULL,
+     bytes INTEGER NOT NULL,
+     PRIMARY KEY (session_id, id)
    );`
 ]

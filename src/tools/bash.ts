@@ -8,7 +8,7 @@
 import * as NodePath from "node:path"
 import { Config, Duration, Effect, Option, Schema } from "effect"
 import { Jobs } from "../jobs/jobs.ts"
-import { look } from "../jobs/view.ts"
+import { endedNotice, look } from "../jobs/view.ts"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { type CommandLine, Sandbox, type SandboxShape } from "../sandbox/sandbox.ts"
@@ -87,15 +87,17 @@ const startInBackground = (
     const jobs = yield* Jobs
     const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
     const job = yield* jobs
-      .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox })
+      .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox, callId: ctx.callId })
       .pipe(Effect.mapError((e) => fail(e.message)))
     yield* Effect.race(
       Effect.promise(() => job.exited),
       Effect.sleep(SETTLE_MS)
     )
+    // The first job of a resumed session: the model learns which of its earlier jobs are gone.
+    const earlier = jobs.list(ctx.sessionId).length === 1 ? endedNotice(yield* jobs.ended(ctx.sessionId)) : ""
     return {
       title: `${titleOf(command, description)} (background ${job.id})`,
-      output: look(job),
+      output: `${earlier}${look(job)}`,
       metadata: { jobId: job.id, ...(description === undefined ? {} : { description }) }
     }
   })

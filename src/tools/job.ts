@@ -6,7 +6,7 @@
  */
 import { Effect, Schema } from "effect"
 import { Jobs } from "../jobs/jobs.ts"
-import { look, stateLine } from "../jobs/view.ts"
+import { endedLine, endedLines, look, stateLine } from "../jobs/view.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
 
@@ -33,14 +33,22 @@ export const JobTool = defineTool({
     Effect.gen(function* () {
       const jobs = yield* Jobs
       if (id === undefined) {
-        const all = jobs.list(ctx.sessionId)
+        const lines = [...endedLines(yield* jobs.ended(ctx.sessionId)), ...jobs.list(ctx.sessionId).map(stateLine)]
         return {
           title: "jobs",
-          output: all.length === 0 ? "No background jobs in this session." : `${all.map(stateLine).join("\n")}\n`
+          output: lines.length === 0 ? "No background jobs in this session." : `${lines.join("\n")}\n`
         }
       }
       const job = jobs.get(ctx.sessionId, id)
       if (job === undefined) {
+        const earlier = (yield* jobs.ended(ctx.sessionId)).find((r) => r.id === id)
+        if (earlier !== undefined) {
+          const again = `bash {"command": ${JSON.stringify(earlier.command)}, "run_in_background": true}`
+          const line = `${endedLine(earlier)}\nIt ran in an earlier process of this session and ended with it; its output is gone.`
+          if (stop === true && input === undefined && eof !== true)
+            return { title: `${id} already ended`, output: `${line}\n`, metadata: { jobId: id, ended: true } }
+          return yield* fail(`${line} Start it again with ${again} if you still need it.`)
+        }
         const known = jobs.list(ctx.sessionId).map((j) => j.id)
         return yield* fail(
           `No job "${id}" in this session${known.length === 0 ? "" : ` (jobs: ${known.join(", ")})`}; start one with bash {"command": …, "run_in_background": true}.`
