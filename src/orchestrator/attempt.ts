@@ -82,7 +82,7 @@ const once = (
                 tool: t.id,
                 timeoutMs: Duration.toMillis(timeout),
                 partialOutput: rec.live.text,
-                message: `${t.id} timed out after ${Duration.format(timeout)}${rec.live.size > 0 ? "; the output so far follows" : ""}.`
+                message: `${t.id} timed out after ${Duration.format(timeout)}${t.timeoutAdvice === undefined ? "" : ` (${t.timeoutAdvice})`}${rec.live.size > 0 ? "; the output so far follows" : ""}.`
               })
             )
           )

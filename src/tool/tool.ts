@@ -134,6 +134,8 @@ export interface Tool<R = never> {
   readonly retrySafe: boolean
   readonly interruptBehavior: InterruptBehavior
   readonly timeout: (args: unknown) => Duration.Input
+  /** What to do instead, told to the model when a call times out (bash: run it in the background). */
+  readonly timeoutAdvice?: string
   /** The most characters of output the model may see from one call; undefined = the global budget. */
   readonly maxResultSizeChars: number | undefined
   readonly truncate: TruncateDirection
@@ -182,6 +184,8 @@ export interface ToolSpec<P, R> {
   readonly interruptBehavior?: InterruptBehavior
   /** Default 2 minutes. A function reads per-call arguments (bash's `timeout`). */
   readonly timeout?: Duration.Input | ((args: P) => Duration.Input)
+  /** Default none. What to do instead when a call times out; it joins the timeout message. */
+  readonly timeoutAdvice?: string
   readonly maxResultSizeChars?: number
   /** Default "both": keep head and tail, since errors and summaries live at the end. */
   readonly truncate?: TruncateDirection
@@ -292,6 +296,7 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     retrySafe: spec.retrySafe ?? false,
     interruptBehavior: spec.interruptBehavior ?? "block",
     timeout: typeof timeout === "function" ? (args) => timeout(as(args)) : constant(Duration.fromInputUnsafe(timeout)),
+    ...(spec.timeoutAdvice === undefined ? {} : { timeoutAdvice: spec.timeoutAdvice }),
     maxResultSizeChars: spec.maxResultSizeChars,
     truncate: spec.truncate ?? "both",
     ...(spec.outputKind === undefined ? {} : { outputKind: (args: unknown) => spec.outputKind!(as(args)) }),

@@ -74,6 +74,10 @@ const shellLine = (command: string, file: string): CommandLine => [
 const sandboxFor = (sandbox: SandboxShape, dangerouslyDisableSandbox: boolean | undefined) =>
   dangerouslyDisableSandbox === true && sandbox.settings?.allowUnsandboxedCommands === true ? Sandbox.off : sandbox
 
+/** Told to the model when a command times out: the way to run what does not finish. */
+export const TIMEOUT_ADVICE =
+  'a server, a watcher or a longer job: run it with "run_in_background": true and follow it with the job tool'
+
 /** How long a background start waits for the job's first output (or its exit) before returning. */
 const SETTLE_MS = 1_000
 
@@ -118,6 +122,7 @@ export const BashTool = defineTool({
   retrySafe: false,
   interruptBehavior: "cancel",
   timeout: ({ timeout }) => Duration.millis(timeout ?? DEFAULT_TIMEOUT_MS),
+  timeoutAdvice: TIMEOUT_ADVICE,
   truncate: "both",
   outputKind: ({ command }) => classifyCommand(command),
   permissions: { operations: ["shell.exec"] },

@@ -63,7 +63,11 @@ describe("compression of a failed or spilled bash output", () => {
             expect(result.metadata).toMatchObject({ outputKind: "log" })
             expect(result.outputLines).toBe(3001)
             // The error message stays first; the partial output follows, compressed.
-            expect(result.modelOutput.startsWith("bash timed out after 4s; the output so far follows.\n")).toBe(true)
+            expect(
+              result.modelOutput.startsWith(
+                'bash timed out after 4s (a server, a watcher or a longer job: run it with "run_in_background": true and follow it with the job tool); the output so far follows.\n'
+              )
+            ).toBe(true)
             expect(result.modelOutput).toContain("src/net/socket.c:88:12: error: use of undeclared identifier 'sockfd'")
             expect(result.modelOutput).toContain('Retrieve them with output {"id": "t1", "offset": 11, "limit": 200}')
             expect(result.modelOutput).toContain("[3000/3000] CC obj/module_90/file_3000.o\n")
