@@ -93,6 +93,24 @@ describe("background jobs", () => {
     }).pipe(Effect.provide(testToolSystem({ root, tools: [BashTool, JobTool] })))
   )
 
+  // docs/bash.md: a program that insists on a terminal gets one from util-linux `script`, no package.
+  it.live.skipIf(!NodeFs.existsSync("/usr/bin/script"))(
+    "a program that needs a terminal runs under script(1), fed through the job's stdin",
+    () =>
+      Effect.gen(function* () {
+        const command = `script -qefc 'tty; read -p "name? " n; echo "hi $n"' /dev/null`
+        const started = yield* call("bash", { command, run_in_background: true }, "t1")
+        expect(started.modelOutput).toMatch(/\/dev\/pts\//)
+        let seen = (yield* call("job", { id: "job-1", input: "bob\n" }, "t2")).modelOutput
+        for (let i = 0; i < 30 && !seen.includes("exited"); i++) {
+          yield* Effect.sleep("100 millis")
+          seen += (yield* call("job", { id: "job-1" }, `t3${i}`)).modelOutput
+        }
+        expect(seen).toContain("hi bob")
+        expect(seen).toContain("exited with code 0")
+      }).pipe(Effect.provide(testToolSystem({ root, tools: [BashTool, JobTool] })))
+  )
+
   it.live("an unknown job id names the session's jobs and how to start one", () =>
     Effect.gen(function* () {
       const r = yield* call("job", { id: "job-9" }, "j")
