@@ -4,8 +4,9 @@
  * output goes to: releasing it stops them all, and so does the host process dying — each job
  * runs in its own PID namespace whose init bubblewrap kills when its parent dies (the sandbox's,
  * or a bare one for that purpose where the sandbox is off), so a SIGKILLed host leaves no orphan.
+ * While a job runs its output goes to ToolEvents for a UI (follow.ts); with a session database
+ * each job's record is kept there, so a resumed session learns which jobs ended with their process.
  */
-
 import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
