@@ -4,6 +4,7 @@
  * large result as a stream of small messages, not one huge one (spec gap 8).
  */
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import type { JobState } from "../session/job-records.ts"
 import { cutEnd, cutStart } from "../text/cut.ts"
 import type { ToolResult } from "../tool/result.ts"
 import type { Operation } from "../tool/tool.ts"
@@ -36,6 +37,8 @@ export interface ToolOutputEvent {
    * after the call that started it (`callId`) has completed; `offset` is then within the job's output.
    */
   readonly jobId?: string
+  /** On a job's last event only (an empty chunk after its last output): how it ended. */
+  readonly jobState?: JobState
 }
 
 export interface ToolCompleteEvent {

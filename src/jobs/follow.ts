@@ -67,17 +67,7 @@ const follow = (job: Job, target: FollowTarget, handle: FileHandle): Effect.Effe
         const at = chars - text.length
         yield* Effect.forEach(
           windows(text, target.windowChars),
-          (w) =>
-            target.events.publish({
-              type: "tool_output",
-              sessionId: target.sessionId,
-              callId: target.callId,
-              tool: "bash",
-              phase: "live",
-              offset: at + w.offset,
-              chunk: w.chunk,
-              jobId: job.id
-            }),
+          (w) => target.events.publish({ ...base(job, target), offset: at + w.offset, chunk: w.chunk }),
           { discard: true }
         )
       }
@@ -91,6 +81,18 @@ const follow = (job: Job, target: FollowTarget, handle: FileHandle): Effect.Effe
       )
       if (target.events.listening()) yield* look
     }
-    // The job has stopped writing: what it printed last goes out too.
-    if (target.events.listening()) while (!(yield* look)) {}
+    // The job has stopped writing: what it printed last goes out too, then how it ended.
+    if (!target.events.listening()) return
+    while (!(yield* look)) {}
+    yield* target.events.publish({ ...base(job, target), offset: chars, chunk: "", jobState: job.state() })
   })
+
+const base = (job: Job, target: FollowTarget) =>
+  ({
+    type: "tool_output",
+    sessionId: target.sessionId,
+    callId: target.callId,
+    tool: "bash",
+    phase: "live",
+    jobId: job.id
+  }) as const

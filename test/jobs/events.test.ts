@@ -99,37 +99,43 @@ describe("background job events", () => {
     ).pipe(Effect.provide(testToolSystem({ root, tools: [BashTool, JobTool] })))
   )
 
-  it.live("a fast job: windows stay small, and their offsets count every character, across reads that split one", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const events = yield* ToolEvents
-        const seen: Array<ToolEvent> = []
-        const subscription = yield* events.subscribe
-        const collector = yield* Effect.forkChild(
-          Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e)))
-        )
-        // 6 bytes and 3 characters a line: 1 MiB reads end inside a character.
-        const lines = 400_000
-        yield* call("bash", { command: `yes 'é✓' | head -n ${lines}`, run_in_background: true }, "b1")
-        const total = lines * 3
-        const end = () => {
-          const last = jobWindows(seen, "job-1").at(-1)
-          return last === undefined ? 0 : last.offset + last.chunk.length
-        }
-        for (let i = 0; i < 100 && end() < total; i++) yield* Effect.sleep("100 millis")
-        const ws = jobWindows(seen, "job-1")
-        expect(end()).toBe(total)
-        let previous = 0
-        for (const w of ws) {
-          expect(w.chunk.length).toBeLessThanOrEqual(EVENT_WINDOW_CHARS)
-          expect(w.offset).toBeGreaterThanOrEqual(previous)
-          // The output repeats "é✓\n", so the offset says exactly what the window must hold.
-          const expected = Array.from({ length: w.chunk.length }, (_, k) => "é✓\n"[(w.offset + k) % 3]).join("")
-          expect(w.chunk).toBe(expected)
-          previous = w.offset + w.chunk.length
-        }
-        yield* Fiber.interrupt(collector)
-      })
-    ).pipe(Effect.provide(testToolSystem({ root, tools: [BashTool, JobTool] })))
+  it.live(
+    "a fast job: windows stay small, their offsets count every character across reads that split one, and the last says how it ended",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const events = yield* ToolEvents
+          const seen: Array<ToolEvent> = []
+          const subscription = yield* events.subscribe
+          const collector = yield* Effect.forkChild(
+            Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e)))
+          )
+          // 6 bytes and 3 characters a line: 1 MiB reads end inside a character.
+          const lines = 400_000
+          yield* call("bash", { command: `yes 'é✓' | head -n ${lines}`, run_in_background: true }, "b1")
+          const total = lines * 3
+          const end = () => {
+            const last = jobWindows(seen, "job-1").at(-1)
+            return last === undefined ? 0 : last.offset + last.chunk.length
+          }
+          const ended = () => jobWindows(seen, "job-1").at(-1)?.jobState !== undefined
+          for (let i = 0; i < 100 && !ended(); i++) yield* Effect.sleep("100 millis")
+          const ws = jobWindows(seen, "job-1")
+          expect(end()).toBe(total)
+          // Its last event says how it ended: an empty window at the end of its output.
+          expect(ws.at(-1)).toMatchObject({ offset: total, chunk: "", jobState: { state: "exited", code: 0 } })
+          expect(ws.slice(0, -1).every((w) => w.jobState === undefined)).toBe(true)
+          let previous = 0
+          for (const w of ws) {
+            expect(w.chunk.length).toBeLessThanOrEqual(EVENT_WINDOW_CHARS)
+            expect(w.offset).toBeGreaterThanOrEqual(previous)
+            // The output repeats "é✓\n", so the offset says exactly what the window must hold.
+            const expected = Array.from({ length: w.chunk.length }, (_, k) => "é✓\n"[(w.offset + k) % 3]).join("")
+            expect(w.chunk).toBe(expected)
+            previous = w.offset + w.chunk.length
+          }
+          yield* Fiber.interrupt(collector)
+        })
+      ).pipe(Effect.provide(testToolSystem({ root, tools: [BashTool, JobTool] })))
   )
 })
