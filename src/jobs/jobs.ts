@@ -119,7 +119,8 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
     const sessionOf = new Map<Job, string>()
     const all = () => [...bySession.values()].flatMap((m) => [...m.values()])
     const running = (j: Job) => j.state().state === "running"
-    const record = (job: Job) =>
+    // A record is for a later process: a database failing now must not fail or orphan a job.
+    const record = (job: Job): Effect.Effect<void> =>
       Option.match(records, {
         onNone: () => Effect.void,
         onSome: (store) =>
@@ -133,7 +134,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
             state: job.state(),
             bytes: job.size()
           })
-      })
+      }).pipe(Effect.exit, Effect.asVoid)
     // Stopped, and their last state recorded, before the folder goes (finalizers run in reverse order).
     yield* Effect.addFinalizer(() =>
       Effect.promise(() => Promise.all(all().map((j) => j.stop("the tool system shut down", 500)))).pipe(
