@@ -2,7 +2,8 @@
  * `job`: the model's handle on its background jobs (bash with `run_in_background`). With an id it
  * returns what the job printed since the last look and its state; `input` writes to its stdin
  * (data for the program, not a new command), `eof` closes it, `stop` ends the job's whole process
- * tree. Without an id it lists the session's jobs.
+ * tree. Without an id it lists the session's jobs. A job an earlier process of a resumed session
+ * ran is named as ended, with how it was last seen.
  */
 import { Effect, Schema } from "effect"
 import { Jobs } from "../jobs/jobs.ts"
