@@ -27,7 +27,10 @@ export const JobTool = defineTool({
     "Follow a background job started by bash with run_in_background: its new output and state; write input to its stdin; stop it. No id: list the jobs.",
   parameters: Parameters,
   concurrencySafe: false,
-  mutates: true,
+  // Not `mutates`: a call acts only on a job whose command was analysed and approved when bash
+  // started it, and its input is data for that program (docs/permissions.md). It writes session
+  // state, so it is still not read-only to a client nor served by the read-only profile.
+  mutates: false,
   truncate: "tail",
   permissions: { operations: ["session.write"] },
   execute: ({ id, input, eof, stop }, ctx) =>

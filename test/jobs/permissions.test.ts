@@ -65,10 +65,17 @@ describe("a background command is analysed and approved as a foreground one", ()
         ["ok", 0]
       ])
       // Only the allowed command started a job.
-      const jobs = yield* dispatcher.dispatch(
-        { id: "l", name: "job", args: {} },
-        { sessionId: "background", approve: () => Effect.succeed(true) }
-      )
+      // The job tool acts only on jobs whose command was approved when it started: listing,
+      // looking and stopping ask nobody (here the person would say no to anything).
+      asked.length = 0
+      const refuseAll = {
+        sessionId: "background",
+        approve: (request: ApprovalRequest) => Effect.sync(() => void asked.push(request)).pipe(Effect.as(false))
+      }
+      const jobs = yield* dispatcher.dispatch({ id: "l", name: "job", args: {} }, refuseAll)
+      const stopped = yield* dispatcher.dispatch({ id: "s", name: "job", args: { id: "job-1", stop: true } }, refuseAll)
+      expect(asked).toEqual([])
+      expect(stopped.status).toBe("ok")
       expect(jobs.modelOutput).toContain("job-1")
       expect(jobs.modelOutput).toContain('"echo allowed"')
       expect(jobs.modelOutput).not.toContain("job-2")
