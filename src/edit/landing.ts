@@ -9,7 +9,7 @@ import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 
 /** More links than this on one path is a loop (as the kernel's ELOOP). */
-const MAX_LINKS = 40
+export const MAX_LINKS = 40
 
 /** The absolute path a write to `abs` (absolute) lands on; undefined for a link loop. */
 export const landingPath = (abs: string): string | undefined => {

@@ -6,10 +6,13 @@
  * kill after it leaves the journal, which the next start (or the next process to find the
  * owner dead on a lock) finishes (everything changed). A failure that is not a crash (a
  * permission error half-way) puts back the files already changed before returning it.
+ *
+ * The order is one algorithm (`commitWith`); the steps are the layer's: node:fs with a journal
+ * here, effect's FileSystem without one in write-platform.ts.
  */
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
-import { Effect, type FileSystem, type PlatformError } from "effect"
+import { Effect, FileSystem, type PlatformError } from "effect"
 import { commitFile, io, stageFile } from "./atomic-write.ts"
 import { type JournalEntry, writeJournal } from "./staging.ts"
 
@@ -22,58 +25,88 @@ export interface Change {
   readonly before: Uint8Array | undefined
 }
 
-/** Puts `change.target` back as it was before (best effort: the original error is what is reported). */
-const restore = (change: Change, staging: string | undefined) =>
-  change.before === undefined
-    ? io("remove", change.target, () => NFS.rmSync(change.target, { force: true }))
-    : Effect.flatMap(stageFile(change.target, change.before, staging), (t) => commitFile(t, change.target, staging))
+/** The steps a commit is made of. */
+export interface CommitSteps {
+  /** Makes the folder `target` goes in. */
+  readonly makeParent: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Writes `bytes` to a fresh temp for `target`; the temp's path. */
+  readonly stage: (target: string, bytes: Uint8Array) => Effect.Effect<string, PlatformError.PlatformError>
+  /** Renames a staged temp onto `target` (removing the temp when it fails). */
+  readonly place: (temp: string, target: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly remove: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Removes a temp that may not have been placed. */
+  readonly drop: (temp: string) => Effect.Effect<void>
+  /** Records the entries before the first is done (the commit point): what to remove after, or undefined. */
+  readonly journal: (
+    entries: ReadonlyArray<JournalEntry>
+  ) => Effect.Effect<string | undefined, PlatformError.PlatformError>
+  readonly endJournal: (journal: string) => Effect.Effect<void>
+}
 
-export const commitChanges = (
-  changes: ReadonlyArray<Change>,
-  staging: string | undefined
-): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
+export const commitWith = (
+  steps: CommitSteps,
+  changes: ReadonlyArray<Change>
+): Effect.Effect<void, PlatformError.PlatformError> =>
   Effect.gen(function* () {
     const puts = changes.filter((c) => c.bytes !== undefined)
+    const removals = changes.filter((c) => c.bytes === undefined)
     const temps: Array<string> = []
-    const dropTemps = Effect.sync(() => {
-      for (const t of temps) NFS.rmSync(t, { force: true })
-    })
+    // Suspended: the temps are those staged by the time it runs.
+    const dropTemps = Effect.suspend(() => Effect.forEach(temps, steps.drop, { discard: true }))
     // Stage: nothing in place changes yet.
     yield* Effect.gen(function* () {
       for (const c of puts) {
-        yield* io("mkdir", c.target, () => NFS.mkdirSync(NodePath.dirname(c.target), { recursive: true }))
-        temps.push(yield* stageFile(c.target, c.bytes!, staging))
+        yield* steps.makeParent(c.target)
+        temps.push(yield* steps.stage(c.target, c.bytes!))
       }
     }).pipe(Effect.onError(() => dropTemps))
     const entries: Array<JournalEntry> = [
       ...puts.map((c, i): JournalEntry => ({ op: "put", temp: temps[i]!, target: c.target })),
-      ...changes.filter((c) => c.bytes === undefined).map((c): JournalEntry => ({ op: "remove", target: c.target }))
+      ...removals.map((c): JournalEntry => ({ op: "remove", target: c.target }))
     ]
-    // The commit point. Without a staging folder there is no journal: each file is still atomic.
-    const journal =
-      staging === undefined
-        ? undefined
-        : yield* io("write", staging, () => writeJournal(staging, entries)).pipe(Effect.onError(() => dropTemps))
+    // The commit point.
+    const journal = yield* steps.journal(entries).pipe(Effect.onError(() => dropTemps))
+    const restore = (change: Change) =>
+      change.before === undefined
+        ? steps.remove(change.target)
+        : Effect.flatMap(steps.stage(change.target, change.before), (t) => steps.place(t, change.target))
     const done: Array<Change> = []
     const apply = Effect.gen(function* () {
       for (const [i, e] of entries.entries()) {
-        const change = i < puts.length ? puts[i]! : changes.filter((c) => c.bytes === undefined)[i - puts.length]!
-        if (e.op === "put") yield* commitFile(e.temp, e.target, staging)
-        else yield* io("remove", e.target, () => NFS.rmSync(e.target, { force: true }))
+        const change = i < puts.length ? puts[i]! : removals[i - puts.length]!
+        if (e.op === "put") yield* steps.place(e.temp, e.target)
+        else yield* steps.remove(e.target)
         done.push(change)
       }
     })
     yield* apply.pipe(
       Effect.onError(() =>
         Effect.gen(function* () {
-          for (const c of done.reverse()) yield* Effect.ignore(restore(c, staging))
+          // Best effort: the original error is what is reported.
+          for (const c of done.reverse()) yield* Effect.ignore(restore(c))
           yield* dropTemps
         })
       ),
-      Effect.ensuring(
-        Effect.sync(() => {
-          if (journal !== undefined) NFS.rmSync(journal, { force: true })
-        })
-      )
+      Effect.ensuring(journal === undefined ? Effect.void : steps.endJournal(journal))
     )
   })
+
+/** The steps on node:fs: temps synced in `staging`, a synced journal there (none without a staging folder). */
+export const nativeCommitSteps = (fs: FileSystem.FileSystem, staging: string | undefined): CommitSteps => ({
+  makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
+  stage: (target, bytes) => stageFile(target, bytes, staging),
+  place: (temp, target) => commitFile(temp, target, staging).pipe(Effect.provideService(FileSystem.FileSystem, fs)),
+  remove: (target) => io("remove", target, () => NFS.rmSync(target, { force: true })),
+  drop: (temp) => Effect.sync(() => NFS.rmSync(temp, { force: true })),
+  // Without a staging folder there is no journal: each file is still atomic.
+  journal: (entries) =>
+    staging === undefined ? Effect.succeed(undefined) : io("write", staging, () => writeJournal(staging, entries)),
+  endJournal: (journal) => Effect.sync(() => NFS.rmSync(journal, { force: true }))
+})
+
+/** Commits `changes` on node:fs through `staging` (the rename through the FileSystem service). */
+export const commitChanges = (
+  changes: ReadonlyArray<Change>,
+  staging: string | undefined
+): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => commitWith(nativeCommitSteps(fs, staging), changes))

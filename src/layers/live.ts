@@ -2,7 +2,8 @@
  * The tool system on Node: real files, real processes, settings from the environment. Any of
  * its services given by the caller is used instead of the default (overridable.ts), the
  * platform's too: a FileSystem given by the caller (an in-memory one) serves every built-in
- * tool, through LocalFs's platform layer; over Node's own FileSystem LocalFs is the native layer.
+ * tool, through the platform layers of LocalFs and WriteFs; over Node's own FileSystem both
+ * are the native layers.
  */
 import * as NodeChildProcessSpawner from "@effect/platform-node/NodeChildProcessSpawner"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -11,6 +12,7 @@ import * as NodeStdio from "@effect/platform-node/NodeStdio"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Context, Effect, FileSystem, Layer, Path, Stdio, Terminal } from "effect"
 import { ChildProcessSpawner } from "effect/process"
+import { WriteFs } from "../edit/write-fs.ts"
 import { LocalFs } from "../fs/local-fs.ts"
 import { overridable } from "./overridable.ts"
 import { type ToolSystemOptions, toolSystem } from "./system.ts"
@@ -43,16 +45,17 @@ const isNodeFileSystem = (fs: FileSystem.FileSystem): boolean => {
 }
 
 /**
- * Node's services, each unless the caller gave it, and the LocalFs that fits the FileSystem:
- * native over Node's, the platform layer over any other the caller gave.
+ * Node's services, each unless the caller gave it, and the LocalFs and WriteFs that fit the
+ * FileSystem: native over Node's, the platform layers over any other the caller gave.
  */
 export const nodePlatform = Layer.unwrap(
-  Effect.map(Effect.serviceOption(FileSystem.FileSystem), (given) =>
-    overridable(
-      LocalFs,
-      given._tag === "Some" && !isNodeFileSystem(given.value) ? LocalFs.layerPlatform : LocalFs.layerNative
+  Effect.map(Effect.serviceOption(FileSystem.FileSystem), (given) => {
+    const native = given._tag === "None" || isNodeFileSystem(given.value)
+    return Layer.merge(
+      overridable(LocalFs, native ? LocalFs.layerNative : LocalFs.layerPlatform),
+      overridable(WriteFs, native ? WriteFs.layerNative : WriteFs.layerPlatform)
     ).pipe(Layer.provideMerge(nodeServices))
-  )
+  })
 )
 
 export const ToolSystem = {

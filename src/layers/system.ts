@@ -9,6 +9,7 @@ import type { LanguageModel } from "effect/ai"
 import { type RunnerOptions, SubagentRunner } from "../agent/runner.ts"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { WriteFs } from "../edit/write-fs.ts"
 import { ToolEvents } from "../events/events.ts"
 import { LocalFs } from "../fs/local-fs.ts"
 import { type FunctionHook, Hooks } from "../hooks/hooks.ts"
@@ -157,8 +158,8 @@ export const registerTools = (tools: ReadonlyArray<Tool<BuiltinRequirements>>) =
 
 /**
  * Everything but the platform: needs FileSystem, Path and ChildProcessSpawner from the caller
- * (NodeServices.layer in layers/live.ts). LocalFs, unless given, is the platform layer over
- * that FileSystem; layers/live.ts gives the native one.
+ * (NodeServices.layer in layers/live.ts). LocalFs and WriteFs, unless given, are the platform
+ * layers over that FileSystem; layers/live.ts gives the native ones.
  */
 export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R>) => {
   const config = overridable<OutputConfig, OutputSettings, E | Config.ConfigError | InvalidSetting, R>(
@@ -189,7 +190,9 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   ).pipe(
     Layer.provideMerge(sessionStores(options.root, options.sessions)),
     Layer.provideMerge(config),
-    Layer.provideMerge(overridable(LocalFs, LocalFs.layerPlatform))
+    Layer.provideMerge(
+      Layer.merge(overridable(LocalFs, LocalFs.layerPlatform), overridable(WriteFs, WriteFs.layerPlatform))
+    )
   )
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =

@@ -4,6 +4,7 @@
  */
 import type { FileSystem, Path } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
+import type { WriteFs } from "../edit/write-fs.ts"
 import type { LocalFs } from "../fs/local-fs.ts"
 import type { LspClients } from "../lsp/service.ts"
 import type { OutputStore } from "../output/store.ts"
@@ -33,6 +34,7 @@ import { WriteTool } from "./write.ts"
 export type BuiltinRequirements =
   | FileSystem.FileSystem
   | LocalFs
+  | WriteFs
   | Path.Path
   | ChildProcessSpawner.ChildProcessSpawner
   | OutputStore

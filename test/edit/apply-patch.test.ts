@@ -8,7 +8,7 @@ import { EditTool } from "../../src/tools/edit.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { WriteTool } from "../../src/tools/write.ts"
 import { run, runFailure } from "../tools/helpers.ts"
-import { ctxFor, layer, project, readText } from "./helpers.ts"
+import { ctxFor, layer, project, readText, writesOver } from "./helpers.ts"
 
 const patch = (...lines: Array<string>) => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n")
 
@@ -264,7 +264,7 @@ describe("apply_patch", () => {
         ApplyPatchTool,
         { patchText: patch("*** Update File: a.txt", "@@", "-a", "+A", "*** Update File: b.txt", "@@", "-b", "+B") },
         ctxFor(root)
-      ).pipe(Effect.provideService(FileSystem.FileSystem, flaky))
+      ).pipe(Effect.provide(writesOver(flaky)))
       expect(message).toContain("disk full")
       expect(message).toContain("rolled back")
       expect(yield* readText(joinPath(root, "a.txt"))).toBe("a\n")

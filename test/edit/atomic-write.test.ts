@@ -6,7 +6,7 @@ import { heldLocks, withPathLocks } from "../../src/edit/path-lock.ts"
 import { joinPath } from "../../src/path/path.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { run } from "../tools/helpers.ts"
-import { ctxFor, layer, project, readText } from "./helpers.ts"
+import { ctxFor, layer, project, readText, writesOver } from "./helpers.ts"
 
 /** The real FileSystem with one method made to fail, as a full disk or a crash would. */
 const breaking = (method: "rename" | "chmod") =>
@@ -44,7 +44,7 @@ describe("atomic write", () => {
       const broken = yield* breaking("rename")
       const failure = yield* Effect.flip(
         run(EditTool, { filePath: "f.txt", oldString: "a = 1", newString: "a = 2" }, ctxFor(root)).pipe(
-          Effect.provideService(FileSystem.FileSystem, broken)
+          Effect.provide(writesOver(broken))
         )
       )
       expect(failure._tag).toBe("ToolFailure")

@@ -1,12 +1,20 @@
 /** Helpers for the edit tests: real files in a temp directory, a ReadState, fresh call ids. */
 
 import { Effect, FileSystem, Layer } from "effect"
+import { WriteFs } from "../../src/edit/write-fs.ts"
 import { ReadState } from "../../src/read-state/read-state.ts"
 import type { ToolContext } from "../../src/tool/tool.ts"
 import { nodeLayer } from "../fs/layers.ts"
 import { writeTree } from "../tools/helpers.ts"
 
 export const layer = Layer.merge(nodeLayer, ReadState.layerWith({ dedup: true }))
+
+/**
+ * The edit tools' WriteFs (native) over `fs`: a FileSystem with a fault injected reaches their
+ * writes. Fresh: inside `layer` the native WriteFs is already built, and would be shared.
+ */
+export const writesOver = (fs: FileSystem.FileSystem) =>
+  Layer.fresh(WriteFs.layerNative).pipe(Layer.provide(Layer.succeed(FileSystem.FileSystem, fs)))
 
 let calls = 0
 /** A context with a new call id each time (read records are keyed by call id). */

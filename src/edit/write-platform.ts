@@ -1,0 +1,127 @@
+/**
+ * The platform WriteFs layer: every call through effect's `FileSystem` service, so write, edit
+ * and apply_patch change whatever file system is provided (an in-memory one in a test or an
+ * embedder). What it keeps of the native layer's guarantees, and why:
+ *
+ * - One writer per file: a lock per real path, in this layer (a FileSystem has no lock the
+ *   other processes honour; an in-memory one has no other process).
+ * - A write never torn: a temp beside the target, given the old file's mode, renamed over it.
+ * - A patch all or nothing: the same commit as the native layer's (patch-commit.ts), every file
+ *   put back when one fails; no journal, so a crash half-way is not rolled forward (nothing
+ *   of an in-memory file system outlives the process).
+ */
+import * as NodePath from "node:path"
+import { Effect, type FileSystem, Option, PlatformError } from "effect"
+import { realPath } from "../permission/containment.ts"
+import { fingerprint } from "../read-state/fingerprint.ts"
+import { MAX_LINKS } from "./landing.ts"
+import { type CommitSteps, commitWith } from "./patch-commit.ts"
+import { makeLockTable } from "./path-lock.ts"
+import type { FileKind, LoadedFile, WriteFsShape } from "./write-fs.ts"
+
+const kindOf = (type: FileSystem.File.Type): FileKind =>
+  type === "File" || type === "Directory" || type === "SymbolicLink" ? type : "Other"
+
+const mtimeOf = (info: FileSystem.File.Info): number | undefined =>
+  Option.match(info.mtime, { onNone: () => undefined, onSome: (d) => d.getTime() })
+
+const moved = (target: string) =>
+  PlatformError.systemError({
+    _tag: "BadResource",
+    module: "FileSystem",
+    method: "open",
+    pathOrDescriptor: target,
+    description: `${target} became a symbolic link while it was being changed; nothing was changed`
+  })
+
+export const makePlatformWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => {
+  const locks = makeLockTable()
+  let temps = 0
+
+  /** landing.ts's walk, each component asked of the FileSystem (lstat, then readLink for a link). */
+  const landing = (abs: string): Effect.Effect<string | undefined> =>
+    Effect.gen(function* () {
+      const pending = abs.split("/").filter((p) => p !== "" && p !== ".")
+      let at = "/"
+      let links = 0
+      let missing = false
+      while (pending.length > 0) {
+        const part = pending.shift()!
+        if (part === "..") {
+          at = NodePath.posix.dirname(at)
+          continue
+        }
+        const next = at === "/" ? `/${part}` : `${at}/${part}`
+        const info = missing ? Option.none() : yield* Effect.option(fs.lstat(next))
+        const target =
+          Option.isSome(info) && info.value.type === "SymbolicLink"
+            ? yield* Effect.option(fs.readLink(next))
+            : Option.none()
+        // Missing from here on, or not a link: taken as it is.
+        if (Option.isNone(info)) missing = true
+        if (Option.isNone(target)) {
+          at = next
+          continue
+        }
+        if (++links > MAX_LINKS) return undefined
+        pending.unshift(...target.value.split("/").filter((p) => p !== "" && p !== "."))
+        if (target.value.startsWith("/")) at = "/"
+      }
+      return at
+    })
+
+  const load = (target: string): Effect.Effect<LoadedFile | undefined, PlatformError.PlatformError> =>
+    fs.lstat(target).pipe(
+      Effect.flatMap((info) => {
+        const type = kindOf(info.type)
+        if (type === "SymbolicLink") return Effect.fail(moved(target))
+        const bytes = type === "File" ? fs.readFile(target) : Effect.succeed(new Uint8Array(0))
+        return Effect.map(
+          bytes,
+          (b): LoadedFile => ({ bytes: b, view: { fingerprint: fingerprint(b), mtimeMs: mtimeOf(info) }, type })
+        )
+      }),
+      Effect.catchIf(
+        (e) => e.reason._tag === "NotFound",
+        () => Effect.succeed(undefined)
+      )
+    )
+
+  const steps: CommitSteps = {
+    makeParent: (target) => fs.makeDirectory(NodePath.posix.dirname(target), { recursive: true }),
+    stage: (target, bytes) =>
+      Effect.gen(function* () {
+        const existing = yield* Effect.option(fs.stat(target))
+        const temp = `${NodePath.posix.dirname(target)}/.${NodePath.posix.basename(target)}.${++temps}.tmp`
+        yield* Effect.gen(function* () {
+          yield* fs.writeFile(temp, bytes, { flag: "wx" })
+          if (Option.isSome(existing)) yield* fs.chmod(temp, existing.value.mode & 0o7777)
+        }).pipe(Effect.onError(() => fs.remove(temp, { force: true }).pipe(Effect.ignore)))
+        return temp
+      }),
+    place: (temp, target) =>
+      fs.rename(temp, target).pipe(Effect.tapError(() => fs.remove(temp, { force: true }).pipe(Effect.ignore))),
+    remove: (target) => fs.remove(target, { force: true }),
+    drop: (temp) => fs.remove(temp, { force: true }).pipe(Effect.ignore),
+    journal: () => Effect.succeed(undefined),
+    endJournal: () => Effect.void
+  }
+
+  return {
+    landing,
+    staging: () => Effect.succeed(undefined),
+    withLocks: (targets, _staging, effect) =>
+      Effect.flatMap(
+        Effect.forEach(targets, (p) => realPath(fs, p)),
+        (reals) => locks.withLocks(reals, locks.withLock, effect)
+      ),
+    load,
+    write: (target, bytes) => Effect.flatMap(steps.stage(target, bytes), (temp) => steps.place(temp, target)),
+    commit: (changes) => commitWith(steps, changes),
+    mtimeOf: (target) =>
+      fs.stat(target).pipe(
+        Effect.map(mtimeOf),
+        Effect.orElseSucceed(() => undefined)
+      )
+  }
+}
