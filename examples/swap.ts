@@ -2,11 +2,12 @@
  * Swapping pieces of the tool system: a project that lives in memory, an approval that answers
  * in your own UI (here it records the question and says yes), and an output store that sees
  * every output. Each is provided to ToolSystem.layer; every other service is the default, and
- * every service that uses one of these gets yours. (read, ls, glob and grep run on the given
- * FileSystem; write and edit still write to the disk, docs/architecture.md says why.)
+ * every service that uses one of these gets yours. Every file tool runs on the given
+ * FileSystem: read, ls, glob and grep read it, write, edit and apply_patch change it, and
+ * nothing is written to the disk.
  *   node examples/swap.ts
  */
-import { Effect, Layer } from "effect"
+import { Effect, FileSystem, Layer } from "effect"
 import {
   Approval,
   Dispatcher,
@@ -64,23 +65,51 @@ const turns: ReadonlyArray<ReadonlyArray<ToolCall>> = [
   [
     { id: "c5", name: "read", args: { filePath: ".env" } },
     { id: "c6", name: "glob", args: { pattern: "src/*.ts" } }
-  ]
+  ],
+  // Changes land in the FileSystem given: each asks (the approval above answers).
+  [
+    { id: "c7", name: "edit", args: { filePath: "src/a.ts", oldString: "a = 1", newString: "a = 2" } },
+    { id: "c8", name: "write", args: { filePath: "src/b.ts", content: "export const b = 1\n" } }
+  ],
+  [
+    {
+      id: "c9",
+      name: "apply_patch",
+      args: {
+        patchText: [
+          "*** Begin Patch",
+          "*** Update File: src/b.ts",
+          "@@",
+          "-export const b = 1",
+          "+export const b = 3",
+          "*** Add File: src/c.ts",
+          '+export { a } from "./a.ts"',
+          "*** End Patch"
+        ].join("\n")
+      }
+    }
+  ],
+  [{ id: "c10", name: "grep", args: { pattern: "export" } }]
 ]
 
 const program = Effect.gen(function* () {
   const dispatcher = yield* Dispatcher
   const results = []
   for (const calls of turns) results.push(...(yield* dispatcher.dispatchBatch(calls, { sessionId: "swap" })))
-  return results
+  // What the project holds now, read back from the FileSystem given.
+  const fs = yield* FileSystem.FileSystem
+  const project: Record<string, string> = {}
+  for (const name of ["a.ts", "b.ts", "c.ts"]) project[`src/${name}`] = yield* fs.readFileString(`${root}/src/${name}`)
+  return { results, project }
 })
 
 const system = ToolSystem.layer({ root }).pipe(
   Layer.provide(Layer.mergeAll(MemoryFileSystem.layer(files), approval, store))
 )
-const results = await Effect.runPromise(program.pipe(Effect.provide(system)))
+const { results, project } = await Effect.runPromise(program.pipe(Effect.provide(system)))
 for (const r of results) {
   console.log(
     JSON.stringify({ id: r.id, tool: r.tool, status: r.status, outputId: r.outputId, modelOutput: r.modelOutput })
   )
 }
-console.log(JSON.stringify({ asked, puts }))
+console.log(JSON.stringify({ asked, puts, project }))

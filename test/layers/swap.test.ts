@@ -98,54 +98,152 @@ describe("every service of the tool system can be swapped", () => {
     })
   )
 
-  it.live("an in-memory FileSystem given to ToolSystem.layer serves read, ls, glob and grep", () =>
-    Effect.gen(function* () {
-      const root = "/memory-project"
-      const files = { [`${root}/src/a.ts`]: "export const a = 1\n", [`${root}/README.md`]: "# a\n" }
-      const system = ToolSystem.layer({ root }).pipe(
-        Layer.provide(Layer.merge(MemoryFileSystem.layer(files), Approval.layerApproveAll))
-      )
-      const run = Effect.gen(function* () {
-        const d = yield* Dispatcher
-        const one = yield* d.dispatchBatch(
-          [
-            { id: "r", name: "read", args: { filePath: "src/a.ts" } },
-            { id: "l", name: "ls", args: {} },
-            { id: "g", name: "glob", args: { pattern: "**/*.ts" } },
-            { id: "s", name: "grep", args: { pattern: "const" } }
-          ],
-          { sessionId: "m" }
+  it.live(
+    "an in-memory FileSystem given to ToolSystem.layer serves read, write, edit, apply_patch, ls, glob and grep",
+    () =>
+      Effect.gen(function* () {
+        const root = "/memory-project"
+        const files = { [`${root}/src/a.ts`]: "export const a = 1\n", [`${root}/README.md`]: "# a\n" }
+        const system = ToolSystem.layer({ root }).pipe(
+          Layer.provide(Layer.merge(MemoryFileSystem.layer(files), Approval.layerApproveAll))
         )
-        // A file added to the FileSystem is what the next calls see.
-        yield* (yield* FileSystem.FileSystem).writeFileString(`${root}/src/b.ts`, "export const b = 2\n")
-        const two = yield* d.dispatchBatch(
-          [
-            { id: "g2", name: "glob", args: { pattern: "src/*.ts" } },
-            { id: "r2", name: "read", args: { filePath: "src/b.ts" } }
-          ],
-          { sessionId: "m" }
-        )
-        return { results: [...one, ...two], onDisk: (yield* LocalFs).onDisk }
+        const run = Effect.gen(function* () {
+          const d = yield* Dispatcher
+          const fs = yield* FileSystem.FileSystem
+          const text = (rel: string) => fs.readFileString(`${root}/${rel}`)
+          const one = yield* d.dispatchBatch(
+            [
+              { id: "r", name: "read", args: { filePath: "src/a.ts" } },
+              { id: "l", name: "ls", args: {} },
+              { id: "g", name: "glob", args: { pattern: "**/*.ts" } },
+              { id: "s", name: "grep", args: { pattern: "const" } }
+            ],
+            { sessionId: "m" }
+          )
+          // A file added to the FileSystem is what the next calls see.
+          yield* fs.writeFileString(`${root}/src/b.ts`, "export const b = 2\n")
+          const two = yield* d.dispatchBatch(
+            [
+              { id: "g2", name: "glob", args: { pattern: "src/*.ts" } },
+              { id: "r2", name: "read", args: { filePath: "src/b.ts" } }
+            ],
+            { sessionId: "m" }
+          )
+          // Each change lands in the FileSystem, as the next call and the FileSystem itself see it.
+          const written = yield* d.dispatch(
+            { id: "w", name: "write", args: { filePath: "src/new/c.ts", content: "export const c = 3\n" } },
+            { sessionId: "m" }
+          )
+          const afterWrite = yield* text("src/new/c.ts")
+          const edited = yield* d.dispatch(
+            { id: "e", name: "edit", args: { filePath: "src/a.ts", oldString: "a = 1", newString: "a = 10" } },
+            { sessionId: "m" }
+          )
+          const afterEdit = yield* text("src/a.ts")
+          const patchText = [
+            "*** Begin Patch",
+            "*** Update File: src/b.ts",
+            "@@",
+            "-export const b = 2",
+            "+export const b = 20",
+            "*** Add File: src/d.ts",
+            "+export const d = 4",
+            "*** Delete File: README.md",
+            "*** End Patch"
+          ].join("\n")
+          const patched = yield* d.dispatch({ id: "p", name: "apply_patch", args: { patchText } }, { sessionId: "m" })
+          const afterPatch = {
+            b: yield* text("src/b.ts"),
+            d: yield* text("src/d.ts"),
+            readme: yield* fs.exists(`${root}/README.md`)
+          }
+          // A patch that cannot apply in full changes nothing.
+          const refused = yield* d.dispatch(
+            {
+              id: "p2",
+              name: "apply_patch",
+              args: {
+                patchText: [
+                  "*** Begin Patch",
+                  "*** Update File: src/d.ts",
+                  "@@",
+                  "-export const d = 4",
+                  "+export const d = 40",
+                  "*** Update File: src/b.ts",
+                  "@@",
+                  "-not in the file",
+                  "+x",
+                  "*** End Patch"
+                ].join("\n")
+              }
+            },
+            { sessionId: "m" }
+          )
+          const three = yield* d.dispatchBatch(
+            [
+              { id: "g3", name: "glob", args: { pattern: "**/*.ts" } },
+              { id: "s3", name: "grep", args: { pattern: "= [0-9]+0$" } },
+              { id: "r3", name: "read", args: { filePath: "src/d.ts" } }
+            ],
+            { sessionId: "m" }
+          )
+          return {
+            results: [...one, ...two, written, edited, patched, refused, ...three],
+            contents: { afterWrite, afterEdit, afterPatch, dAfterRefused: yield* text("src/d.ts") },
+            // Nothing but the files themselves: no temp file, lock or staging folder left in the project.
+            tree: {
+              root: yield* fs.readDirectory(root),
+              src: yield* fs.readDirectory(`${root}/src`),
+              tmp: yield* fs.exists("/tmp")
+            },
+            onDisk: (yield* LocalFs).onDisk
+          }
+        })
+        const { results, contents, tree, onDisk } = yield* run.pipe(Effect.provide(system))
+        expect(results.map((r) => [r.id, r.status])).toEqual([
+          ["r", "ok"],
+          ["l", "ok"],
+          ["g", "ok"],
+          ["s", "ok"],
+          ["g2", "ok"],
+          ["r2", "ok"],
+          ["w", "ok"],
+          ["e", "ok"],
+          ["p", "ok"],
+          ["p2", "error"],
+          ["g3", "ok"],
+          ["s3", "ok"],
+          ["r3", "ok"]
+        ])
+        const output = (id: string) => results.find((r) => r.id === id)!.modelOutput
+        expect(output("r")).toBe("1\texport const a = 1")
+        expect(output("l")).toBe("./\n  src/\n    a.ts\n  README.md")
+        expect(output("g")).toBe("src/a.ts")
+        expect(output("s")).toBe("src/a.ts:1:export const a = 1")
+        expect(output("g2")).toBe("src/a.ts\nsrc/b.ts")
+        expect(output("r2")).toBe("1\texport const b = 2")
+        expect(output("w")).toContain("Created src/new/c.ts")
+        expect(output("e")).toContain("Edited src/a.ts at line 1")
+        expect(output("p")).toContain("M src/b.ts")
+        expect(output("p2")).toContain("Nothing was changed.")
+        expect(contents).toEqual({
+          afterWrite: "export const c = 3\n",
+          afterEdit: "export const a = 10\n",
+          afterPatch: { b: "export const b = 20\n", d: "export const d = 4\n", readme: false },
+          dAfterRefused: "export const d = 4\n"
+        })
+        expect(output("g3").split("\n").sort()).toEqual(["src/a.ts", "src/b.ts", "src/d.ts", "src/new/c.ts"])
+        expect(output("s3").split("\n").sort()).toEqual([
+          "src/a.ts:1:export const a = 10",
+          "src/b.ts:1:export const b = 20"
+        ])
+        expect(output("r3")).toBe("1\texport const d = 4")
+        expect(tree.root).toEqual(["src"])
+        expect([...tree.src].sort()).toEqual(["a.ts", "b.ts", "d.ts", "new"])
+        // The platform layers over the given FileSystem, and nothing on this machine's disk.
+        expect(onDisk).toBe(false)
+        expect(NodeFs.existsSync(root)).toBe(false)
       })
-      const { results, onDisk } = yield* run.pipe(Effect.provide(system))
-      expect(results.map((r) => [r.id, r.status])).toEqual([
-        ["r", "ok"],
-        ["l", "ok"],
-        ["g", "ok"],
-        ["s", "ok"],
-        ["g2", "ok"],
-        ["r2", "ok"]
-      ])
-      expect(results[0]!.modelOutput).toBe("1\texport const a = 1")
-      expect(results[1]!.modelOutput).toBe("./\n  src/\n    a.ts\n  README.md")
-      expect(results[2]!.modelOutput).toBe("src/a.ts")
-      expect(results[3]!.modelOutput).toBe("src/a.ts:1:export const a = 1")
-      expect(results[4]!.modelOutput).toBe("src/a.ts\nsrc/b.ts")
-      expect(results[5]!.modelOutput).toBe("1\texport const b = 2")
-      // The platform layer over the given FileSystem, and nothing on this machine's disk.
-      expect(onDisk).toBe(false)
-      expect(NodeFs.existsSync(root)).toBe(false)
-    })
   )
 })
 
@@ -180,15 +278,27 @@ describe("which LocalFs the live system takes", () => {
 })
 
 describe("examples/swap.ts", () => {
-  it("runs: a project in memory, an approval that records, a store that sees every put", () => {
+  it("runs: a project in memory that every file tool reads and changes, an approval that records, a store that sees every put", () => {
     const lines = execFileSync(process.execPath, ["examples/swap.ts"], { encoding: "utf8" }).trim().split("\n")
     const results = lines.slice(0, -1).map((l) => JSON.parse(l))
-    const { asked, puts } = JSON.parse(lines.at(-1)!)
-    expect(results.map((r: { status: string }) => r.status)).toEqual(Array(6).fill("ok"))
+    const { asked, puts, project } = JSON.parse(lines.at(-1)!)
+    expect(results.map((r: { status: string }) => r.status)).toEqual(Array(10).fill("ok"))
     expect(results[1].modelOutput).toContain("(Skipped node_modules/")
     expect(results[4].modelOutput).toBe("1\tTOKEN=demo")
     expect(results[5].modelOutput).toBe("src/a.ts")
-    expect(asked).toEqual([expect.stringMatching(/^read: /)])
+    expect(results[9].modelOutput.split("\n")).toEqual([
+      "src/a.ts:1:export const a = 2",
+      "src/b.ts:1:export const b = 3",
+      'src/c.ts:1:export { a } from "./a.ts"',
+      expect.stringContaining("(Skipped node_modules/")
+    ])
+    expect(project).toEqual({
+      "src/a.ts": "export const a = 2\n",
+      "src/b.ts": "export const b = 3\n",
+      "src/c.ts": 'export { a } from "./a.ts"\n'
+    })
+    expect(asked.map((q: string) => q.split(":")[0])).toEqual(["read", "edit", "write", "apply_patch"])
     expect(puts).toEqual(results.map((r: { tool: string; outputId: string }) => `${r.tool}:${r.outputId}`))
+    expect(NodeFs.existsSync("/project")).toBe(false)
   }, 60_000)
 })
