@@ -17,6 +17,7 @@ export { Dispatcher, type DispatcherShape, type PermissionMetadata } from "./dis
 export { applyEdit, applyEditToBytes, type EditOutcome, type EditRequest } from "./edit/apply.ts"
 export { writeFileAtomic } from "./edit/atomic-write.ts"
 export { type ReplacerName, replacers } from "./edit/replacers.ts"
+export { WriteFs, type WriteFsShape } from "./edit/write-fs.ts"
 export {
   EVENT_WINDOW_CHARS,
   type ToolCompleteEvent,

@@ -2,7 +2,8 @@
  * An in-memory `FileSystem`: files, directories and symbolic links in a map, for tests and for
  * embedders that keep a project somewhere other than a disk. Given to the tool system
  * (`ToolSystem.layer({ root }).pipe(Layer.provide(MemoryFileSystem.layer(files)))`), it serves
- * every file tool: read, ls, glob, grep (the TypeScript search; rg needs a disk), write and edit.
+ * every file tool: read, ls, glob, grep (the TypeScript search; rg needs a disk), write, edit
+ * and apply_patch (LocalFs's and WriteFs's platform layers).
  *
  * Paths are POSIX and absolute. Enough of FileSystem for the tools; what it leaves out (watch,
  * hard links, copies) fails with a BadArgument naming the method. Temporary files and
