@@ -10,10 +10,11 @@
  *   in-memory FileSystem serves the edit tools too: one writer per file within the process,
  *   a patch all or nothing (undone on failure; no journal, since nothing outlives a crash).
  *
- * The layer is chosen with LocalFs's (layers/live.ts): native over Node's FileSystem, platform
- * over any other.
+ * `WriteFs.layer` chooses: native over Node's own FileSystem, platform over any other (as
+ * layers/live.ts chooses LocalFs's), so the edit tools change the files the read tools see.
  */
 import { Context, Effect, FileSystem, Layer, type PlatformError } from "effect"
+import { sameAsNode } from "../fs/node-fs.ts"
 import type { FileView } from "../read-state/read-state.ts"
 import type { Change } from "./patch-commit.ts"
 import { makeNativeWriteFs } from "./write-native.ts"
@@ -64,6 +65,19 @@ export interface WriteFsShape {
   readonly mtimeOf: (target: string) => Effect.Effect<number | undefined>
 }
 
+/** The FileSystem calls the native layer makes on node:fs instead (the rename it leaves to the FileSystem). */
+const BYPASSED = [
+  "open",
+  "readFile",
+  "writeFile",
+  "stat",
+  "lstat",
+  "readLink",
+  "remove",
+  "makeDirectory",
+  "chmod"
+] as const
+
 export class WriteFs extends Context.Service<WriteFs, WriteFsShape>()("freecode/WriteFs") {
   /** node:fs with machine-wide locks and a crash journal; renames through the FileSystem given. */
   static readonly layerNative: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.effect(
@@ -74,5 +88,9 @@ export class WriteFs extends Context.Service<WriteFs, WriteFsShape>()("freecode/
   static readonly layerPlatform: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.effect(
     WriteFs,
     Effect.map(FileSystem.FileSystem, makePlatformWriteFs)
+  )
+  /** The layer that fits the FileSystem in context: native over Node's own, platform over any other. */
+  static readonly layer: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.unwrap(
+    Effect.map(FileSystem.FileSystem, (fs) => (sameAsNode(fs, BYPASSED) ? WriteFs.layerNative : WriteFs.layerPlatform))
   )
 }

@@ -3,8 +3,9 @@
  * and apply_patch change whatever file system is provided (an in-memory one in a test or an
  * embedder). What it keeps of the native layer's guarantees, and why:
  *
- * - One writer per file: a lock per real path, in this layer (a FileSystem has no lock the
- *   other processes honour; an in-memory one has no other process).
+ * - One writer per file: a lock per real path, shared by every layer over the same FileSystem
+ *   (two tool systems over one in-memory project queue on the same locks). A FileSystem has no
+ *   lock other processes honour; an in-memory one has no other process.
  * - A write never torn: a temp beside the target, given the old file's mode, renamed over it.
  * - A patch all or nothing: the same commit as the native layer's (patch-commit.ts), every file
  *   put back when one fails; no journal, so a crash half-way is not rolled forward (nothing
@@ -34,9 +35,24 @@ const moved = (target: string) =>
     description: `${target} became a symbolic link while it was being changed; nothing was changed`
   })
 
+type LockTable = ReturnType<typeof makeLockTable>
+/** The lock table of each FileSystem: the locks belong to the files, not to one layer. */
+const tables = new WeakMap<FileSystem.FileSystem, LockTable>()
+const tableOf = (fs: FileSystem.FileSystem): LockTable => {
+  let table = tables.get(fs)
+  if (table === undefined) {
+    table = makeLockTable()
+    tables.set(fs, table)
+  }
+  return table
+}
+
+/** A fresh temp name beside `target`: unique across layers over one FileSystem too. */
+const tempBeside = (target: string) =>
+  `${NodePath.posix.dirname(target)}/.${NodePath.posix.basename(target)}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}.tmp`
+
 export const makePlatformWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => {
-  const locks = makeLockTable()
-  let temps = 0
+  const locks = tableOf(fs)
 
   /** landing.ts's walk, each component asked of the FileSystem (lstat, then readLink for a link). */
   const landing = (abs: string): Effect.Effect<string | undefined> =>
@@ -92,7 +108,7 @@ export const makePlatformWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => 
     stage: (target, bytes) =>
       Effect.gen(function* () {
         const existing = yield* Effect.option(fs.stat(target))
-        const temp = `${NodePath.posix.dirname(target)}/.${NodePath.posix.basename(target)}.${++temps}.tmp`
+        const temp = tempBeside(target)
         yield* Effect.gen(function* () {
           yield* fs.writeFile(temp, bytes, { flag: "wx" })
           if (Option.isSome(existing)) yield* fs.chmod(temp, existing.value.mode & 0o7777)

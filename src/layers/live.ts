@@ -10,10 +10,10 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeStdio from "@effect/platform-node/NodeStdio"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { Context, Effect, FileSystem, Layer, Path, Stdio, Terminal } from "effect"
+import { Effect, FileSystem, Layer, Path, Stdio, Terminal } from "effect"
 import { ChildProcessSpawner } from "effect/process"
-import { WriteFs } from "../edit/write-fs.ts"
 import { LocalFs } from "../fs/local-fs.ts"
+import { sameAsNode } from "../fs/node-fs.ts"
 import { overridable } from "./overridable.ts"
 import { type ToolSystemOptions, toolSystem } from "./system.ts"
 
@@ -32,30 +32,18 @@ const nodeServices = overridable(ChildProcessSpawner.ChildProcessSpawner, NodeCh
 /** The calls LocalFs's native layer makes in place of a FileSystem's. */
 const REPLACED = ["readFile", "open", "readDirectoryEntries", "stat", "lstat", "realPath"] as const
 
-let nodeFs: FileSystem.FileSystem | undefined
 /**
- * Whether `fs` is Node's own FileSystem (the CLI provides one around the system): its methods
- * are the module's functions, the same in every instance. A FileSystem that replaces any of
- * the calls the native layer would bypass (an in-memory one, a wrapper that logs reads) is not.
- */
-const isNodeFileSystem = (fs: FileSystem.FileSystem): boolean => {
-  nodeFs ??= Context.get(Effect.runSync(Effect.scoped(Layer.build(NodeFileSystem.layer))), FileSystem.FileSystem)
-  const node = nodeFs
-  return REPLACED.every((method) => fs[method] === node[method])
-}
-
-/**
- * Node's services, each unless the caller gave it, and the LocalFs and WriteFs that fit the
- * FileSystem: native over Node's, the platform layers over any other the caller gave.
+ * Node's services, each unless the caller gave it, and the LocalFs that fits the FileSystem:
+ * native over Node's, the platform layer over any other the caller gave. (WriteFs chooses the
+ * same way, in toolSystem: WriteFs.layer.)
  */
 export const nodePlatform = Layer.unwrap(
-  Effect.map(Effect.serviceOption(FileSystem.FileSystem), (given) => {
-    const native = given._tag === "None" || isNodeFileSystem(given.value)
-    return Layer.merge(
-      overridable(LocalFs, native ? LocalFs.layerNative : LocalFs.layerPlatform),
-      overridable(WriteFs, native ? WriteFs.layerNative : WriteFs.layerPlatform)
+  Effect.map(Effect.serviceOption(FileSystem.FileSystem), (given) =>
+    overridable(
+      LocalFs,
+      given._tag === "Some" && !sameAsNode(given.value, REPLACED) ? LocalFs.layerPlatform : LocalFs.layerNative
     ).pipe(Layer.provideMerge(nodeServices))
-  })
+  )
 )
 
 export const ToolSystem = {

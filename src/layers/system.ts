@@ -158,8 +158,9 @@ export const registerTools = (tools: ReadonlyArray<Tool<BuiltinRequirements>>) =
 
 /**
  * Everything but the platform: needs FileSystem, Path and ChildProcessSpawner from the caller
- * (NodeServices.layer in layers/live.ts). LocalFs and WriteFs, unless given, are the platform
- * layers over that FileSystem; layers/live.ts gives the native ones.
+ * (NodeServices.layer in layers/live.ts). LocalFs, unless given, is the platform layer over
+ * that FileSystem (layers/live.ts gives the native one); WriteFs, unless given, the one that
+ * fits it (WriteFs.layer).
  */
 export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R>) => {
   const config = overridable<OutputConfig, OutputSettings, E | Config.ConfigError | InvalidSetting, R>(
@@ -190,9 +191,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   ).pipe(
     Layer.provideMerge(sessionStores(options.root, options.sessions)),
     Layer.provideMerge(config),
-    Layer.provideMerge(
-      Layer.merge(overridable(LocalFs, LocalFs.layerPlatform), overridable(WriteFs, WriteFs.layerPlatform))
-    )
+    Layer.provideMerge(Layer.merge(overridable(LocalFs, LocalFs.layerPlatform), overridable(WriteFs, WriteFs.layer)))
   )
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =

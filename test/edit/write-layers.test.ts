@@ -192,3 +192,36 @@ describe.each([native, memory])("write, edit and apply_patch over WriteFs: $name
     }).pipe(Effect.scoped)
   )
 })
+
+describe("the platform layer's locks belong to the FileSystem", () => {
+  it.live("two WriteFs layers over one in-memory FileSystem queue on the same locks: every edit lands", () =>
+    Effect.gen(function* () {
+      const root = "/shared"
+      const fs = MemoryFileSystem.make({ [`${root}/log.txt`]: "end\n" })
+      // As in the one-writer test above: without a shared lock every edit loads the same content.
+      const slow = FileSystem.FileSystem.of({
+        ...fs,
+        readFile: (path) => Effect.tap(fs.readFile(path), () => Effect.yieldNow)
+      })
+      const over = Layer.succeed(FileSystem.FileSystem, slow)
+      // Two systems: each its own WriteFs (fresh: not shared through the memo map) and ReadState.
+      const systems = [0, 1].map(() =>
+        Layer.mergeAll(
+          Layer.fresh(WriteFs.layerPlatform),
+          LocalFs.layerPlatform,
+          Layer.fresh(ReadState.layerWith({ dedup: true }))
+        ).pipe(Layer.provideMerge(over))
+      )
+      const edits = Array.from({ length: 20 }, (_, i) =>
+        run(EditTool, { filePath: "log.txt", oldString: "end\n", newString: `line ${i}\nend\n` }, ctxFor(root)).pipe(
+          Effect.provide(systems[i % 2]!)
+        )
+      )
+      yield* Effect.all(edits, { concurrency: "unbounded" })
+      const lines = (yield* fs.readFileString(`${root}/log.txt`)).trim().split("\n")
+      expect(new Set(lines).size).toBe(21)
+      expect(lines.at(-1)).toBe("end")
+      expect(yield* fs.readDirectory(root)).toEqual(["log.txt"])
+    })
+  )
+})

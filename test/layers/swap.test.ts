@@ -277,6 +277,44 @@ describe("which LocalFs the live system takes", () => {
   )
 })
 
+describe("which WriteFs the system takes", () => {
+  it.live(
+    "over Node's own FileSystem the native layer (staging folder, lock files); over another the platform one",
+    () =>
+      Effect.gen(function* () {
+        const write = (root: string, given: Layer.Layer<never>) =>
+          Effect.flatMap(Dispatcher, (d) =>
+            d.dispatch({ id: "w", name: "write", args: { filePath: "a.txt", content: "a\n" } }, { sessionId: "s" })
+          ).pipe(
+            Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(Layer.merge(given, Approval.layerApproveAll))))
+          )
+        const native = tempRoot()
+        expect((yield* write(native, Layer.empty)).status).toBe("ok")
+        expect(NodeFs.readFileSync(`${native}/a.txt`, "utf8")).toBe("a\n")
+        expect(NodeFs.existsSync(`${native}/.freecode/staging`)).toBe(true)
+        // A wrapper that sees every write is another FileSystem: the edit tools must go through it.
+        const wrappedRoot = tempRoot()
+        const written: Array<string> = []
+        const wrapped = Layer.effect(
+          FileSystem.FileSystem,
+          Effect.map(FileSystem.FileSystem, (fs) =>
+            FileSystem.FileSystem.of({
+              ...fs,
+              writeFile: (path, data, options) => {
+                written.push(path)
+                return fs.writeFile(path, data, options)
+              }
+            })
+          )
+        ).pipe(Layer.provide(NodeServices.layer))
+        expect((yield* write(wrappedRoot, wrapped)).status).toBe("ok")
+        expect(NodeFs.readFileSync(`${wrappedRoot}/a.txt`, "utf8")).toBe("a\n")
+        expect(written).toEqual([expect.stringMatching(/^\/.*\/\.a\.txt\.[^/]*\.tmp$/)])
+        expect(NodeFs.readdirSync(wrappedRoot)).toEqual(["a.txt"])
+      })
+  )
+})
+
 describe("examples/swap.ts", () => {
   it("runs: a project in memory that every file tool reads and changes, an approval that records, a store that sees every put", () => {
     const lines = execFileSync(process.execPath, ["examples/swap.ts"], { encoding: "utf8" }).trim().split("\n")
