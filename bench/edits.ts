@@ -10,6 +10,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { applyEditToBytes } from "../src/edit/apply.ts"
+import { WriteFs } from "../src/edit/write-fs.ts"
+import { LocalFs } from "../src/fs/local-fs.ts"
+import { MemoryFileSystem } from "../src/fs/memory.ts"
 import { ReadState } from "../src/read-state/read-state.ts"
 import { EditTool } from "../src/tools/edit.ts"
 import { cases } from "../test/fixtures/edits/cases.ts"
@@ -87,6 +90,21 @@ const [plain, tool] = await paired(
   ]
 )
 await runtime.dispose()
-lines.push(header, row(plain), row(tool, plain), "")
+
+// The same edit over an in-memory FileSystem (WriteFs's and LocalFs's platform layers): what an
+// embedder holding the project in memory pays, no disk and no fsync.
+const memoryRuntime = ManagedRuntime.make(
+  Layer.mergeAll(LocalFs.layerPlatform, WriteFs.layerPlatform, ReadState.layerWith({ dedup: true })).pipe(
+    Layer.provideMerge(MemoryFileSystem.layer({ [file]: `${body}\n` }))
+  )
+)
+let memoryFlip = false
+const inMemory = await time("1 MB file: edit tool over an in-memory FileSystem (WriteFs platform layer)", 100, () => {
+  memoryFlip = !memoryFlip
+  const [from, to] = memoryFlip ? ["compute(8000)", "compute(-8000)"] : ["compute(-8000)", "compute(8000)"]
+  return memoryRuntime.runPromise(EditTool.execute({ filePath: "big.ts", oldString: from, newString: to }, ctx()))
+})
+await memoryRuntime.dispose()
+lines.push(header, row(plain), row(tool, plain), row(inMemory, plain), "")
 console.log(lines.join("\n"))
 if (s.exactRate < 0.97 || s.wrongPlace > 0) process.exitCode = 1
