@@ -79,6 +79,7 @@ export const ApplyPatchTool = defineTool({
     Effect.gen(function* () {
       const readState = yield* ReadState
       const writes = yield* WriteFs
+      const { withLocks, commit } = writes
       let ops: Array<PatchOp>
       try {
         ops = parsePatch(patchText)
@@ -107,128 +108,123 @@ export const ApplyPatchTool = defineTool({
       const staging = all.length === 0 ? undefined : access.get(all[0]!)!.staging
       const targetOf = (abs: string) => access.get(abs)!.target
 
-      return yield* writes
-        .withLocks(
-          [...seen],
-          staging,
-          Effect.gen(function* () {
-            const plan: Array<Planned> = []
-            const refuse = (message: string) => fail(`${message} Nothing was changed.`)
-            for (const op of ops) {
-              const abs = resolvePath(ctx.root, op.path)
-              const target = targetOf(abs)
-              const loaded = yield* writes.load(target).pipe(Effect.mapError(toFailure(abs)))
-              if (loaded !== undefined && loaded.type !== "File") {
-                return yield* refuse(`${shown(abs)} is not a regular file (${loaded.type}).`)
+      return yield* withLocks(
+        [...seen],
+        staging,
+        Effect.gen(function* () {
+          const plan: Array<Planned> = []
+          const refuse = (message: string) => fail(`${message} Nothing was changed.`)
+          for (const op of ops) {
+            const abs = resolvePath(ctx.root, op.path)
+            const target = targetOf(abs)
+            const loaded = yield* writes.load(target).pipe(Effect.mapError(toFailure(abs)))
+            if (loaded !== undefined && loaded.type !== "File") {
+              return yield* refuse(`${shown(abs)} is not a regular file (${loaded.type}).`)
+            }
+            if (op.type === "add") {
+              if (loaded !== undefined) {
+                return yield* refuse(`${shown(abs)} already exists; use "*** Update File:" to change it.`)
               }
-              if (op.type === "add") {
-                if (loaded !== undefined) {
-                  return yield* refuse(`${shown(abs)} already exists; use "*** Update File:" to change it.`)
-                }
-                plan.push({ action: "add", abs, target, bytes: new TextEncoder().encode(op.content) })
-                continue
-              }
-              if (loaded === undefined) {
-                return yield* refuse(`${shown(abs)} does not exist; check the path (use glob), or use "*** Add File:".`)
-              }
-              const { bytes, view } = loaded
-              if (op.type === "delete") {
-                plan.push({ action: "delete", abs, target, before: bytes })
-                continue
-              }
-              if (looksBinary(bytes))
-                return yield* refuse(`${shown(abs)} is a binary file; a patch changes text files.`)
-              const to = op.moveTo === undefined ? abs : resolvePath(ctx.root, op.moveTo)
-              const toTarget = targetOf(to)
-              if (toTarget !== target) {
-                const there = yield* writes.load(toTarget).pipe(Effect.mapError(toFailure(to)))
-                if (there !== undefined)
-                  return yield* refuse(`${shown(to)} already exists; a move does not replace a file.`)
-              }
-              const file = decodeText(bytes)
-              const result = applyChunks(file.text, op.chunks, shown(abs))
-              if (!result.ok) return yield* refuse(result.message)
-              const last = yield* readState.lastSeen(ctx.sessionId, abs)
-              const stale = last === undefined ? undefined : describeChange(last, view)
-              plan.push({
-                action: "update",
-                abs,
-                target,
-                to,
-                toTarget,
-                before: bytes,
-                bytes: encodeText({ ...file, text: result.text }),
-                stale,
-                known: stillKnown(last, stale)
+              plan.push({ action: "add", abs, target, bytes: new TextEncoder().encode(op.content) })
+              continue
+            }
+            if (loaded === undefined) {
+              return yield* refuse(`${shown(abs)} does not exist; check the path (use glob), or use "*** Add File:".`)
+            }
+            const { bytes, view } = loaded
+            if (op.type === "delete") {
+              plan.push({ action: "delete", abs, target, before: bytes })
+              continue
+            }
+            if (looksBinary(bytes)) return yield* refuse(`${shown(abs)} is a binary file; a patch changes text files.`)
+            const to = op.moveTo === undefined ? abs : resolvePath(ctx.root, op.moveTo)
+            const toTarget = targetOf(to)
+            if (toTarget !== target) {
+              const there = yield* writes.load(toTarget).pipe(Effect.mapError(toFailure(to)))
+              if (there !== undefined)
+                return yield* refuse(`${shown(to)} already exists; a move does not replace a file.`)
+            }
+            const file = decodeText(bytes)
+            const result = applyChunks(file.text, op.chunks, shown(abs))
+            if (!result.ok) return yield* refuse(result.message)
+            const last = yield* readState.lastSeen(ctx.sessionId, abs)
+            const stale = last === undefined ? undefined : describeChange(last, view)
+            plan.push({
+              action: "update",
+              abs,
+              target,
+              to,
+              toTarget,
+              before: bytes,
+              bytes: encodeText({ ...file, text: result.text }),
+              stale,
+              known: stillKnown(last, stale)
+            })
+          }
+
+          // Every new file and content first, removals (deletes, the sources of moves) last.
+          const changes: Array<Change> = []
+          for (const p of plan) {
+            if (p.action === "add") changes.push({ target: p.target, bytes: p.bytes, before: undefined })
+            if (p.action === "update") {
+              changes.push({
+                target: p.toTarget,
+                bytes: p.bytes,
+                before: p.toTarget === p.target ? p.before : undefined
               })
             }
+          }
+          for (const p of plan) {
+            if (p.action === "delete") changes.push({ target: p.target, bytes: undefined, before: p.before })
+            if (p.action === "update" && p.toTarget !== p.target) {
+              changes.push({ target: p.target, bytes: undefined, before: p.before })
+            }
+          }
+          yield* commit(changes, staging).pipe(
+            Effect.mapError((e) =>
+              fail(`${toFailure(pathOf(e))(e).message} The patch was rolled back: nothing was changed.`)
+            )
+          )
+          for (const p of plan) {
+            if (p.action === "add")
+              yield* recordSaved(writes, ctx.sessionId, p.abs, p.target, p.bytes, "apply_patch", true)
+            else if (p.action === "update") {
+              yield* recordSaved(writes, ctx.sessionId, p.to, p.toTarget, p.bytes, "apply_patch", p.known)
+              if (p.to !== p.abs) yield* readState.forget(ctx.sessionId, p.abs)
+            } else yield* readState.forget(ctx.sessionId, p.abs)
+          }
 
-            // Every new file and content first, removals (deletes, the sources of moves) last.
-            const changes: Array<Change> = []
-            for (const p of plan) {
-              if (p.action === "add") changes.push({ target: p.target, bytes: p.bytes, before: undefined })
-              if (p.action === "update") {
-                changes.push({
-                  target: p.toTarget,
-                  bytes: p.bytes,
-                  before: p.toTarget === p.target ? p.before : undefined
-                })
-              }
-            }
-            for (const p of plan) {
-              if (p.action === "delete") changes.push({ target: p.target, bytes: undefined, before: p.before })
-              if (p.action === "update" && p.toTarget !== p.target) {
-                changes.push({ target: p.target, bytes: undefined, before: p.before })
-              }
-            }
-            yield* writes
-              .commit(changes, staging)
-              .pipe(
-                Effect.mapError((e) =>
-                  fail(`${toFailure(pathOf(e))(e).message} The patch was rolled back: nothing was changed.`)
-                )
+          const summary: Array<string> = []
+          const files: Array<Record<string, unknown>> = []
+          const diffs: Array<string> = []
+          const warnings: Array<string> = []
+          for (const p of plan) {
+            const before = p.action === "add" ? "" : decodeText(p.before).text
+            const after = p.action === "delete" ? "" : decodeText(p.bytes).text
+            const name = p.action === "update" && p.to !== p.abs ? `${shown(p.abs)} → ${shown(p.to)}` : shown(p.abs)
+            const d = unifiedDiff(shown(p.action === "update" ? p.to : p.abs), before, after)
+            const letter = p.action === "add" ? "A" : p.action === "delete" ? "D" : p.to !== p.abs ? "R" : "M"
+            summary.push(`${letter} ${name} (+${d.additions} -${d.deletions})`)
+            files.push({
+              path: p.abs,
+              action: p.action,
+              ...(p.action === "update" && p.to !== p.abs ? { movedTo: p.to } : {}),
+              additions: d.additions,
+              deletions: d.deletions
+            })
+            diffs.push(d.diff)
+            if (p.action === "update" && p.stale !== undefined) {
+              warnings.push(
+                `Warning: ${shown(p.abs)} ${p.stale}; the patch matched its current text, but read it again before relying on other parts.`
               )
-            for (const p of plan) {
-              if (p.action === "add")
-                yield* recordSaved(writes, ctx.sessionId, p.abs, p.target, p.bytes, "apply_patch", true)
-              else if (p.action === "update") {
-                yield* recordSaved(writes, ctx.sessionId, p.to, p.toTarget, p.bytes, "apply_patch", p.known)
-                if (p.to !== p.abs) yield* readState.forget(ctx.sessionId, p.abs)
-              } else yield* readState.forget(ctx.sessionId, p.abs)
             }
-
-            const summary: Array<string> = []
-            const files: Array<Record<string, unknown>> = []
-            const diffs: Array<string> = []
-            const warnings: Array<string> = []
-            for (const p of plan) {
-              const before = p.action === "add" ? "" : decodeText(p.before).text
-              const after = p.action === "delete" ? "" : decodeText(p.bytes).text
-              const name = p.action === "update" && p.to !== p.abs ? `${shown(p.abs)} → ${shown(p.to)}` : shown(p.abs)
-              const d = unifiedDiff(shown(p.action === "update" ? p.to : p.abs), before, after)
-              const letter = p.action === "add" ? "A" : p.action === "delete" ? "D" : p.to !== p.abs ? "R" : "M"
-              summary.push(`${letter} ${name} (+${d.additions} -${d.deletions})`)
-              files.push({
-                path: p.abs,
-                action: p.action,
-                ...(p.action === "update" && p.to !== p.abs ? { movedTo: p.to } : {}),
-                additions: d.additions,
-                deletions: d.deletions
-              })
-              diffs.push(d.diff)
-              if (p.action === "update" && p.stale !== undefined) {
-                warnings.push(
-                  `Warning: ${shown(p.abs)} ${p.stale}; the patch matched its current text, but read it again before relying on other parts.`
-                )
-              }
-            }
-            return {
-              title: `apply_patch (${plan.length} file${plan.length === 1 ? "" : "s"})`,
-              output: ["Applied the patch:", ...summary, ...warnings].join("\n"),
-              metadata: { files, diff: diffs.join("") }
-            }
-          })
-        )
-        .pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(fsFailure(e, ctx.root, pathOf(e)))))
+          }
+          return {
+            title: `apply_patch (${plan.length} file${plan.length === 1 ? "" : "s"})`,
+            output: ["Applied the patch:", ...summary, ...warnings].join("\n"),
+            metadata: { files, diff: diffs.join("") }
+          }
+        })
+      ).pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(fsFailure(e, ctx.root, pathOf(e)))))
     }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, patchPaths(patchText, ctx.root), ctx.root)))
 })

@@ -59,65 +59,64 @@ export const WriteTool = defineTool({
       const fs = yield* FileSystem.FileSystem
       const readState = yield* ReadState
       const writes = yield* WriteFs
+      const { withLocks } = writes
       const abs = resolvePath(ctx.root, filePath)
       const shown = displayPath(ctx.root, abs)
       const toFailure = (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
       const { target, staging } = yield* writeAccess(writes, ctx.root, abs, shown).pipe(Effect.mapError((m) => fail(m)))
-      return yield* writes
-        .withLocks(
-          [target],
-          staging,
-          Effect.gen(function* () {
-            // Loaded under the lock: the stale check below sees every write that came before.
-            const loaded = yield* writes.load(target).pipe(Effect.mapError(toFailure))
-            let before = ""
-            if (loaded !== undefined) {
-              const { type, view, bytes } = loaded
-              if (type === "Directory") return yield* fail(`${shown} is a directory; give a file path.`)
-              if (type !== "File") return yield* fail(`${shown} is not a regular file (${type}).`)
-              const seen = yield* readState.lastSeen(ctx.sessionId, abs)
-              if (seen === undefined) {
-                return yield* fail(
-                  `${shown} already exists and has not been read in this session, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it.`
-                )
-              }
-              const change = describeChange(seen, view)
-              if (change !== undefined) {
-                return yield* fail(
-                  `${shown} ${change}, so write would discard that change. Read it again, then write (or use edit for a part of it).`
-                )
-              }
-              if (!seen.known) {
-                return yield* fail(
-                  `${shown} has been changed with ${seen.by} in this session but not read, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it.`
-                )
-              }
-              before = looksBinary(bytes) ? "" : decodeText(bytes).text
-            } else {
-              yield* fs.makeDirectory(dirnameOf(target), { recursive: true }).pipe(Effect.mapError(toFailure))
+      return yield* withLocks(
+        [target],
+        staging,
+        Effect.gen(function* () {
+          // Loaded under the lock: the stale check below sees every write that came before.
+          const loaded = yield* writes.load(target).pipe(Effect.mapError(toFailure))
+          let before = ""
+          if (loaded !== undefined) {
+            const { type, view, bytes } = loaded
+            if (type === "Directory") return yield* fail(`${shown} is a directory; give a file path.`)
+            if (type !== "File") return yield* fail(`${shown} is not a regular file (${type}).`)
+            const seen = yield* readState.lastSeen(ctx.sessionId, abs)
+            if (seen === undefined) {
+              return yield* fail(
+                `${shown} already exists and has not been read in this session, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it.`
+              )
             }
-            const previous = loaded?.bytes
-            const bytes = withConventions(content, previous)
-            yield* saveFile(writes, ctx.sessionId, abs, target, bytes, "write", true, staging).pipe(
-              Effect.mapError(toFailure)
-            )
-            const after = decodeText(bytes).text
-            const diff = unifiedDiff(shown, before, after)
-            const created = loaded === undefined
-            return {
-              title: `${shown} (${created ? "created" : "written"})`,
-              output: `${created ? "Created" : "Wrote"} ${shown} (${plural(countLines(after), "line")}, ${plural(bytes.length, "byte")}${created ? "" : `; +${diff.additions} -${diff.deletions} lines`}).`,
-              metadata: {
-                path: abs,
-                created,
-                bytes: bytes.length,
-                diff: diff.diff,
-                additions: diff.additions,
-                deletions: diff.deletions
-              }
+            const change = describeChange(seen, view)
+            if (change !== undefined) {
+              return yield* fail(
+                `${shown} ${change}, so write would discard that change. Read it again, then write (or use edit for a part of it).`
+              )
             }
-          })
-        )
-        .pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(toFailure(e))))
+            if (!seen.known) {
+              return yield* fail(
+                `${shown} has been changed with ${seen.by} in this session but not read, so write would replace content you have not seen. Read it first, then write; or use edit to change part of it.`
+              )
+            }
+            before = looksBinary(bytes) ? "" : decodeText(bytes).text
+          } else {
+            yield* fs.makeDirectory(dirnameOf(target), { recursive: true }).pipe(Effect.mapError(toFailure))
+          }
+          const previous = loaded?.bytes
+          const bytes = withConventions(content, previous)
+          yield* saveFile(writes, ctx.sessionId, abs, target, bytes, "write", true, staging).pipe(
+            Effect.mapError(toFailure)
+          )
+          const after = decodeText(bytes).text
+          const diff = unifiedDiff(shown, before, after)
+          const created = loaded === undefined
+          return {
+            title: `${shown} (${created ? "created" : "written"})`,
+            output: `${created ? "Created" : "Wrote"} ${shown} (${plural(countLines(after), "line")}, ${plural(bytes.length, "byte")}${created ? "" : `; +${diff.additions} -${diff.deletions} lines`}).`,
+            metadata: {
+              path: abs,
+              created,
+              bytes: bytes.length,
+              diff: diff.diff,
+              additions: diff.additions,
+              deletions: diff.deletions
+            }
+          }
+        })
+      ).pipe(Effect.catchTag("PlatformError", (e) => Effect.fail(toFailure(e))))
     }).pipe(Effect.flatMap((out) => appendErrorsAfterEdit(out, [resolvePath(ctx.root, filePath)], ctx.root)))
 })
