@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { makeMemoryStore } from "../src/output/store.ts"
+import { makeSessions } from "../src/session/sessions.ts"
 import { makeSqliteStore } from "../src/output/store-sqlite.ts"
 import { SessionStore } from "../src/session/store.ts"
 import { TodoStore } from "../src/session/todos.ts"
@@ -30,7 +31,7 @@ const main = Effect.gen(function* () {
   mkdirSync(spillDir, { recursive: true })
   const limits = { bytesPerSession: 64 * 1024 * 1024, sessions: 50, spillBytes: 1024 ** 3, keepChars: 500_000 }
   const sqlite = makeSqliteStore(sessions, fs, spillDir, limits)
-  const memory = makeMemoryStore(limits.bytesPerSession, limits.sessions)
+  const memory = makeMemoryStore(limits.bytesPerSession, makeSessions({ maxSessions: limits.sessions }))
   const text = "x".repeat(79).concat("\n").repeat(128) // 10 KiB, 128 lines
   let n = 0
 

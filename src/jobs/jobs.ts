@@ -1,7 +1,8 @@
 /**
  * The session's background jobs (bash `run_in_background`): started, looked at, written to and
- * stopped by the model through `bash` and `job`. The layer owns every job and the folder their
- * output goes to: releasing it stops them all, and so does the host process dying — each job
+ * stopped by the model through `bash` and `job`. A session's jobs are kept in its `Sessions`
+ * slot and stopped when the session ends. The layer owns the folder their output goes to:
+ * releasing it stops every job, and so does the host process dying — each job
  * runs in its own PID namespace whose init bubblewrap kills when its parent dies (the sandbox's,
  * or a bare one for that purpose where the sandbox is off), so a SIGKILLed host leaves no orphan.
  * While a job runs its output goes to ToolEvents for a UI (follow.ts); with a session database
@@ -16,6 +17,7 @@ import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
 import { probeSandbox } from "../sandbox/availability.ts"
 import type { CommandLine, SandboxShape } from "../sandbox/sandbox.ts"
 import { type JobRecord, JobRecordStore } from "../session/job-records.ts"
+import { sessionsOrOwn } from "../session/sessions.ts"
 import { followJob } from "./follow.ts"
 import { type Job, startJob } from "./job.ts"
 
@@ -48,8 +50,6 @@ export interface JobsShape {
   readonly start: (request: StartRequest) => Effect.Effect<Job, JobError>
   readonly get: (sessionId: string, id: string) => Job | undefined
   readonly list: (sessionId: string) => ReadonlyArray<Job>
-  /** Stops a session's jobs (the session ended); returns the ids that were running. */
-  readonly endSession: (sessionId: string) => Effect.Effect<ReadonlyArray<string>>
   /**
    * The session's jobs that ended with an earlier process (a resumed session, `--session ID`),
    * each as last seen; empty without a session database.
@@ -68,7 +68,6 @@ const unavailable: JobsShape = {
     ),
   get: () => undefined,
   list: () => [],
-  endSession: () => Effect.succeed([]),
   ended: () => Effect.succeed([])
 }
 
@@ -115,10 +114,15 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => (folder === undefined ? undefined : NodeFs.rmSync(folder, { recursive: true, force: true })))
     )
-    const bySession = new Map<string, Map<string, Job>>()
-    const sessionOf = new Map<Job, string>()
-    const all = () => [...bySession.values()].flatMap((m) => [...m.values()])
     const running = (j: Job) => j.state().state === "running"
+    // A session that ends (DELETE, idle, the cap) takes its jobs down with it; each exit is
+    // recorded by its follower, as for any other stop.
+    const bySession = (yield* sessionsOrOwn).slot<Map<string, Job>>("jobs", (_, jobs) =>
+      Effect.promise(() => Promise.all([...jobs.values()].filter(running).map((j) => j.stop("its session ended", 500))))
+    )
+    // Weak: a job leaves with its session's map, and its follower holds it until it has exited.
+    const sessionOf = new WeakMap<Job, string>()
+    const all = () => [...bySession.values()].flatMap((m) => [...m.values()])
     // A record is for a later process: a database failing now must not fail or orphan a job.
     const record = (job: Job): Effect.Effect<void> =>
       Option.match(records, {
@@ -167,7 +171,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
 
     const start = (request: StartRequest): Effect.Effect<Job, JobError> =>
       Effect.gen(function* () {
-        const session = bySession.get(request.sessionId) ?? new Map<string, Job>()
+        const session = bySession.getOrCreate(request.sessionId, () => new Map<string, Job>())
         const live = [...session.values()].filter(running)
         if (live.length >= settings.maxPerSession) {
           return yield* new JobError({
@@ -194,7 +198,6 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
         const line = [...prefix, ...wrapped] as unknown as CommandLine
         const job = startJob({ id, command: request.command, line, file, cwd: request.cwd })
         session.set(id, job)
-        bySession.set(request.sessionId, session)
         sessionOf.set(job, request.sessionId)
         yield* record(job)
         // Its live output goes to whoever listens, and its last state to the record, once it exits.
@@ -220,13 +223,6 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
         return job
       },
       list: (sessionId) => [...(bySession.get(sessionId)?.values() ?? [])],
-      endSession: (sessionId) =>
-        Effect.promise(async () => {
-          const jobs = [...(bySession.get(sessionId)?.values() ?? [])].filter(running)
-          await Promise.all(jobs.map((j) => j.stop("its session ended", 500)))
-          bySession.delete(sessionId)
-          return jobs.map((j) => j.id)
-        }),
       ended: (sessionId) =>
         Option.isNone(records)
           ? Effect.succeed([])

@@ -33,6 +33,7 @@ import { resolveSandboxSettings, sandboxSection } from "../sandbox/settings.ts"
 import { GrantStore } from "../session/grants.ts"
 import { JobRecordStore } from "../session/job-records.ts"
 import { MemoryFolder } from "../session/memory-folder.ts"
+import { Sessions } from "../session/sessions.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../session/store.ts"
 import { TodoStore } from "../session/todos.ts"
 import { type SurfaceOptions, surfaceLayer } from "../surface/surface.ts"
@@ -191,7 +192,9 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   ).pipe(
     Layer.provideMerge(sessionStores(options.root, options.sessions)),
     Layer.provideMerge(config),
-    Layer.provideMerge(Layer.merge(overridable(LocalFs, LocalFs.layerPlatform), overridable(WriteFs, WriteFs.layer)))
+    Layer.provideMerge(Layer.merge(overridable(LocalFs, LocalFs.layerPlatform), overridable(WriteFs, WriteFs.layer))),
+    // The one owner of per-session state: every service above keeps its sessions' state there.
+    Layer.provideMerge(overridable(Sessions, Sessions.layer))
   )
   // websearch joins the built-ins only when a search API is configured (src/web/search/config.ts).
   const tools =

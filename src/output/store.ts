@@ -1,12 +1,13 @@
 /**
  * Keeps every tool's FULL output, keyed by session and call id, so the `output` tool can
  * hand back the part the model's copy left out instead of re-running the command.
- * The in-memory layer is a byte-LRU inside a session-LRU; a persistent layer can replace it
- * behind the same service. A miss is never an error: it degrades to "re-run the tool".
+ * The in-memory layer is a byte-LRU per session, and a session's outputs (spilled files too) go
+ * when `Sessions` ends it; a persistent layer can replace it behind the same service. A miss is never an error: it degrades to "re-run the tool".
  */
 
 import { tmpdir } from "node:os"
 import { Context, Effect, FileSystem, Layer, Option } from "effect"
+import { type SessionsShape, sessionsOrOwn } from "../session/sessions.ts"
 import type { ToolFailure } from "../tool/errors.ts"
 import { type CaptureWriter, makeCaptureWriter } from "./capture.ts"
 import { defaultSpillBytes, OutputConfig, spillSettingsConfig } from "./config.ts"
@@ -77,7 +78,7 @@ export class OutputStore extends Context.Service<
     OutputStore,
     Effect.gen(function* () {
       const config = yield* OutputConfig
-      return makeMemoryStore(config.storeBytes, config.storeSessions, {
+      return makeMemoryStore(config.storeBytes, yield* sessionsOrOwn, {
         keepChars: Math.max(config.maxChars, config.uiMaxChars)
       })
     })
@@ -93,7 +94,7 @@ export class OutputStore extends Context.Service<
       const { spillBytes } = yield* spillSettingsConfig
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-outputs-" }).pipe(Effect.orDie)
-      return makeMemoryStore(config.storeBytes, config.storeSessions, {
+      return makeMemoryStore(config.storeBytes, yield* sessionsOrOwn, {
         keepChars: Math.max(config.maxChars, config.uiMaxChars),
         spill: { fs, dir, maxBytes: spillBytes }
       })
@@ -163,10 +164,9 @@ export interface StoreOptions {
 
 export const makeMemoryStore = (
   bytesPerSession: number,
-  sessions: number,
+  owner: SessionsShape,
   options: StoreOptions = {}
 ): OutputStore["Service"] => {
-  const buckets = new Map<string, Bucket>()
   const spill = options.spill
   /** Spilled outputs across all sessions, oldest first, for the disk budget. */
   const files = new Map<string, StoredOutput>()
@@ -187,17 +187,11 @@ export const makeMemoryStore = (
     return [entry.file]
   }
 
-  const bucketFor = (sessionId: string, gone: Array<string>): Bucket => {
-    const existing = buckets.get(sessionId)
-    const bucket = existing ?? { entries: new Map(), bytes: 0 }
-    touch(buckets, sessionId, bucket)
-    while (buckets.size > sessions) {
-      const oldest = buckets.keys().next().value!
-      for (const entry of buckets.get(oldest)!.entries.values()) gone.push(...forget(entry))
-      buckets.delete(oldest)
-    }
-    return bucket
-  }
+  // A session that ends takes its outputs with it, and its spilled files leave the disk.
+  const buckets = owner.slot<Bucket>("outputs", (_, bucket) =>
+    Effect.suspend(() => removeFiles([...bucket.entries.values()].flatMap(forget)))
+  )
+  const bucketFor = (sessionId: string): Bucket => buckets.getOrCreate(sessionId, () => ({ entries: new Map(), bytes: 0 }))
 
   /** Files an entry; memory entries count against the session's bytes, spilled ones against the disk. */
   const file = (entry: StoredOutput): Effect.Effect<void> => Effect.suspend(() => removeFiles(fileNow(entry)))
@@ -208,7 +202,7 @@ export const makeMemoryStore = (
     // (A string with a lone surrogate would not survive UTF-8: it stays a string.)
     if (entry.file === undefined && entry.bytes >= HOLD_AS_BYTES_FROM && entry.text.isWellFormed())
       entry = new HeldOutput(entry)
-    const bucket = bucketFor(entry.sessionId, gone)
+    const bucket = bucketFor(entry.sessionId)
     const previous = bucket.entries.get(entry.id)
     if (previous !== undefined) {
       if (previous.file === undefined) bucket.bytes -= previous.bytes
@@ -293,7 +287,7 @@ export const makeMemoryStore = (
         const bucket = buckets.get(sessionId)
         const entry = bucket?.entries.get(id)
         if (bucket === undefined || entry === undefined) return Option.none()
-        touch(buckets, sessionId, bucket)
+        owner.touch(sessionId)
         touch(bucket.entries, id, entry)
         return Option.some(entry)
       }),

@@ -9,6 +9,7 @@ import { ConfigError, FreecodeConfig, sectionOf } from "../config/load.ts"
 import { LocalFs } from "../fs/local-fs.ts"
 import { Sandbox } from "../sandbox/sandbox.ts"
 import { GrantStore } from "../session/grants.ts"
+import { sessionsOrOwn } from "../session/sessions.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { type PermissionMode, type ProfileConfig, permissionsSection, profilesSection } from "./config.ts"
@@ -136,14 +137,13 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       }
 
       // Saved approvals: in memory, and in the session database when the system has one, so
-      // a resumed session does not ask again. Memory also caches what the database said yes to.
+      // a resumed session does not ask again. Memory also caches what the database said yes to;
+      // it leaves with the session (the database keeps its rows).
       const persisted = yield* Effect.serviceOption(GrantStore)
-      const grants = new Map<string, Set<string>>()
+      const grants = (yield* sessionsOrOwn).slot<Set<string>>("grants")
       const grantKey = (g: Grant) => `${g.tool}\u0000${g.key}`
       const remember = (sessionId: string, g: Grant) => {
-        const set = grants.get(sessionId) ?? new Set<string>()
-        set.add(grantKey(g))
-        grants.set(sessionId, set)
+        grants.getOrCreate(sessionId, () => new Set<string>()).add(grantKey(g))
       }
       const granted = (sessionId: string, g: Grant): Effect.Effect<boolean> => {
         if (grants.get(sessionId)?.has(grantKey(g)) === true) return Effect.succeed(true)

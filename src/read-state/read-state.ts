@@ -13,9 +13,11 @@
  *   longer the one recorded, and write also refuses when the model has not seen all of the
  *   content (`known`: it edited a file it never read).
  *
- * Memory is bounded: the 50 most recent sessions, 2,000 files each.
+ * Memory is bounded: 2,000 files per session, for the sessions alive in `Sessions`, which drops
+ * a session's records when it ends.
  */
 import { Config, Context, Effect, Layer } from "effect"
+import { type SessionsShape, sessionsOrOwn } from "../session/sessions.ts"
 import type { Fingerprint } from "./fingerprint.ts"
 
 export interface ReadWindow {
@@ -91,7 +93,6 @@ export interface ReadStateShape {
   readonly markReadPruned: (sessionId: string, callId: string) => Effect.Effect<void>
 }
 
-const MAX_SESSIONS = 50
 const MAX_FILES = 2000
 
 /** How an identical re-read's answer begins; `dedupPointer` names the earlier call. */
@@ -105,17 +106,9 @@ export const dedupPointer = (earlierCallId: string): string =>
 const sameView = (a: FileView, b: FileView) =>
   a.mtimeMs === b.mtimeMs && a.fingerprint.size === b.fingerprint.size && a.fingerprint.hash === b.fingerprint.hash
 
-export const makeReadState = (options: { readonly dedup: boolean }): ReadStateShape => {
-  const sessions = new Map<string, Session>()
-  /** The session, most recently used last (Map order is the LRU order). */
-  const session = (id: string): Session => {
-    let s = sessions.get(id)
-    if (s !== undefined) sessions.delete(id)
-    else s = { files: new Map(), calls: new Map() }
-    sessions.set(id, s)
-    if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
-    return s
-  }
+export const makeReadState = (options: { readonly dedup: boolean }, owner: SessionsShape): ReadStateShape => {
+  const sessions = owner.slot<Session>("readState")
+  const session = (id: string): Session => sessions.getOrCreate(id, () => ({ files: new Map(), calls: new Map() }))
   const touch = (s: Session, path: string, record: FileRecord) => {
     s.files.delete(path)
     s.files.set(path, record)
@@ -201,9 +194,15 @@ export class ReadState extends Context.Service<ReadState, ReadStateShape>()("fre
   /** Reads FREECODE_READ_DEDUP through Effect Config when built. */
   static readonly layer = Layer.effect(
     ReadState,
-    Effect.map(readDedupConfig, (dedup) => ReadState.of(makeReadState({ dedup })))
+    Effect.gen(function* () {
+      const dedup = yield* readDedupConfig
+      return ReadState.of(makeReadState({ dedup }, yield* sessionsOrOwn))
+    })
   )
   /** Fixed settings, for tests and embedders. */
   static readonly layerWith = (options: { readonly dedup: boolean }) =>
-    Layer.sync(ReadState, () => ReadState.of(makeReadState(options)))
+    Layer.effect(
+      ReadState,
+      Effect.map(sessionsOrOwn, (owner) => ReadState.of(makeReadState(options, owner)))
+    )
 }

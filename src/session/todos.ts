@@ -4,6 +4,7 @@
  * completion gate reads.
  */
 import { Context, Effect, Layer } from "effect"
+import { sessionsOrOwn } from "./sessions.ts"
 import { SessionStore } from "./store.ts"
 
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const
@@ -27,14 +28,20 @@ export class TodoStore extends Context.Service<
     readonly set: (sessionId: string, todos: ReadonlyArray<Todo>) => Effect.Effect<void>
   }
 >()("freecode/TodoStore") {
-  /** For one process: tests and embedders that keep nothing. */
-  static readonly layerMemory = Layer.sync(TodoStore, () => {
-    const lists = new Map<string, ReadonlyArray<Todo>>()
-    return TodoStore.of({
-      get: (sessionId) => Effect.sync(() => lists.get(sessionId) ?? []),
-      set: (sessionId, todos) => Effect.sync(() => void lists.set(sessionId, todos))
+  /** For one process: tests and embedders that keep nothing. A list leaves with its session. */
+  static readonly layerMemory = Layer.effect(
+    TodoStore,
+    Effect.map(sessionsOrOwn, (owner) => {
+      const lists = owner.slot<{ todos: ReadonlyArray<Todo> }>("todos")
+      return TodoStore.of({
+        get: (sessionId) => Effect.sync(() => lists.get(sessionId)?.todos ?? []),
+        set: (sessionId, todos) =>
+          Effect.sync(() => {
+            lists.getOrCreate(sessionId, () => ({ todos })).todos = todos
+          })
+      })
     })
-  })
+  )
 
   /**
    * In the session database. A database that fails mid-session is a defect here: the

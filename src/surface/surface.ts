@@ -22,6 +22,7 @@ import { parseArgs } from "../orchestrator/prepare.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { type Provider, type ToolDefinition, toolsParam } from "../registry/provider.ts"
 import { ToolRegistry } from "../registry/registry.ts"
+import { DEFAULT_MAX_SESSIONS, makeSessions, type SessionSlot, Sessions } from "../session/sessions.ts"
 import { fail } from "../tool/errors.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Tool } from "../tool/tool.ts"
@@ -96,6 +97,8 @@ export interface SurfaceDeps {
   readonly policies: ReadonlyArray<Visibility>
   /** A profile by name (the permission engine's), for withProfile. */
   readonly resolveProfile: (name: string) => Effect.Effect<Policy, ConfigError>
+  /** Tools each session found, held by the system's Sessions (shared by the profiles' surfaces). */
+  readonly discovered?: SessionSlot<Array<string>>
 }
 
 export const definitionOf = (tool: Tool): ToolDefinition => ({
@@ -110,12 +113,12 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
   const core = new Set((options.core ?? DEFAULT_CORE).map((n) => n.toLowerCase()))
   const shell = new Set(SHELL_TOOLS)
   // Tools a session found (expand: declared after the prefix; bridge: callable by name too).
-  const discovered = new Map<string, Array<string>>()
+  const discovered =
+    deps.discovered ?? makeSessions({ maxSessions: DEFAULT_MAX_SESSIONS }).slot<Array<string>>("discovered")
   const found = (sessionId: string) => discovered.get(sessionId) ?? []
   const discover = (sessionId: string, ids: ReadonlyArray<string>) => {
-    const list = discovered.get(sessionId) ?? []
+    const list = discovered.getOrCreate(sessionId, () => [])
     for (const id of ids) if (!list.includes(id)) list.push(id)
-    discovered.set(sessionId, list)
   }
 
   const excluded = new Set((options.exclude ?? []).map((n) => n.toLowerCase()))
@@ -260,7 +263,7 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       Effect.gen(function* () {
         const policy = typeof profile === "string" ? yield* deps.resolveProfile(profile) : profile
         const narrowed = yield* dispatcher.withProfile(policy)
-        return surfaced({ ...deps, dispatcher: narrowed, policies: [...policies, policy] }, options)
+        return surfaced({ ...deps, dispatcher: narrowed, policies: [...policies, policy], discovered }, options)
       })
   }
 }
@@ -277,9 +280,11 @@ export const surfaceIn = (
   const engine = Context.getOption(context, PermissionEngine)
   const config = Context.getOption(context, FreecodeConfig)
   const dispatcher = Context.get(context, Dispatcher)
+  const sessions = Context.getOption(context, Sessions)
   return surfaced(
     {
       dispatcher,
+      ...(Option.isSome(sessions) ? { discovered: sessions.value.slot<Array<string>>("discovered") } : {}),
       registry: Context.get(context, ToolRegistry),
       // The engine's own policies when there is one: the surface hides what it always refuses.
       policies: Option.isSome(engine)

@@ -11,6 +11,7 @@ import { type Recorded, record } from "../../src/orchestrator/record.ts"
 import { buildResult } from "../../src/orchestrator/result.ts"
 import { shapeOutput } from "../../src/orchestrator/views.ts"
 import { makeMemoryStore, type PutRequest } from "../../src/output/store.ts"
+import { makeSessions } from "../../src/session/sessions.ts"
 import { fail, PermissionDenied, ToolTimeout } from "../../src/tool/errors.ts"
 import type { ToolResult } from "../../src/tool/result.ts"
 import type { Tool, ToolContext } from "../../src/tool/tool.ts"
@@ -20,7 +21,7 @@ const ctx: ToolContext = { sessionId: "s", callId: "c", root: "/", canSeeImages:
 
 const store = () => {
   const puts: Array<PutRequest> = []
-  const inner = makeMemoryStore(1_000_000, 4, { keepChars: 100_000 })
+  const inner = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 4 }), { keepChars: 100_000 })
   return {
     puts,
     store: {

@@ -4,6 +4,7 @@ import { Effect, FileSystem, Option } from "effect"
 import { omittedMarker } from "../../src/output/omitted-marker.ts"
 import { forEachSpilledLine } from "../../src/output/spill.ts"
 import { makeMemoryStore } from "../../src/output/store.ts"
+import { makeSessions } from "../../src/session/sessions.ts"
 import { adaptiveTruncate } from "../../src/output/truncate.ts"
 import { truncateSpilled } from "../../src/output/truncate-spilled.ts"
 
@@ -23,17 +24,18 @@ const spillingStore = (bytes: number, options: { maxBytes?: number; sessions?: n
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-spill-test-" })
-    const store = makeMemoryStore(bytes, options.sessions ?? 5, {
+    const sessions = makeSessions({ maxSessions: options.sessions ?? 5 })
+    const store = makeMemoryStore(bytes, sessions, {
       keepChars: 50_000,
       spill: { fs, dir, maxBytes: options.maxBytes ?? 1 << 30 }
     })
-    return { store, dir, fs }
+    return { store, dir, fs, sessions }
   })
 
 describe("OutputStore writers", () => {
   it.effect("an output that fits stays in memory, as a put would keep it", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(1_000_000, 5)
+      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }))
       const writer = yield* store.open({ sessionId: "s", id: "a", tool: "bash" })
       yield* writer.write("one\n")
       yield* writer.write("two")
@@ -47,7 +49,7 @@ describe("OutputStore writers", () => {
 
   it.effect("without files, an output past the budget keeps only its two ends and is not stored", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(100_000, 5, { keepChars: 5_000 })
+      const store = makeMemoryStore(100_000, makeSessions({ maxSessions: 5 }), { keepChars: 5_000 })
       const writer = yield* store.open({ sessionId: "s", id: "a", tool: "bash" })
       const text = numbered(20_000)
       yield* writeInPieces(writer.write, text)
@@ -103,13 +105,15 @@ describe("OutputStore writers", () => {
 
   it.effect("spilled outputs are held to the disk budget (oldest first) and leave with their session", () =>
     Effect.gen(function* () {
-      const { store, dir, fs } = yield* spillingStore(1_000, { maxBytes: 25_000, sessions: 2 })
+      const { store, dir, fs, sessions } = yield* spillingStore(1_000, { maxBytes: 25_000, sessions: 2 })
       for (const id of ["a", "b", "c"]) yield* store.put({ sessionId: "s1", id, tool: "t", text: "z".repeat(10_000) })
       expect(yield* store.ids("s1")).toEqual(["b", "c"])
       expect((yield* fs.readDirectory(dir)).length).toBe(2)
       yield* store.put({ sessionId: "s2", id: "x", tool: "t", text: "q" })
       yield* store.put({ sessionId: "s3", id: "y", tool: "t", text: "q" })
       expect(yield* store.ids("s1")).toEqual([])
+      // The evicted session's files are removed in the background of the put that evicted it.
+      yield* sessions.settled
       expect(yield* fs.readDirectory(dir)).toEqual([])
     }).pipe(Effect.provide(NodeServices.layer))
   )
@@ -146,7 +150,7 @@ describe("OutputStore writers", () => {
 describe("truncateSpilled", () => {
   it.effect("cuts a spilled output exactly as adaptiveTruncate cuts the whole text", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(10_000, 5, { keepChars: 40_000 })
+      const store = makeMemoryStore(10_000, makeSessions({ maxSessions: 5 }), { keepChars: 40_000 })
       const text = numbered(50_000)
       const writer = yield* store.open({ sessionId: "s", id: "a", tool: "bash" })
       yield* writeInPieces(writer.write, text)
@@ -161,7 +165,7 @@ describe("truncateSpilled", () => {
 
   it.effect("one line too long for any budget is cut by characters at both ends", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(10_000, 5, { keepChars: 40_000 })
+      const store = makeMemoryStore(10_000, makeSessions({ maxSessions: 5 }), { keepChars: 40_000 })
       const writer = yield* store.open({ sessionId: "s", id: "a", tool: "bash" })
       yield* writer.write(`start${"y".repeat(500_000)}end`)
       const { view } = yield* writer.commit

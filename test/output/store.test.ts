@@ -2,11 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Option } from "effect"
 import { OutputConfig } from "../../src/output/config.ts"
 import { HOLD_AS_BYTES_FROM, makeMemoryStore, OutputStore } from "../../src/output/store.ts"
+import { makeSessions } from "../../src/session/sessions.ts"
 
 describe("OutputStore (memory)", () => {
   it.effect("keeps whole outputs by session and id, and counts their lines", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(1_000_000, 5)
+      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }))
       expect(yield* store.put({ sessionId: "s", id: "c1", tool: "bash", text: "a\nb\nc\n" })).toEqual({ stored: true })
       const got = yield* store.get("s", "c1")
       expect(Option.getOrThrow(got)).toMatchObject({ text: "a\nb\nc\n", lines: 3, chars: 6, tool: "bash" })
@@ -17,7 +18,7 @@ describe("OutputStore (memory)", () => {
 
   it.effect("evicts the least recently used outputs of a session past its byte budget", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(30, 5)
+      const store = makeMemoryStore(30, makeSessions({ maxSessions: 5 }))
       yield* store.put({ sessionId: "s", id: "a", tool: "t", text: "x".repeat(10) })
       yield* store.put({ sessionId: "s", id: "b", tool: "t", text: "x".repeat(10) })
       yield* store.get("s", "a") // a is now the most recently used
@@ -29,7 +30,7 @@ describe("OutputStore (memory)", () => {
 
   it.effect("gives back exactly the text it was given, whatever its characters, held as a string or as bytes", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(1_000_000, 5)
+      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }))
       const short = ["ascii\n", "naïve café — 日本語 🎉\r\n\ttab", "\u0000nul and \uFEFFbom", "lone \uD800 surrogate"]
       // The same, long enough to be held as UTF-8 bytes.
       const texts = [...short, ...short.map((t) => t.repeat(Math.ceil(HOLD_AS_BYTES_FROM / t.length) + 1))]
@@ -44,7 +45,7 @@ describe("OutputStore (memory)", () => {
 
   it.effect("counts bytes, not characters", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(10, 5)
+      const store = makeMemoryStore(10, makeSessions({ maxSessions: 5 }))
       // 4 characters, 12 bytes in UTF-8.
       const result = yield* store.put({ sessionId: "s", id: "a", tool: "t", text: "€€€€" })
       expect(result.stored).toBe(false)
@@ -53,7 +54,7 @@ describe("OutputStore (memory)", () => {
 
   it.effect("refuses an output larger than a session's budget, saying why", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(10, 5)
+      const store = makeMemoryStore(10, makeSessions({ maxSessions: 5 }))
       const result = yield* store.put({ sessionId: "s", id: "a", tool: "t", text: "x".repeat(11) })
       expect(result).toEqual({ stored: false, reason: expect.stringContaining("larger than the per-session store") })
     })
@@ -61,7 +62,7 @@ describe("OutputStore (memory)", () => {
 
   it.effect("drops the least recently used session past the session limit", () =>
     Effect.gen(function* () {
-      const store = makeMemoryStore(1000, 2)
+      const store = makeMemoryStore(1000, makeSessions({ maxSessions: 2 }))
       yield* store.put({ sessionId: "s1", id: "a", tool: "t", text: "1" })
       yield* store.put({ sessionId: "s2", id: "a", tool: "t", text: "2" })
       yield* store.get("s1", "a")
