@@ -1,8 +1,9 @@
 /**
- * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT]`: the tool system served to any
- * MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp. Every call goes
- * through the Dispatcher; nobody can answer an approval prompt, so a call that asks is refused
- * with the reason. Runs until the client closes stdin (stdio) or the process is stopped (HTTP).
+ * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT [--session-idle MS]]`: the tool
+ * system served to any MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp.
+ * Every call goes through the Dispatcher; nobody can answer an approval prompt, so a call that
+ * asks is refused with the reason. Runs until the client closes stdin (stdio) or the process is
+ * stopped (HTTP). Over HTTP a session idle for `--session-idle` ends, with all its state.
  */
 
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -14,6 +15,7 @@ import { DefaultMode } from "../permission/engine.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
 import { SandboxByDefault } from "../sandbox/sandbox.ts"
+import { positiveSetting, SESSION_IDLE_NAME, SessionIdleMs } from "../session/sessions.ts"
 import { plural } from "../text/plural.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
@@ -40,14 +42,30 @@ const http = Flag.Int("http").pipe(
   Flag.optional
 )
 
+/** How long an HTTP session may sit unused before it ends, when neither the flag nor the environment says. */
+export const DEFAULT_HTTP_SESSION_IDLE_MS = 5 * 60_000
+
+const sessionIdle = Flag.Int("session-idle").pipe(
+  Flag.withMetavar("MS"),
+  Flag.withDescription(
+    `--http: an MCP session unused for this many milliseconds ends (its transport, state and background jobs); the client then initializes again. Default: ${SESSION_IDLE_NAME}, else ${DEFAULT_HTTP_SESSION_IDLE_MS} (5 minutes).`
+  ),
+  Flag.optional
+)
+
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, profile, session, http },
+  { ...systemFlags, profile, session, http, sessionIdle },
   Effect.fn("cli.mcp")(
     function* (input) {
       const io = yield* Io
       const setup = yield* checkOptions(input)
       const { serveHttp, serveStdio } = yield* loadServe
+      if (Option.isNone(input.http) && Option.isSome(input.sessionIdle)) {
+        return yield* new Misuse({
+          message: "--session-idle applies to mcp --http; over stdio the one session lasts as long as the client."
+        })
+      }
       if (Option.isNone(input.http)) {
         // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
         let served: Server | undefined
@@ -79,6 +97,14 @@ export const mcpCommand = Command.make(
           message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
         })
       }
+      const idle = Option.getOrUndefined(input.sessionIdle)
+      if (idle !== undefined && !(Number.isInteger(idle) && idle > 0)) {
+        return yield* new Misuse({ message: `--session-idle ${idle} is not a positive number of milliseconds.` })
+      }
+      const fromEnv = yield* positiveSetting(SESSION_IDLE_NAME).pipe(
+        Effect.mapError((e) => new Misuse({ message: e.message }))
+      )
+      const idleMs = idle ?? fromEnv ?? DEFAULT_HTTP_SESSION_IDLE_MS
       // Over HTTP each MCP session has its own server: `question` asks the asking session's client.
       let serving: HttpServing | undefined
       const system = yield* buildToolSystem(setup, { awaitMcpServers: false }).pipe(
@@ -87,7 +113,8 @@ export const mcpCommand = Command.make(
           mcpPrompter((sessionId) => (sessionId === undefined ? undefined : serving?.serverFor(sessionId)))
         ),
         Effect.provideService(DefaultMode, "acceptEdits"),
-        Effect.provideService(SandboxByDefault, true)
+        Effect.provideService(SandboxByDefault, true),
+        Effect.provideService(SessionIdleMs, idleMs)
       )
       const port = input.http.value
       if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -3,13 +3,20 @@
  * on 127.0.0.1 (one `Server` per MCP session, so read de-duplication is per session). The HTTP
  * side refuses a request whose Host (or Origin) is not this loopback address: a web page that
  * rebinds a DNS name to 127.0.0.1 cannot drive the tools.
+ *
+ * An HTTP session is a session of the system's `Sessions`, under the MCP session id its calls
+ * run with: its transport is one more slot there. It ends on DELETE, when it has been idle for the
+ * configured time (a request in flight or an open stream is not idle), or when it is the least
+ * recently used past the cap; then its transport closes, its state goes and its jobs stop, and a
+ * later request with its id gets 404, so the client initializes again.
  */
 import { randomUUID } from "node:crypto"
 import * as NodeHttp from "node:http"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Exit, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Option, Scope } from "effect"
+import { DEFAULT_MAX_SESSIONS, makeSessions, Sessions, type SessionsShape } from "../session/sessions.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
 
@@ -62,7 +69,18 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
   Effect.gen(function* () {
     const outer = yield* Effect.scope
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
-    const sessions = new Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>()
+    const given = Context.getOption(system, Sessions)
+    const owner: SessionsShape = Option.isSome(given)
+      ? given.value
+      : yield* Effect.acquireRelease(
+          Effect.sync(() => makeSessions({ maxSessions: DEFAULT_MAX_SESSIONS })),
+          (s) => s.close
+        )
+    // Ending the session (any way) closes its transport; the transport closing ends the session.
+    const sessions = owner.slot<{ readonly transport: StreamableHTTPServerTransport; readonly server: Server }>(
+      "mcpHttp",
+      (_, s) => Effect.promise(() => s.transport.close().catch(() => undefined))
+    )
     let allowedHosts = new Set<string>()
 
     const hostAllowed = (req: NodeHttp.IncomingMessage): boolean => {
@@ -82,12 +100,12 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          if (server !== undefined) sessions.set(id, { transport, server })
+          if (server !== undefined) sessions.getOrCreate(id, () => ({ transport, server: server! }))
         }
       })
       transport.onclose = () => {
-        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-        void run(Scope.close(scope, Exit.void))
+        const id = transport.sessionId
+        void run(Effect.andThen(id === undefined ? Effect.void : owner.end(id), Scope.close(scope, Exit.void)))
       }
       server = await run(Scope.provide(makeToolServer(system), scope))
       await server.connect(transport)
@@ -112,6 +130,8 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
       if (typeof sessionId === "string") {
         const session = sessions.get(sessionId)
         if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found; initialize again")
+        // In use, never idle, until this request (or the stream it opened) ends.
+        res.once("close", owner.hold(sessionId))
         return session.transport.handleRequest(req, res, body)
       }
       if (req.method === "POST" && isInitializeRequest(body)) return openSession(req, res, body)

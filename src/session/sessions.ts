@@ -183,35 +183,49 @@ export const makeSessions = (settings: SessionSettings): SessionsShape & { reado
 
 export class SessionSettingError extends Data.TaggedError("SessionSettingError")<{ readonly message: string }> {}
 
-const positive = (name: string) =>
-  Effect.flatMap(Config.option(Config.Int(name)), (o) =>
-    Option.isSome(o) && o.value <= 0
-      ? Effect.fail(new SessionSettingError({ message: `${name} must be a positive integer, got ${o.value}` }))
-      : Effect.succeed(Option.getOrUndefined(o))
-  )
-
-/**
- * FREECODE_SESSIONS_MAX (else the older FREECODE_OUTPUT_STORE_SESSIONS, else 50) and
- * FREECODE_SESSION_IDLE_MS (else `idleByDefault`). A value set but unusable is an error naming it.
- */
-export const sessionSettingsConfig = (idleByDefault?: number) =>
+/** An integer setting that must be positive when set; undefined when unset. */
+export const positiveSetting = (name: string): Effect.Effect<number | undefined, SessionSettingError> =>
   Effect.gen(function* () {
-    const max = (yield* positive(SESSIONS_MAX_NAME)) ?? (yield* positive("FREECODE_OUTPUT_STORE_SESSIONS"))
-    const idle = yield* positive(SESSION_IDLE_NAME)
-    return { maxSessions: max ?? DEFAULT_MAX_SESSIONS, idleMs: idle ?? idleByDefault } satisfies SessionSettings
+    const set = yield* Effect.orElseSucceed(
+      Effect.gen(function* () {
+        return yield* Config.option(Config.String(name))
+      }),
+      () => Option.none<string>()
+    )
+    if (Option.isNone(set)) return undefined
+    const text = set.value.trim()
+    const n = Number(text)
+    if (text !== "" && Number.isSafeInteger(n) && n > 0) return n
+    return yield* new SessionSettingError({ message: `${name} must be a positive integer, got "${set.value}"` })
   })
 
-/** The idle limit when FREECODE_SESSION_IDLE_MS is unset: none, except where a command sets one (`mcp --http`). */
-export const SessionIdleDefault = Context.Reference<number | undefined>("freecode/SessionIdleDefault", {
+/**
+ * FREECODE_SESSIONS_MAX (else the older FREECODE_OUTPUT_STORE_SESSIONS, else 50) and the idle
+ * limit a command chose, else FREECODE_SESSION_IDLE_MS, else none. A value set but unusable is an
+ * error naming it.
+ */
+export const sessionSettingsConfig = (idleChosen?: number) =>
+  Effect.gen(function* () {
+    const max =
+      (yield* positiveSetting(SESSIONS_MAX_NAME)) ?? (yield* positiveSetting("FREECODE_OUTPUT_STORE_SESSIONS"))
+    const idle = idleChosen ?? (yield* positiveSetting(SESSION_IDLE_NAME))
+    return { maxSessions: max ?? DEFAULT_MAX_SESSIONS, idleMs: idle } satisfies SessionSettings
+  })
+
+/**
+ * The idle limit a command chose (`mcp --http`: its `--session-idle` flag, else
+ * FREECODE_SESSION_IDLE_MS, else 5 minutes); unset, FREECODE_SESSION_IDLE_MS or none.
+ */
+export const SessionIdleMs = Context.Reference<number | undefined>("freecode/SessionIdleMs", {
   defaultValue: () => undefined
 })
 
 export class Sessions extends Context.Service<Sessions, SessionsShape>()("freecode/Sessions") {
-  /** From the environment (and SessionIdleDefault); every session ends when the layer is released. */
+  /** From the environment (and SessionIdleMs); every session ends when the layer is released. */
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function* () {
-      const settings = yield* sessionSettingsConfig(yield* SessionIdleDefault)
+      const settings = yield* sessionSettingsConfig(yield* SessionIdleMs)
       return yield* Effect.acquireRelease(
         Effect.sync(() => makeSessions(settings)),
         (s) => s.close
