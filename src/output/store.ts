@@ -191,7 +191,8 @@ export const makeMemoryStore = (
   const buckets = owner.slot<Bucket>("outputs", (_, bucket) =>
     Effect.suspend(() => removeFiles([...bucket.entries.values()].flatMap(forget)))
   )
-  const bucketFor = (sessionId: string): Bucket => buckets.getOrCreate(sessionId, () => ({ entries: new Map(), bytes: 0 }))
+  const bucketFor = (sessionId: string): Bucket =>
+    buckets.getOrCreate(sessionId, () => ({ entries: new Map(), bytes: 0 }))
 
   /** Files an entry; memory entries count against the session's bytes, spilled ones against the disk. */
   const file = (entry: StoredOutput): Effect.Effect<void> => Effect.suspend(() => removeFiles(fileNow(entry)))

@@ -93,7 +93,10 @@ export const makeSessions = (settings: SessionSettings): SessionsShape & { reado
   }
   // A cleanup that fails is the feature's bug; it must not stop the others.
   const runAll = (cleanups: Array<Effect.Effect<void>>): Effect.Effect<void> =>
-    Effect.forEach(cleanups, (c) => Effect.catchCause(c, () => Effect.void), { concurrency: "unbounded", discard: true })
+    Effect.forEach(cleanups, (c) => Effect.catchCause(c, () => Effect.void), {
+      concurrency: "unbounded",
+      discard: true
+    })
   // Taken out of every slot first, so nothing finds a half-ended session while cleanups run.
   const end = (sessionId: string): Effect.Effect<void> => Effect.suspend(() => runAll(detach(sessionId)))
   /** Ends a session from a synchronous caller (an eviction): gone at once, its cleanups in the background. */

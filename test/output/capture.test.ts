@@ -36,7 +36,9 @@ describe("capture: an output a child writes into a file", () => {
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-capture-" })
-      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }), { spill: { fs, dir, maxBytes: 10_000_000 } })
+      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }), {
+        spill: { fs, dir, maxBytes: 10_000_000 }
+      })
       const shown: Array<string> = []
       const writer = yield* store.capture(request, (text) => Effect.sync(() => shown.push(text)))
       writeWithShell("printf 'caf\\xc3\\xa9\\n\\xf0\\x9f\\x98\\x80 two\\nno newline'", writer.path)
@@ -56,7 +58,10 @@ describe("capture: an output a child writes into a file", () => {
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-capture-" })
-      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }), { keepChars: 1000, spill: { fs, dir, maxBytes: 100_000_000 } })
+      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }), {
+        keepChars: 1000,
+        spill: { fs, dir, maxBytes: 100_000_000 }
+      })
       const writer = yield* store.capture(request, noShow)
       writeWithShell("seq 1 300000", writer.path)
       const { result, view } = yield* writer.commit
@@ -92,7 +97,10 @@ describe("capture: an output a child writes into a file", () => {
       const dir = mkdtempSync(join(tmpdir(), "freecode-capture-"))
       try {
         const fs = yield* FileSystem.FileSystem
-        const store = makeMemoryStore(100_000, makeSessions({ maxSessions: 5 }), { keepChars: 100, spill: { fs, dir, maxBytes: 500_000 } })
+        const store = makeMemoryStore(100_000, makeSessions({ maxSessions: 5 }), {
+          keepChars: 100,
+          spill: { fs, dir, maxBytes: 500_000 }
+        })
         const writer = yield* store.capture(request, noShow)
         writeWithShell("seq 1 200000", writer.path)
         // The file's own size decides, before a single byte of it was read.
@@ -115,7 +123,10 @@ describe("capture: an output a child writes into a file", () => {
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-capture-" })
-      const store = makeMemoryStore(100_000, makeSessions({ maxSessions: 5 }), { keepChars: 100, spill: { fs, dir, maxBytes: 100_000_000 } })
+      const store = makeMemoryStore(100_000, makeSessions({ maxSessions: 5 }), {
+        keepChars: 100,
+        spill: { fs, dir, maxBytes: 100_000_000 }
+      })
       const writer = yield* store.capture(request, noShow)
       // A 4-byte emoji straddles the 1 MiB read boundary; invalid UTF-8 and CRLF lines follow.
       const text = Buffer.concat([
@@ -133,7 +144,9 @@ describe("capture: an output a child writes into a file", () => {
   it.live("a file that cannot be created is a failure the caller can act on, not a defect", () =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
-      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }), { spill: { fs, dir: "/nonexistent/outputs", maxBytes: 1_000_000 } })
+      const store = makeMemoryStore(1_000_000, makeSessions({ maxSessions: 5 }), {
+        spill: { fs, dir: "/nonexistent/outputs", maxBytes: 1_000_000 }
+      })
       const failure = yield* Effect.flip(store.capture(request, noShow))
       expect(failure._tag).toBe("ToolFailure")
       expect(failure.message).toMatch(/^Could not create a file for the command's output \(ENOENT/)

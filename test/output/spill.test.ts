@@ -4,9 +4,9 @@ import { Effect, FileSystem, Option } from "effect"
 import { omittedMarker } from "../../src/output/omitted-marker.ts"
 import { forEachSpilledLine } from "../../src/output/spill.ts"
 import { makeMemoryStore } from "../../src/output/store.ts"
-import { makeSessions } from "../../src/session/sessions.ts"
 import { adaptiveTruncate } from "../../src/output/truncate.ts"
 import { truncateSpilled } from "../../src/output/truncate-spilled.ts"
+import { makeSessions } from "../../src/session/sessions.ts"
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1} ${"·".repeat(i % 50)}\n`).join("")
 
