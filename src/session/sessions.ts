@@ -32,8 +32,6 @@ export interface SessionSlot<V> {
   readonly get: (sessionId: string) => V | undefined
   /** The session's value, made when it has none; a use of the session. */
   readonly getOrCreate: (sessionId: string, make: () => V) => V
-  /** Drops the session's value here only (the feature is done with it), without its cleanup. */
-  readonly delete: (sessionId: string) => void
   readonly size: () => number
   /** Every session's value. */
   readonly values: () => IterableIterator<V>
@@ -99,8 +97,9 @@ export const makeSessions = (settings: SessionSettings): SessionsShape & { reado
     })
   // Taken out of every slot first, so nothing finds a half-ended session while cleanups run.
   const end = (sessionId: string): Effect.Effect<void> => Effect.suspend(() => runAll(detach(sessionId)))
-  /** Ends a session from a synchronous caller (an eviction): gone at once, its cleanups in the background. */
+  /** Cleanups of sessions ended by an eviction, still running. */
   const background = new Set<Fiber.Fiber<void>>()
+  /** Ends a session from a synchronous caller (an eviction): gone at once, its cleanups in the background. */
   const endSoon = (sessionId: string) => {
     const cleanups = detach(sessionId)
     if (cleanups.length === 0) return
@@ -166,7 +165,6 @@ export const makeSessions = (settings: SessionSettings): SessionsShape & { reado
           }
           return value
         },
-        delete: (sessionId) => void values.delete(sessionId),
         size: () => values.size,
         values: () => values.values()
       }
