@@ -66,20 +66,23 @@ const running = (pattern: string): boolean => {
   }
 }
 
-/** A request on a session id, as a client that does not know it ended would send it. */
-const listWith = (url: URL, sessionId: string) =>
+/** One JSON-RPC message POSTed as a bare client would (no GET stream, nothing else open). */
+const post = (url: URL, message: object, sessionId?: string) =>
   Effect.promise(() =>
     fetch(url, {
       method: "POST",
       headers: {
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
-        "mcp-session-id": sessionId,
-        "mcp-protocol-version": "2025-06-18"
+        "mcp-protocol-version": "2025-06-18",
+        ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId })
       },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
-    }).then(async (r) => ({ status: r.status, body: await r.text() }))
+      body: JSON.stringify({ jsonrpc: "2.0", ...message })
+    }).then(async (r) => ({ status: r.status, body: await r.text(), id: r.headers.get("mcp-session-id") ?? "" }))
   )
+
+/** A request on a session id, as a client that does not know it ended would send it. */
+const listWith = (url: URL, sessionId: string) => post(url, { id: 1, method: "tools/list" }, sessionId)
 
 describe("mcp --http sessions", () => {
   it.live(
@@ -112,12 +115,42 @@ describe("mcp --http sessions", () => {
   )
 
   it.live(
+    "a call that runs past the idle time keeps its session; idleness counts from the last request's end",
+    () =>
+      Effect.gen(function* () {
+        const { url, sessions } = yield* served(500)
+        const init = yield* post(url, {
+          id: 0,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bare", version: "1" } }
+        })
+        expect(init.status).toBe(200)
+        expect((yield* post(url, { method: "notifications/initialized" }, init.id)).status).toBe(202)
+        // Four idle limits long, with no other request and no stream open meanwhile.
+        const slow = yield* post(
+          url,
+          { id: 1, method: "tools/call", params: { name: "bash", arguments: { command: "sleep 2; echo slept" } } },
+          init.id
+        )
+        expect(slow.status).toBe(200)
+        expect(slow.body).toContain("slept")
+        expect(sessions.has(init.id)).toBe(true)
+        expect(yield* until(() => !sessions.has(init.id))).toBe(true)
+        expect((yield* listWith(url, init.id)).status).toBe(404)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
     "a job is its session's alone, and DELETE or idleness stops it",
     () =>
       Effect.gen(function* () {
         const { url, sessions } = yield* served(1_000)
         const a = yield* connect(url)
         const b = yield* connect(url)
+        // A connected client (its GET stream open) is in use, however long it says nothing.
+        yield* Effect.sleep("2500 millis")
+        expect(sessions.has(a.id) && sessions.has(b.id)).toBe(true)
         const tagA = `sleep 301.${process.pid}1`
         const started = yield* call(a.client, "bash", { command: `${tagA}; echo done`, run_in_background: true })
         const jobId = /job-\d+/.exec(started)?.[0]
