@@ -11,7 +11,7 @@
  *
  * Env: BASE (the other checkout, required), N (2000 calls each), THRASH_KB (16384; 0 for hot).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -34,7 +34,9 @@ process.env.FREECODE_READ_DEDUP = "0"
 
 /** One checkout's Dispatcher, calling the tool. */
 const load = async (checkout: string) => {
-  const { ToolSystem } = await import(join(resolve(checkout), "layers/live.ts"))
+  // src/layers/ since the compositions moved into src/; layers/ in a checkout from before.
+  const live = ["src/layers/live.ts", "layers/live.ts"].map((p) => join(resolve(checkout), p)).find(existsSync)
+  const { ToolSystem } = await import(live ?? join(resolve(checkout), "src/layers/live.ts"))
   const { Dispatcher } = await import(join(resolve(checkout), "src/dispatch/dispatcher.ts"))
   const runtime = ManagedRuntime.make(ToolSystem.layer({ root }))
   // biome-ignore lint/suspicious/noExplicitAny: two checkouts' types need not agree
