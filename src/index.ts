@@ -129,6 +129,12 @@ export { GrantStore } from "./session/grants.ts"
 export { projectStateDir, STATE_DIR_NAME, stateDirConfig } from "./session/location.ts"
 export { MemoryFolder } from "./session/memory-folder.ts"
 export {
+  type SessionSettings,
+  type SessionSlot,
+  Sessions,
+  type SessionsShape
+} from "./session/sessions.ts"
+export {
   SessionPersistence,
   SessionStore,
   SessionStoreError,
