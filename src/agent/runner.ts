@@ -4,10 +4,11 @@
  * pass every profile in the chain, so the child's rules are the intersection of its own and its
  * parent's: it can never do what the parent could not.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { CurrentDispatcher, Dispatcher } from "../dispatch/dispatcher.ts"
 import type { HistoryBudget } from "../output/history-budget.ts"
+import { Sessions } from "../session/sessions.ts"
 
 export { CurrentDispatcher }
 
@@ -56,6 +57,7 @@ export class SubagentRunner extends Context.Service<
       Effect.gen(function* () {
         const context = yield* Effect.context<LanguageModel.LanguageModel | HistoryBudget>()
         const base = yield* Dispatcher
+        const sessions = yield* Effect.serviceOption(Sessions)
         return SubagentRunner.of({
           run: (request) =>
             Effect.gen(function* () {
@@ -80,7 +82,12 @@ export class SubagentRunner extends Context.Service<
                 system: options.system ?? DEFAULT_SYSTEM,
                 prompt: request.prompt,
                 maxTurns: options.maxTurns ?? 25
-              }).pipe(Effect.provideService(CurrentDispatcher, child), Effect.provideContext(context))
+              }).pipe(
+                Effect.provideService(CurrentDispatcher, child),
+                Effect.provideContext(context),
+                // The child's session ends with its run: its state (reads, outputs, grants, jobs) goes now, not at the cap.
+                Effect.ensuring(Option.isSome(sessions) ? sessions.value.end(sessionId) : Effect.void)
+              )
               return { ...result, sessionId }
             })
         })

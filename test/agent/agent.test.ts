@@ -275,8 +275,9 @@ describe("agent", () => {
         for (let i = 1; i <= 5; i++) NodeFs.writeFileSync(NodePath.join(root, `big${i}.txt`), `line ${i}\n`.repeat(400))
         const seen: Array<Turn> = []
         const reads = [1, 2, 3, 4, 5].map((i) => [call(`r${i}`, "read", { filePath: `big${i}.txt` })])
+        // After the reads the child follows its oldest marker with an output call, as a model would.
         const context = yield* build(
-          [...reads, [text("Read them all.")]],
+          [...reads, [call("o1", "output", { id: "r1" })], [text("Read them all.")]],
           seen,
           {},
           { FREECODE_HISTORY_MAX_CHARS: "12000" },
@@ -294,7 +295,7 @@ describe("agent", () => {
         expect(result.status).toBe("ok")
         // Each read is ~4,800 chars: by the fourth request three results exceed 12,000.
         const last = seen.at(-1)!.history
-        expect(last.map((h) => h.id)).toEqual(["r1", "r2", "r3", "r4", "r5"])
+        expect(last.map((h) => h.id)).toEqual(["r1", "r2", "r3", "r4", "r5", "o1"])
         expect(last[0]!.result).toMatch(
           /^\[read result pruned from the conversation to save context \([\d,]+ chars\)\. Retrieve it with output \{"id": "r1"\}/
         )
@@ -303,12 +304,15 @@ describe("agent", () => {
         const prunedAt = seen.findIndex((t) => t.history[0]?.result.startsWith("[read result pruned"))
         expect(prunedAt).toBeGreaterThan(0)
         for (const t of seen.slice(prunedAt)) expect(t.history[0]!.result).toBe(last[0]!.result)
-        // The marker's output call brings the result back, under the child's session.
-        const back = yield* Context.get(context, Dispatcher).dispatch(
-          { id: "o1", name: "output", args: { id: "r1" } },
+        // The marker's output call brought the result back, under the child's session.
+        expect(last.at(-1)!.result).toContain("line 1")
+        // The child's session ended with its run: its stored results are gone with it.
+        const after = yield* Context.get(context, Dispatcher).dispatch(
+          { id: "o2", name: "output", args: { id: "r1" } },
           { sessionId: "p/agent-a5" }
         )
-        expect(back.modelOutput).toContain("line 1")
+        expect(after.status).toBe("error")
+        expect(after.modelOutput).not.toContain("line 1")
       })
     )
   )
