@@ -149,7 +149,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
     const lifetime = yield* Effect.cached(
       Effect.promise(async () => {
         const a = await probeSandbox()
-        return a.available
+        return a.available && a.runner === "bubblewrap"
           ? [a.bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--"]
           : []
       })

@@ -8,7 +8,7 @@ import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
@@ -22,7 +22,19 @@ import { BashTool } from "../../src/tools/bash.ts"
 const availability = await probeSandbox()
 const runnable = availability.available || process.env.CI !== undefined
 
-const tempDir = (prefix: string) => NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), prefix)))
+// The sandbox's /tmp is a fresh tmpfs: a folder under the host's /tmp is missing inside rather
+// than refused, so "nothing was written there" would prove nothing. The places a command must
+// not touch live where the sandbox sees the host's own folder, read-only.
+const hostPlaces = NodeFs.existsSync("/var/tmp") ? "/var/tmp" : NodeOs.tmpdir()
+const made: Array<string> = []
+afterAll(() => {
+  for (const dir of made) NodeFs.rmSync(dir, { recursive: true, force: true })
+})
+const tempDir = (prefix: string, base = NodeOs.tmpdir()) => {
+  const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(base, prefix)))
+  made.push(dir)
+  return dir
+}
 
 interface Place {
   readonly root: string
@@ -31,11 +43,11 @@ interface Place {
 }
 
 const place = (): Place => {
-  const home = tempDir("freecode-sbx-home-")
+  const home = tempDir("freecode-sbx-home-", hostPlaces)
   NodeFs.mkdirSync(NodePath.join(home, ".ssh"))
   NodeFs.writeFileSync(NodePath.join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n")
   NodeFs.writeFileSync(NodePath.join(home, ".netrc"), "machine example.com password hunter2\n")
-  return { root: tempDir("freecode-sbx-root-"), home, outside: tempDir("freecode-sbx-outside-") }
+  return { root: tempDir("freecode-sbx-root-"), home, outside: tempDir("freecode-sbx-outside-", hostPlaces) }
 }
 
 /** The processes whose command line matches `pattern` (pgrep exits 1 when there are none). */
@@ -64,15 +76,19 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
   it.effect("writes inside the project; a write outside it or into $HOME fails and leaves nothing", () =>
     Effect.gen(function* () {
       const p = place()
+      const tmp = `/tmp/left-behind-${NodePath.basename(p.root)}`
       const r = yield* bash(
         p,
-        `echo in > inside.txt; echo out > ${p.outside}/escaped.txt; echo home > ${p.home}/.bashrc-added; echo tmp > /tmp/left-behind-${NodePath.basename(p.root)}; cat inside.txt`
+        `echo in > inside.txt; echo out > ${p.outside}/escaped.txt; echo home > ${p.home}/.bashrc-added; echo tmp > ${tmp}; cat inside.txt`
       )
       expect(r.modelOutput).toContain("in")
+      // Refused by the kernel, not missing: the folders exist inside, read-only.
+      expect(r.modelOutput).toContain(`${p.outside}/escaped.txt: Read-only file system`)
+      expect(r.modelOutput).toContain(`${p.home}/.bashrc-added: Read-only file system`)
       expect(NodeFs.readFileSync(NodePath.join(p.root, "inside.txt"), "utf8")).toBe("in\n")
       expect(NodeFs.existsSync(NodePath.join(p.outside, "escaped.txt"))).toBe(false)
       expect(NodeFs.existsSync(NodePath.join(p.home, ".bashrc-added"))).toBe(false)
-      expect(NodeFs.existsSync(`/tmp/left-behind-${NodePath.basename(p.root)}`)).toBe(false)
+      expect(NodeFs.existsSync(tmp)).toBe(false)
     })
   )
 
@@ -80,9 +96,29 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
     Effect.gen(function* () {
       const p = place()
       NodeFs.writeFileSync(NodePath.join(p.root, "a.txt"), "b\na\n")
-      execFileSync("git", ["init", "-q"], { cwd: p.root })
-      yield* bash(p, `sort -o ${p.outside}/sorted a.txt; git diff --no-index --output=${p.outside}/diff a.txt a.txt`)
+      NodeFs.writeFileSync(NodePath.join(p.root, "b.txt"), "c\n")
+      const tag = NodePath.basename(p.root)
+      const tmp = [`/tmp/sorted-${tag}`, `/tmp/diff-${tag}`]
+      const r = yield* bash(
+        p,
+        [
+          // The same writes into the project work: the command is not what fails.
+          "sort -o sorted a.txt",
+          "git diff --no-index --output=diff a.txt b.txt",
+          `sort -o ${p.outside}/sorted a.txt`,
+          `git diff --no-index --output=${p.outside}/diff a.txt b.txt`,
+          `sort -o ${tmp[0]} a.txt`,
+          `git diff --no-index --output=${tmp[1]} a.txt b.txt`,
+          `cat ${tmp[0]}`
+        ].join("; ")
+      )
+      expect(NodeFs.readFileSync(NodePath.join(p.root, "sorted"), "utf8")).toBe("a\nb\n")
+      expect(NodeFs.readFileSync(NodePath.join(p.root, "diff"), "utf8")).toContain("+c")
+      expect(r.modelOutput).toContain("Read-only file system")
       expect(NodeFs.readdirSync(p.outside)).toEqual([])
+      // /tmp inside is the sandbox's own: the file was written there (cat shows it) and went with it.
+      expect(r.modelOutput).toContain("a\nb")
+      for (const t of tmp) expect(NodeFs.existsSync(t)).toBe(false)
     })
   )
 
