@@ -177,7 +177,7 @@ describe.skipIf(!onMac)("sandboxed bash (Seatbelt; macOS only: sandbox-exec exis
     expect(await probeSandbox()).toMatchObject({ available: true, runner: "seatbelt" })
   })
 
-  it.effect("writes inside the project and TMPDIR; outside, $HOME and the credentials stay untouched", () =>
+  it.live("writes inside the project and TMPDIR; outside, $HOME and the credentials stay untouched", () =>
     Effect.gen(function* () {
       const p = place()
       NodeFs.writeFileSync(NodePath.join(p.root, "a.txt"), "b\na\n")
@@ -194,7 +194,7 @@ describe.skipIf(!onMac)("sandboxed bash (Seatbelt; macOS only: sandbox-exec exis
     })
   )
 
-  it.effect("a loopback server is unreachable without an allowed domain and reachable with one", () =>
+  it.live("a loopback server is unreachable without an allowed domain and reachable with one", () =>
     Effect.gen(function* () {
       const p = place()
       const server = NodeHttp.createServer((_req, res) => res.end("hello from the host\n"))
