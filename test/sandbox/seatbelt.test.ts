@@ -183,10 +183,10 @@ describe.skipIf(!onMac)("sandboxed bash (Seatbelt; macOS only: sandbox-exec exis
       NodeFs.writeFileSync(NodePath.join(p.root, "a.txt"), "b\na\n")
       const r = yield* bash(
         p,
-        `echo in > inside.txt; echo t > "$TMPDIR/t" && cat "$TMPDIR/t"; echo out > ${p.outside}/escaped; echo h > ${p.home}/added; sort -o ${p.outside}/sorted a.txt; cat ${p.home}/.ssh/id_ed25519; pwd`
+        `echo in > inside.txt; echo tmp-ok > "$TMPDIR/t" && cat "$TMPDIR/t"; echo out > ${p.outside}/escaped; echo h > ${p.home}/added; sort -o ${p.outside}/sorted a.txt; cat ${p.home}/.ssh/id_ed25519; pwd`
       )
       expect(NodeFs.readFileSync(NodePath.join(p.root, "inside.txt"), "utf8")).toBe("in\n")
-      expect(r.modelOutput).toContain("t\n")
+      expect(r.modelOutput).toContain("tmp-ok")
       expect(r.modelOutput).toContain(p.root)
       expect(r.modelOutput).not.toContain("PRIVATE KEY")
       expect(NodeFs.readdirSync(p.outside)).toEqual([])
