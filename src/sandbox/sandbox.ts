@@ -150,7 +150,11 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     }
 
     const startedProxy = (listen: ProxyListen) => {
-      proxy ??= startProxy(listen, settings.allowedDomains)
+      // A proxy that could not start is tried again by the next call, not kept as a failure.
+      proxy ??= startProxy(listen, settings.allowedDomains).catch((e: unknown) => {
+        proxy = undefined
+        throw e
+      })
       return proxy
     }
 
@@ -165,20 +169,34 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
               )
             : Effect.succeed(command)
         }
-        return Effect.promise(async (): Promise<CommandLine> => {
+        const line = async (): Promise<CommandLine> => {
           const tempDir = tempDirOf(request.sessionId)
           const policy = sandboxPolicy(settings, { root, home, tempDir })
           const call = { cwd: request.cwd, writable: request.writable, tempDir }
+          // The runner is the same for the layer's life, so the proxy's kind of address is too;
+          // an address of the other kind (never) leaves the command with no network.
           if (a.runner === "seatbelt") {
             if (!filtered) return seatbeltLine(a.sandboxExec, policy, call, command)
             const { listen } = await startedProxy({ port: 0 })
-            if (!("port" in listen)) throw new Error("the sandbox's proxy listens on a socket, not a port")
-            return seatbeltLine(a.sandboxExec, policy, { ...call, proxyPort: listen.port }, command)
+            return seatbeltLine(
+              a.sandboxExec,
+              policy,
+              "port" in listen ? { ...call, proxyPort: listen.port } : call,
+              command
+            )
           }
           if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, call, command)
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
-          if (!("socket" in listen)) throw new Error("the sandbox's proxy listens on a port, not a socket")
-          return bwrapLine(a.bwrap, policy, call, command, { socket: listen.socket, socat: a.socat })
+          return "socket" in listen
+            ? bwrapLine(a.bwrap, policy, call, command, { socket: listen.socket, socat: a.socat })
+            : bwrapLine(a.bwrap, policy, call, command)
+        }
+        return Effect.tryPromise({
+          try: line,
+          catch: (e) =>
+            new SandboxUnavailable({
+              message: `The sandbox could not be set up for this command: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again, or check the temp folder (${base}).`
+            })
         })
       })
 
