@@ -105,6 +105,16 @@ describe("Seatbelt profile", () => {
 })
 
 describe("where there is no OS sandbox", () => {
+  it.skipIf(process.platform === "darwin")(
+    "macOS is looked for as Seatbelt: without sandbox-exec, unavailable",
+    async () => {
+      expect(await probeSandbox("darwin", "/nonexistent")).toEqual({
+        available: false,
+        reason: "sandbox-exec is not on this Mac"
+      })
+    }
+  )
+
   it.effect("the sandbox reports itself unavailable, and bash runs under the permission rules", () =>
     Effect.gen(function* () {
       expect(yield* Effect.promise(() => probeSandbox("win32"))).toMatchObject({
