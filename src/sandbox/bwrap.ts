@@ -57,18 +57,19 @@ const LISTEN_ADDRESS = `0100007F:${PROXY_PORT.toString(16).toUpperCase().padStar
 
 /**
  * Inside a filtered sandbox: socat carries 127.0.0.1:PROXY_PORT to the proxy's socket, and the
- * command starts once socat listens (at most about a second later). Listening is read from
- * /proc/net/tcp and the pause between looks is `read -t` on a pipe nobody writes, so waiting
- * starts no process and opens no connection; a look every half millisecond, because socat is
- * usually listening within one or two.
+ * command starts once socat listens, or after one to two seconds (SECONDS counts whole seconds)
+ * if it never does. Listening is read from /proc/net/tcp and the pause between looks is
+ * `read -t` on a pipe nobody writes, so waiting starts no process and opens no connection. The
+ * limit is time, not a number of looks: on a loaded machine each pause lasts far longer than asked.
  */
 const BRIDGE = [
   `"$1" TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$2" 2>/dev/null &`,
   "exec 9<> <(:)",
-  "for ((i = 0; i < 2000; i++)); do",
+  "SECONDS=0",
+  "while ((SECONDS < 2)); do",
   `  while read -r _ local _ state _; do [[ $local == ${LISTEN_ADDRESS} && $state == 0A ]] && break 2; done </proc/net/tcp`,
-  "  read -t 0.0005 -u 9",
-  "done",
+  "  read -t 0.001 -u 9",
+  "done 2>/dev/null", // never into the command's output, whatever went wrong
   "exec 9<&-",
   "shift 2",
   'exec "$@"'

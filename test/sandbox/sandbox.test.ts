@@ -13,7 +13,7 @@ import { Effect, Layer } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { probeSandbox } from "../../src/sandbox/availability.ts"
-import { bwrapArgs } from "../../src/sandbox/bwrap.ts"
+import { bwrapArgs, bwrapLine } from "../../src/sandbox/bwrap.ts"
 import { domainAllowed } from "../../src/sandbox/policy.ts"
 import { Sandbox } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings, type SandboxConfig } from "../../src/sandbox/settings.ts"
@@ -178,6 +178,27 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
       expect(allowed.modelOutput).toContain("hello from the host")
     }).pipe(Effect.scoped)
   )
+
+  it("a bridge that never listens still lets the command run (after its wait), adding nothing to its output", () => {
+    if (!availability.available || availability.runner !== "bubblewrap") throw new Error("bubblewrap is needed here")
+    const root = tempDir("freecode-sbx-bridge-")
+    const socket = NodePath.join(root, "proxy.sock")
+    NodeFs.writeFileSync(socket, "")
+    const policy = { writable: [root], readDenied: [], writeDenied: [], allowedDomains: ["example.com"] }
+    // `false` in socat's place: nothing ever listens on the bridge's port.
+    const [program, ...args] = bwrapLine(
+      availability.bwrap,
+      policy,
+      { cwd: root, writable: [], tempDir: root },
+      ["echo", "ran"],
+      {
+        socket,
+        socat: "/bin/false"
+      }
+    )
+    const out = execFileSync(program, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 10_000 })
+    expect(out).toBe("ran\n")
+  })
 
   it.effect("failIfUnavailable with no bubblewrap fails the call, naming the setting", () =>
     Effect.gen(function* () {
