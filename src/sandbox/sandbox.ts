@@ -15,7 +15,7 @@ import * as NodePath from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import { type Availability, probeSandbox } from "./availability.ts"
 import { bwrapLine } from "./bwrap.ts"
-import { sandboxPolicy } from "./policy.ts"
+import { realPlaces, sandboxPolicy } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
 import { seatbeltLine } from "./seatbelt.ts"
 import type { SandboxSettings } from "./settings.ts"
@@ -172,7 +172,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         const line = async (): Promise<CommandLine> => {
           const tempDir = tempDirOf(request.sessionId)
           const policy = sandboxPolicy(settings, { root, home, tempDir })
-          const call = { cwd: request.cwd, writable: request.writable, tempDir }
+          const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
           // The runner is the same for the layer's life, so the proxy's kind of address is too;
           // an address of the other kind (never) leaves the command with no network.
           if (a.runner === "seatbelt") {
