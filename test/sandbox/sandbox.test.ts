@@ -92,10 +92,11 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
     })
   )
 
-  it.effect("an allowed program's own writes (sort -o, git diff --output) leave nothing outside", () =>
+  it.effect("an allowed program's own writes (sort -o, git diff --output, sed -i) leave nothing outside", () =>
     Effect.gen(function* () {
       const p = place()
       NodeFs.writeFileSync(NodePath.join(p.root, "a.txt"), "b\na\n")
+      NodeFs.writeFileSync(NodePath.join(p.outside, "target"), "keep\n")
       NodeFs.writeFileSync(NodePath.join(p.root, "b.txt"), "c\n")
       const tag = NodePath.basename(p.root)
       const tmp = [`/tmp/sorted-${tag}`, `/tmp/diff-${tag}`]
@@ -107,6 +108,7 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
           "git diff --no-index --output=diff a.txt b.txt",
           `sort -o ${p.outside}/sorted a.txt`,
           `git diff --no-index --output=${p.outside}/diff a.txt b.txt`,
+          `sed -i s/keep/lost/ ${p.outside}/target`,
           `sort -o ${tmp[0]} a.txt`,
           `git diff --no-index --output=${tmp[1]} a.txt b.txt`,
           `cat ${tmp[0]}`
@@ -115,7 +117,8 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
       expect(NodeFs.readFileSync(NodePath.join(p.root, "sorted"), "utf8")).toBe("a\nb\n")
       expect(NodeFs.readFileSync(NodePath.join(p.root, "diff"), "utf8")).toContain("+c")
       expect(r.modelOutput).toContain("Read-only file system")
-      expect(NodeFs.readdirSync(p.outside)).toEqual([])
+      expect(NodeFs.readdirSync(p.outside)).toEqual(["target"])
+      expect(NodeFs.readFileSync(NodePath.join(p.outside, "target"), "utf8")).toBe("keep\n")
       // /tmp inside is the sandbox's own: the file was written there (cat shows it) and went with it.
       expect(r.modelOutput).toContain("a\nb")
       for (const t of tmp) expect(NodeFs.existsSync(t)).toBe(false)
