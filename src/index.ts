@@ -113,6 +113,16 @@ export {
   toolsParam
 } from "./registry/provider.ts"
 export { DuplicateTool, type RegistryChange, ToolRegistry } from "./registry/registry.ts"
+export {
+  describeSandbox,
+  Sandbox,
+  SandboxByDefault,
+  type SandboxPlaces,
+  type SandboxShape,
+  type SandboxStatus,
+  SandboxUnavailable
+} from "./sandbox/sandbox.ts"
+export { resolveSandboxSettings, type SandboxConfig, type SandboxSettings } from "./sandbox/settings.ts"
 export { coerceArgs } from "./schema/coerce.ts"
 export {
   type Compiled,

@@ -149,7 +149,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
     const lifetime = yield* Effect.cached(
       Effect.promise(async () => {
         const a = await probeSandbox()
-        return a.available
+        return a.available && a.runner === "bubblewrap"
           ? [a.bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--"]
           : []
       })
@@ -193,7 +193,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
         const wrapped = yield* request.sandbox
           .wrap(plain, { sessionId: request.sessionId, cwd: request.cwd, writable: [dir()] })
           .pipe(Effect.mapError((e) => new JobError({ message: e.message })))
-        // A sandboxed line already runs in bubblewrap with a PID namespace of its own.
+        // A sandboxed line already has a PID namespace of its own under bubblewrap (Seatbelt has none to add).
         const prefix = wrapped === plain ? yield* lifetime : []
         const line = [...prefix, ...wrapped] as unknown as CommandLine
         const job = startJob({ id, command: request.command, line, file, cwd: request.cwd })

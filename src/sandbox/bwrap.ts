@@ -6,6 +6,7 @@
  * what a command leaves there goes with it, and the host's sockets in /run are out of reach.
  */
 import type { SandboxPolicy } from "./policy.ts"
+import { PROXY_PORT, PROXY_VARIABLES } from "./proxy.ts"
 
 export interface BwrapCall {
   readonly cwd: string
@@ -49,4 +50,45 @@ export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string>
   if (call.proxySocket !== undefined) args.push("--bind", call.proxySocket, call.proxySocket)
   args.push("--setenv", "TMPDIR", call.tempDir, "--chdir", call.cwd)
   return args
+}
+
+/** 127.0.0.1:PROXY_PORT as /proc/net/tcp writes it. */
+const LISTEN_ADDRESS = `0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, "0")}`
+
+/**
+ * Inside a filtered sandbox: socat carries 127.0.0.1:PROXY_PORT to the proxy's socket, and the
+ * command starts once socat listens, or after one to two seconds (SECONDS counts whole seconds)
+ * if it never does. Listening is read from /proc/net/tcp and the pause between looks is
+ * `read -t` on a pipe nobody writes, so waiting starts no process and opens no connection. The
+ * limit is time, not a number of looks: on a loaded machine each pause lasts far longer than asked.
+ */
+const BRIDGE = [
+  `"$1" TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$2" 2>/dev/null &`,
+  "exec 9<> <(:)",
+  "SECONDS=0",
+  "while ((SECONDS < 2)); do",
+  `  while read -r _ local _ state _; do [[ $local == ${LISTEN_ADDRESS} && $state == 0A ]] && break 2; done </proc/net/tcp`,
+  "  read -t 0.001 -u 9",
+  "done 2>/dev/null", // never into the command's output, whatever went wrong
+  "exec 9<&-",
+  "shift 2",
+  'exec "$@"'
+].join("\n")
+
+/**
+ * The whole command line that runs `command` in bubblewrap; with `bridge` (the proxy's socket and
+ * socat), behind the bridge with the proxy variables pointing at it.
+ */
+export const bwrapLine = (
+  bwrap: string,
+  policy: SandboxPolicy,
+  call: BwrapCall,
+  command: ReadonlyArray<string>,
+  bridge?: { readonly socket: string; readonly socat: string }
+): readonly [string, ...Array<string>] => {
+  if (bridge === undefined) return [bwrap, ...bwrapArgs(policy, call), "--", ...command]
+  const args = bwrapArgs(policy, { ...call, proxySocket: bridge.socket })
+  for (const name of PROXY_VARIABLES) args.push("--setenv", name, `http://127.0.0.1:${PROXY_PORT}`)
+  args.push("--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy")
+  return [bwrap, ...args, "--", "/bin/bash", "-c", BRIDGE, "bridge", bridge.socat, bridge.socket, ...command]
 }

@@ -43,6 +43,13 @@ const existing = (p: string): string | undefined => {
   }
 }
 
+/**
+ * The real paths of those of `paths` that exist: Seatbelt matches real paths only (macOS's /var
+ * and /tmp are links into /private), and bubblewrap cannot bind a missing one.
+ */
+export const realPlaces = (paths: ReadonlyArray<string>): Array<string> =>
+  paths.map(existing).filter((p): p is string => p !== undefined)
+
 const isDirectory = (p: string): boolean => {
   try {
     return NodeFs.statSync(p).isDirectory()
@@ -53,17 +60,12 @@ const isDirectory = (p: string): boolean => {
 
 export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): SandboxPolicy => {
   const resolve = (p: string) => resolveSettingPath(p, places)
-  const writable = [places.root, places.tempDir, ...settings.allowWrite.map(resolve)]
-    .map(existing)
-    .filter((p): p is string => p !== undefined)
-  const readDenied = [...credentialPaths(places.home), ...settings.denyRead.map(resolve)]
-    .map(existing)
-    .filter((p): p is string => p !== undefined)
-    .map((path) => ({ path, directory: isDirectory(path) }))
-  const writeDenied = settings.denyWrite
-    .map(resolve)
-    .map(existing)
-    .filter((p): p is string => p !== undefined)
+  const writable = realPlaces([places.root, places.tempDir, ...settings.allowWrite.map(resolve)])
+  const readDenied = realPlaces([...credentialPaths(places.home), ...settings.denyRead.map(resolve)]).map((path) => ({
+    path,
+    directory: isDirectory(path)
+  }))
+  const writeDenied = realPlaces(settings.denyWrite.map(resolve))
   return { writable: [...new Set(writable)], readDenied, writeDenied, allowedDomains: settings.allowedDomains }
 }
 

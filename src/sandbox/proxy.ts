@@ -1,8 +1,9 @@
 /**
- * The sandbox's one way out: an HTTP proxy outside the sandbox, on a Unix socket bound into it,
- * that connects only to allowed hosts. Inside, `socat` turns 127.0.0.1:PROXY_PORT into that socket
- * and HTTP_PROXY / HTTPS_PROXY point at it; a program that ignores them finds no network at all
- * (the sandbox has only a loopback), so the filter fails closed.
+ * The sandbox's one way out: an HTTP proxy outside the sandbox that connects only to allowed
+ * hosts. Under bubblewrap it listens on a Unix socket bound into the sandbox, and inside `socat`
+ * turns 127.0.0.1:PROXY_PORT into that socket; under Seatbelt it listens on a loopback port, the
+ * one address the profile lets a command connect to. HTTP_PROXY / HTTPS_PROXY point at it; a
+ * program that ignores them finds no network at all, so the filter fails closed.
  *
  * It speaks CONNECT (HTTPS, or any TCP a client tunnels) and plain HTTP requests in absolute
  * form. A refused host gets 403 with a line saying which setting allows it.
@@ -14,8 +15,15 @@ import { domainAllowed } from "./policy.ts"
 /** The port the bridge listens on inside the sandbox (its own network namespace: nothing else there). */
 export const PROXY_PORT = 3128
 
+/** What points a command at the proxy (NO_PROXY and no_proxy are removed beside them). */
+export const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"]
+
+/** Where the proxy listens: a Unix socket's path, or a TCP port on 127.0.0.1 (0: any free one). */
+export type ProxyListen = { readonly socket: string } | { readonly port: number }
+
 export interface SandboxProxy {
-  readonly socket: string
+  /** Where it listens (the port as bound, never 0). */
+  readonly listen: ProxyListen
   readonly close: () => Promise<void>
 }
 
@@ -30,7 +38,7 @@ const hostPort = (text: string, defaultPort: number): { host: string; port: numb
   return Number.isInteger(port) && port > 0 && port < 65536 ? { host: m[1], port } : undefined
 }
 
-export const startProxy = (socket: string, domains: ReadonlyArray<string>): Promise<SandboxProxy> => {
+export const startProxy = (listen: ProxyListen, domains: ReadonlyArray<string>): Promise<SandboxProxy> => {
   const server = NodeHttp.createServer((req, res) => {
     let target: URL
     try {
@@ -88,10 +96,12 @@ export const startProxy = (socket: string, domains: ReadonlyArray<string>): Prom
   })
   return new Promise((resolve, reject) => {
     server.once("error", reject)
-    server.listen(socket, () => {
+    const bound = () => {
       server.off("error", reject)
+      const address = server.address()
       resolve({
-        socket,
+        listen:
+          "socket" in listen ? listen : { port: typeof address === "object" && address !== null ? address.port : 0 },
         close: () =>
           new Promise<void>((done) => {
             server.closeAllConnections()
@@ -99,6 +109,8 @@ export const startProxy = (socket: string, domains: ReadonlyArray<string>): Prom
             server.close(() => done())
           })
       })
-    })
+    }
+    if ("socket" in listen) server.listen(listen.socket, bound)
+    else server.listen(listen.port, "127.0.0.1", bound)
   })
 }

@@ -4,8 +4,8 @@
  * needs no new requirement and an embedder who owns its own boundary pays nothing.
  *
  * The layer owns a folder for the sessions' temp dirs and the proxy's socket, removed when the
- * layer is released; it finds once, lazily, whether bubblewrap runs here, and starts the network
- * proxy on the first call that needs it.
+ * layer is released; it finds once, lazily, whether the system's sandbox (bubblewrap on Linux,
+ * Seatbelt on macOS) runs here, and starts the network proxy on the first call that needs it.
  */
 
 import { createHash } from "node:crypto"
@@ -14,16 +14,22 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import { type Availability, probeSandbox } from "./availability.ts"
-import { bwrapArgs } from "./bwrap.ts"
-import { sandboxPolicy } from "./policy.ts"
-import { PROXY_PORT, type SandboxProxy, startProxy } from "./proxy.ts"
+import { bwrapLine } from "./bwrap.ts"
+import { realPlaces, sandboxPolicy } from "./policy.ts"
+import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
+import { seatbeltLine } from "./seatbelt.ts"
 import type { SandboxSettings } from "./settings.ts"
 
 export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly message: string }> {}
 
 export type SandboxStatus =
   | { readonly state: "off" }
-  | { readonly state: "active"; readonly network: "off" | "filtered"; readonly note?: string }
+  | {
+      readonly state: "active"
+      readonly runner: "bubblewrap" | "seatbelt"
+      readonly network: "off" | "filtered"
+      readonly note?: string
+    }
   | { readonly state: "unavailable"; readonly reason: string }
 
 export interface WrapRequest {
@@ -73,7 +79,7 @@ export const describeSandbox = (status: SandboxStatus): string => {
     case "off":
       return "sandbox: off; bash commands run under the permission rules alone"
     case "active":
-      return `sandbox: on (bubblewrap); bash writes only inside the project and its temp dir, network ${status.network === "off" ? "off" : "only to sandbox.network.allowedDomains"}${status.note === undefined ? "" : `; ${status.note}`}`
+      return `sandbox: on (${status.runner === "seatbelt" ? "Seatbelt" : "bubblewrap"}); bash writes only inside the project and its temp dir, network ${status.network === "off" ? "off" : "only to sandbox.network.allowedDomains"}${status.note === undefined ? "" : `; ${status.note}`}`
     case "unavailable":
       return `sandbox: unavailable (${status.reason}); bash commands run under the permission rules alone`
   }
@@ -101,6 +107,8 @@ export interface SandboxPlaces {
   readonly home?: string
   /** Where bubblewrap and socat are looked for (default: PATH). */
   readonly path?: string
+  /** Which system's sandbox to use (default: this one's); tests name another. */
+  readonly platform?: NodeJS.Platform
 }
 
 const make = (settings: SandboxSettings, options: SandboxPlaces) =>
@@ -114,16 +122,24 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     yield* Effect.addFinalizer(() =>
       proxy === undefined ? Effect.void : Effect.promise(() => proxy!.then((p) => p.close()).catch(() => undefined))
     )
-    const availability = yield* Effect.cached(Effect.promise(() => probeSandbox(process.platform, options.path)))
+    const availability = yield* Effect.cached(
+      Effect.promise(() => probeSandbox(options.platform ?? process.platform, options.path))
+    )
     const home = options.home ?? NodeOs.homedir()
     const root = NodeFs.realpathSync(options.root)
     const filtered = settings.allowedDomains.length > 0
 
     const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
       if (!a.available) return { state: "unavailable", reason: a.reason }
-      if (filtered && a.socat === undefined)
-        return { state: "active", network: "off", note: "socat is not installed, so allowedDomains cannot be reached" }
-      return { state: "active", network: filtered ? "filtered" : "off" }
+      const runner = a.runner
+      if (filtered && a.runner === "bubblewrap" && a.socat === undefined)
+        return {
+          state: "active",
+          runner,
+          network: "off",
+          note: "socat is not installed, so allowedDomains cannot be reached"
+        }
+      return { state: "active", runner, network: filtered ? "filtered" : "off" }
     })
 
     const tempDirOf = (sessionId: string) => {
@@ -131,6 +147,15 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       const dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
       NodeFs.mkdirSync(dir, { recursive: true })
       return dir
+    }
+
+    const startedProxy = (listen: ProxyListen) => {
+      // A proxy that could not start is tried again by the next call, not kept as a failure.
+      proxy ??= startProxy(listen, settings.allowedDomains).catch((e: unknown) => {
+        proxy = undefined
+        throw e
+      })
+      return proxy
     }
 
     const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
@@ -144,26 +169,34 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
               )
             : Effect.succeed(command)
         }
-        return Effect.promise(async () => {
+        const line = async (): Promise<CommandLine> => {
           const tempDir = tempDirOf(request.sessionId)
           const policy = sandboxPolicy(settings, { root, home, tempDir })
-          const bridge = filtered && a.socat !== undefined
-          if (bridge) proxy ??= startProxy(NodePath.join(base, "proxy.sock"), settings.allowedDomains)
-          const socket = bridge ? (await proxy!).socket : undefined
-          const args = bwrapArgs(policy, {
-            cwd: request.cwd,
-            writable: request.writable,
-            tempDir,
-            ...(socket === undefined ? {} : { proxySocket: socket })
-          })
-          if (socket === undefined || a.socat === undefined) return [a.bwrap, ...args, "--", ...command] as const
-          const url = `http://127.0.0.1:${PROXY_PORT}`
-          for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"])
-            args.push("--setenv", name, url)
-          args.push("--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy")
-          // The bridge starts first and the command waits (at most 1 s) until it listens.
-          const script = `"$1" TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$2" 2>/dev/null & for _ in $(seq 100); do (: </dev/tcp/127.0.0.1/${PROXY_PORT}) 2>/dev/null && break; sleep 0.01; done; shift 2; exec "$@"`
-          return [a.bwrap, ...args, "--", "/bin/bash", "-c", script, "bridge", a.socat, socket, ...command] as const
+          const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
+          // The runner is the same for the layer's life, so the proxy's kind of address is too;
+          // an address of the other kind (never) leaves the command with no network.
+          if (a.runner === "seatbelt") {
+            if (!filtered) return seatbeltLine(a.sandboxExec, policy, call, command)
+            const { listen } = await startedProxy({ port: 0 })
+            return seatbeltLine(
+              a.sandboxExec,
+              policy,
+              "port" in listen ? { ...call, proxyPort: listen.port } : call,
+              command
+            )
+          }
+          if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, call, command)
+          const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
+          return "socket" in listen
+            ? bwrapLine(a.bwrap, policy, call, command, { socket: listen.socket, socat: a.socat })
+            : bwrapLine(a.bwrap, policy, call, command)
+        }
+        return Effect.tryPromise({
+          try: line,
+          catch: (e) =>
+            new SandboxUnavailable({
+              message: `The sandbox could not be set up for this command: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again, or check the temp folder (${base}).`
+            })
         })
       })
 

@@ -8,21 +8,36 @@ import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { probeSandbox } from "../../src/sandbox/availability.ts"
-import { bwrapArgs } from "../../src/sandbox/bwrap.ts"
+import { bwrapArgs, bwrapLine } from "../../src/sandbox/bwrap.ts"
 import { domainAllowed } from "../../src/sandbox/policy.ts"
 import { Sandbox } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings, type SandboxConfig } from "../../src/sandbox/settings.ts"
 import { BashTool } from "../../src/tools/bash.ts"
 
 const availability = await probeSandbox()
-const runnable = availability.available || process.env.CI !== undefined
+// Linux only (macOS's sandbox has its own file, seatbelt.test.ts); CI installs bubblewrap.
+const runnable =
+  process.platform === "linux" &&
+  ((availability.available && availability.runner === "bubblewrap") || process.env.CI !== undefined)
 
-const tempDir = (prefix: string) => NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), prefix)))
+// The sandbox's /tmp is a fresh tmpfs: a folder under the host's /tmp is missing inside rather
+// than refused, so "nothing was written there" would prove nothing. The places a command must
+// not touch live where the sandbox sees the host's own folder, read-only.
+const hostPlaces = NodeFs.existsSync("/var/tmp") ? "/var/tmp" : NodeOs.tmpdir()
+const made: Array<string> = []
+afterAll(() => {
+  for (const dir of made) NodeFs.rmSync(dir, { recursive: true, force: true })
+})
+const tempDir = (prefix: string, base = NodeOs.tmpdir()) => {
+  const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(base, prefix)))
+  made.push(dir)
+  return dir
+}
 
 interface Place {
   readonly root: string
@@ -31,11 +46,11 @@ interface Place {
 }
 
 const place = (): Place => {
-  const home = tempDir("freecode-sbx-home-")
+  const home = tempDir("freecode-sbx-home-", hostPlaces)
   NodeFs.mkdirSync(NodePath.join(home, ".ssh"))
   NodeFs.writeFileSync(NodePath.join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n")
   NodeFs.writeFileSync(NodePath.join(home, ".netrc"), "machine example.com password hunter2\n")
-  return { root: tempDir("freecode-sbx-root-"), home, outside: tempDir("freecode-sbx-outside-") }
+  return { root: tempDir("freecode-sbx-root-"), home, outside: tempDir("freecode-sbx-outside-", hostPlaces) }
 }
 
 /** The processes whose command line matches `pattern` (pgrep exits 1 when there are none). */
@@ -64,25 +79,52 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
   it.effect("writes inside the project; a write outside it or into $HOME fails and leaves nothing", () =>
     Effect.gen(function* () {
       const p = place()
+      const tmp = `/tmp/left-behind-${NodePath.basename(p.root)}`
       const r = yield* bash(
         p,
-        `echo in > inside.txt; echo out > ${p.outside}/escaped.txt; echo home > ${p.home}/.bashrc-added; echo tmp > /tmp/left-behind-${NodePath.basename(p.root)}; cat inside.txt`
+        `echo in > inside.txt; echo out > ${p.outside}/escaped.txt; echo home > ${p.home}/.bashrc-added; echo tmp > ${tmp}; cat inside.txt`
       )
       expect(r.modelOutput).toContain("in")
+      // Refused by the kernel, not missing: the folders exist inside, read-only.
+      expect(r.modelOutput).toContain(`${p.outside}/escaped.txt: Read-only file system`)
+      expect(r.modelOutput).toContain(`${p.home}/.bashrc-added: Read-only file system`)
       expect(NodeFs.readFileSync(NodePath.join(p.root, "inside.txt"), "utf8")).toBe("in\n")
       expect(NodeFs.existsSync(NodePath.join(p.outside, "escaped.txt"))).toBe(false)
       expect(NodeFs.existsSync(NodePath.join(p.home, ".bashrc-added"))).toBe(false)
-      expect(NodeFs.existsSync(`/tmp/left-behind-${NodePath.basename(p.root)}`)).toBe(false)
+      expect(NodeFs.existsSync(tmp)).toBe(false)
     })
   )
 
-  it.effect("an allowed program's own writes (sort -o, git diff --output) leave nothing outside", () =>
+  it.effect("an allowed program's own writes (sort -o, git diff --output, sed -i) leave nothing outside", () =>
     Effect.gen(function* () {
       const p = place()
       NodeFs.writeFileSync(NodePath.join(p.root, "a.txt"), "b\na\n")
-      execFileSync("git", ["init", "-q"], { cwd: p.root })
-      yield* bash(p, `sort -o ${p.outside}/sorted a.txt; git diff --no-index --output=${p.outside}/diff a.txt a.txt`)
-      expect(NodeFs.readdirSync(p.outside)).toEqual([])
+      NodeFs.writeFileSync(NodePath.join(p.outside, "target"), "keep\n")
+      NodeFs.writeFileSync(NodePath.join(p.root, "b.txt"), "c\n")
+      const tag = NodePath.basename(p.root)
+      const tmp = [`/tmp/sorted-${tag}`, `/tmp/diff-${tag}`]
+      const r = yield* bash(
+        p,
+        [
+          // The same writes into the project work: the command is not what fails.
+          "sort -o sorted a.txt",
+          "git diff --no-index --output=diff a.txt b.txt",
+          `sort -o ${p.outside}/sorted a.txt`,
+          `git diff --no-index --output=${p.outside}/diff a.txt b.txt`,
+          `sed -i s/keep/lost/ ${p.outside}/target`,
+          `sort -o ${tmp[0]} a.txt`,
+          `git diff --no-index --output=${tmp[1]} a.txt b.txt`,
+          `cat ${tmp[0]}`
+        ].join("; ")
+      )
+      expect(NodeFs.readFileSync(NodePath.join(p.root, "sorted"), "utf8")).toBe("a\nb\n")
+      expect(NodeFs.readFileSync(NodePath.join(p.root, "diff"), "utf8")).toContain("+c")
+      expect(r.modelOutput).toContain("Read-only file system")
+      expect(NodeFs.readdirSync(p.outside)).toEqual(["target"])
+      expect(NodeFs.readFileSync(NodePath.join(p.outside, "target"), "utf8")).toBe("keep\n")
+      // /tmp inside is the sandbox's own: the file was written there (cat shows it) and went with it.
+      expect(r.modelOutput).toContain("a\nb")
+      for (const t of tmp) expect(NodeFs.existsSync(t)).toBe(false)
     })
   )
 
@@ -104,7 +146,9 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
     })
   )
 
-  it.effect("setsid, nohup and double-forked children are gone when the call returns", () =>
+  // Live clock: the wait below is real time (the kernel ends the namespace's processes just after
+  // bubblewrap exits); on the test clock a first look that still saw them slept forever.
+  it.live("setsid, nohup and double-forked children are gone when the call returns", () =>
     Effect.gen(function* () {
       const p = place()
       const tag = `${process.pid}${Date.now()}`.slice(-9)
@@ -140,6 +184,27 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
       expect(allowed.modelOutput).toContain("hello from the host")
     }).pipe(Effect.scoped)
   )
+
+  it("a bridge that never listens still lets the command run (after its wait), adding nothing to its output", () => {
+    if (!availability.available || availability.runner !== "bubblewrap") throw new Error("bubblewrap is needed here")
+    const root = tempDir("freecode-sbx-bridge-")
+    const socket = NodePath.join(root, "proxy.sock")
+    NodeFs.writeFileSync(socket, "")
+    const policy = { writable: [root], readDenied: [], writeDenied: [], allowedDomains: ["example.com"] }
+    // `false` in socat's place: nothing ever listens on the bridge's port.
+    const [program, ...args] = bwrapLine(
+      availability.bwrap,
+      policy,
+      { cwd: root, writable: [], tempDir: root },
+      ["echo", "ran"],
+      {
+        socket,
+        socat: "/bin/false"
+      }
+    )
+    const out = execFileSync(program, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 10_000 })
+    expect(out).toBe("ran\n")
+  })
 
   it.effect("failIfUnavailable with no bubblewrap fails the call, naming the setting", () =>
     Effect.gen(function* () {
