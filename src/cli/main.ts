@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
- * The `freecode-tools` executable: the CLI on the live tool system (layers/live.ts).
+ * The `freecode-tools` executable: the CLI on the live tool system (layers/live.ts, loaded when a
+ * command builds one).
  * Runs directly on Node 24 (`node src/cli/main.ts`) and built (`dist/src/cli/main.js`).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Layer, Logger } from "effect"
-import { ToolSystem } from "../layers/live.ts"
 import { runCli } from "./app.ts"
 import { EXIT_TERMINATED } from "./errors.ts"
 import { Interrupts } from "./interrupts.ts"
@@ -22,7 +22,12 @@ const services = Layer.mergeAll(
   NodeServices.layer,
   Io.layerNode,
   Interrupts.layerSigint,
-  ToolSystemFactory.layer((root) => ToolSystem.layer({ root }))
+  // Every tool's module loads only for a command that builds a tool system, not for --version or --help.
+  ToolSystemFactory.layer((root) =>
+    Layer.unwrap(
+      Effect.promise(() => import("../layers/live.ts")).pipe(Effect.map((m) => m.ToolSystem.layer({ root })))
+    )
+  )
 )
 
 for (const stream of [process.stdout, process.stderr]) {

@@ -7,16 +7,14 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { pathToFileURL } from "node:url"
 import type { Diagnostic, InitializeResult, ServerCapabilities } from "vscode-languageserver-protocol"
-import {
-  createMessageConnection,
-  ErrorCodes,
-  type MessageConnection,
-  ResponseError,
-  StreamMessageReader,
-  StreamMessageWriter
-} from "vscode-languageserver-protocol/node"
+import type { MessageConnection } from "vscode-languageserver-protocol/node"
+import { lazyImport } from "../load/lazy.ts"
 import { headOf, tailOf } from "../text/cut.ts"
 import type { ServerCommand } from "./servers.ts"
+
+/** The LSP protocol (~45 modules) loads when the first language server starts, not with the package. */
+const protocol = lazyImport(() => import("vscode-languageserver-protocol/node"))
+type Protocol = Awaited<ReturnType<typeof protocol>>
 
 export const fileUri = (path: string): string => pathToFileURL(path).href
 
@@ -59,14 +57,17 @@ export class LspClient {
   private readonly child: ChildProcess
   private readonly connection: MessageConnection
   private readonly state: ServerState
+  private readonly rpc: Protocol
   private readonly documents = new Map<string, OpenDocument>()
 
   private constructor(
     child: ChildProcess,
     connection: MessageConnection,
     capabilities: ServerCapabilities,
-    state: ServerState
+    state: ServerState,
+    rpc: Protocol
   ) {
+    this.rpc = rpc
     this.child = child
     this.connection = connection
     this.capabilities = capabilities
@@ -80,6 +81,8 @@ export class LspClient {
 
   /** Starts the server in `root` and completes the initialize handshake within `timeoutMs`. */
   static async start(command: ServerCommand, root: string, timeoutMs: number): Promise<LspClient> {
+    const rpc = await protocol()
+    const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = rpc
     // Its own process group, so a kill also reaches whatever a wrapper script started.
     const child = spawn(command.command, [...command.args], {
       cwd: root,
@@ -145,7 +148,7 @@ export class LspClient {
         "initialize"
       )
       await connection.sendNotification("initialized", {})
-      return new LspClient(child, connection, init.capabilities, state)
+      return new LspClient(child, connection, init.capabilities, state, rpc)
     } catch (e) {
       killGroup(child)
       throw e
@@ -187,7 +190,7 @@ export class LspClient {
   request<T>(method: string, params: unknown, timeoutMs: number): Promise<T> {
     return this.noticingWriteFailure(
       withTimeout(this.connection.sendRequest<T>(method, params), timeoutMs, method),
-      (e) => e instanceof ResponseError && e.code === ErrorCodes.MessageWriteError
+      (e) => e instanceof this.rpc.ResponseError && e.code === this.rpc.ErrorCodes.MessageWriteError
     )
   }
 

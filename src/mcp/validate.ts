@@ -4,24 +4,31 @@
  * tool's InvalidArguments). ajv, non-strict (servers write schemas with unknown keywords and
  * formats); Ajv2020 when the schema declares 2020-12.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv"
-import { Ajv2020 } from "ajv/dist/2020.js"
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv"
+import type { Ajv2020 } from "ajv/dist/2020.js"
 import { Result } from "effect"
+import { lazyRequire } from "../load/lazy.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import type { Dialect } from "../schema/resolve.ts"
 import { clip } from "../text/cut.ts"
 import type { ArgumentIssue, InvalidArguments } from "../tool/errors.ts"
 import { invalidArguments } from "../tool/tool.ts"
 
+// ajv is ~90 modules; it loads when the first MCP server's tool is converted, not with the package.
+const ajvDraft07 = lazyRequire<typeof import("ajv")>("ajv")
+const ajvDraft2020 = lazyRequire<typeof import("ajv/dist/2020.js")>("ajv/dist/2020.js")
+
 const options = { strict: false, allErrors: true, logger: false, validateFormats: false } as const
-let draft07: Ajv | undefined
-let draft2020: Ajv2020 | undefined
+const fresh = (dialect: Dialect): Ajv | Ajv2020 =>
+  dialect === "2020-12" ? new (ajvDraft2020().Ajv2020)(options) : new (ajvDraft07().Ajv)(options)
+let draft07: Ajv | Ajv2020 | undefined
+let draft2020: Ajv | Ajv2020 | undefined
 const ajvFor = (dialect: Dialect): Ajv | Ajv2020 => {
   if (dialect === "2020-12") {
-    draft2020 ??= new Ajv2020(options)
+    draft2020 ??= fresh(dialect)
     return draft2020
   }
-  draft07 ??= new Ajv(options)
+  draft07 ??= fresh(dialect)
   return draft07
 }
 
@@ -85,7 +92,7 @@ export const compileValidator = (tool: string, schema: unknown, dialect: Dialect
     validate = ajvFor(dialect).compile(plain)
   } catch {
     // A nested $id another tool's schema already used: compile this one on its own.
-    validate = (dialect === "2020-12" ? new Ajv2020(options) : new Ajv(options)).compile(plain)
+    validate = fresh(dialect).compile(plain)
   }
   return (input) => {
     if (validate(input)) return Result.succeed(input)

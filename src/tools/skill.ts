@@ -7,12 +7,15 @@
 import { homedir } from "node:os"
 import * as NodePath from "node:path"
 import { Config, Effect, FileSystem, Layer, Option, Schema } from "effect"
-import { parse as parseYaml } from "yaml"
+import { lazyRequire } from "../load/lazy.ts"
 import { similarNames } from "../path/similar-names.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { fail } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
+
+// yaml loads with the first SKILL.md read, not with the package.
+const yaml = lazyRequire<typeof import("yaml")>("yaml")
 
 /** Replaces the folders searched for skills: a list separated by `:`. */
 export const SKILL_DIRS_NAME = "FREECODE_SKILL_DIRS"
@@ -55,7 +58,7 @@ export const parseSkillFile = (text: string): { name: string; description: strin
   if (match === null) return "it does not start with YAML front matter between --- lines"
   let data: unknown
   try {
-    data = parseYaml(match[1]!)
+    data = yaml().parse(match[1]!)
   } catch (e) {
     return `its front matter is not valid YAML (${(e as Error).message.split("\n")[0]})`
   }

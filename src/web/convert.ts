@@ -3,7 +3,10 @@
  * and code blocks and is fast on large pages) or to plain text, scripts and styles dropped;
  * images listed as metadata rather than inlined.
  */
-import { htmlToMarkdown } from "@mdream/js"
+import { lazyRequire } from "../load/lazy.ts"
+
+// mdream loads with the first HTML page converted, not with the package.
+const mdream = lazyRequire<typeof import("@mdream/js")>("@mdream/js")
 
 /** Elements whose content is never text a reader sees. */
 const DROPPED = ["script", "style", "noscript", "template", "iframe", "svg", "canvas"]
@@ -27,7 +30,7 @@ export const htmlToMarkdownWithImages = (
   baseUrl: string
 ): { readonly markdown: string; readonly images: ReadonlyArray<PageImage> } => {
   const images: Array<PageImage> = []
-  const markdown = htmlToMarkdown(html, {
+  const markdown = mdream().htmlToMarkdown(html, {
     origin: baseUrl,
     plugins: {
       filter: { exclude: DROPPED },

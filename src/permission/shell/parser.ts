@@ -4,8 +4,11 @@ import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as v8 from "node:v8"
 import { Effect } from "effect"
-import { Language, Parser } from "web-tree-sitter"
+import { lazyImport } from "../../load/lazy.ts"
 import type { ShellParser } from "./analysis.ts"
+
+// web-tree-sitter and the grammar load on the first shell analysis, not with the package.
+const treeSitter = lazyImport(() => import("web-tree-sitter"))
 
 let parser: Promise<ShellParser> | undefined
 
@@ -34,6 +37,7 @@ const baselineWasmOnly = () => {
 }
 
 const loadParser = async (): Promise<ShellParser> => {
+  const { Language, Parser } = await treeSitter()
   baselineWasmOnly()
   await Parser.init()
   const language = await Language.load(grammarPath())
