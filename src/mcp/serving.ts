@@ -1,0 +1,7 @@
+/**
+ * `freecode-tools/mcp`: serving a built tool system over MCP. Its own entry, apart from the
+ * library's (src/index.ts), because it loads the MCP SDK's server side (zod, ajv, hono: about a
+ * third of the package's modules), which an embedder that never serves should not pay for.
+ */
+export { type HttpServing, serveHttp, serveStdio } from "./serve.ts"
+export { makeToolServer, type ServedSystem } from "./server.ts"
