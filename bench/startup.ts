@@ -1,33 +1,58 @@
 /**
- * Start-up, side by side, each in a fresh process, alternating, median of BENCH_STARTUP_RUNS (7):
+ * Start-up, side by side, each in a fresh process, the sides alternating within every round,
+ * BENCH_STARTUP_RUNS (15) rounds; medians with the spread (quartiles):
  *   - importing the package (dist/src/index.js, built by `npm run build`) against importing
  *     `effect`; target ≤ 1.5× effect;
- *   - `freecode-tools mcp` (the built CLI, over stdio) from spawn to the answer of its first
+ *   - `freecode-tools mcp` (the CLI bundle, dist/cli/, over stdio) from spawn to the answer of its first
  *     tools/list, against @modelcontextprotocol/server-filesystem; target ≤ 1.0×;
- *   - `freecode-tools --version`.
+ *   - `freecode-tools --version` and `--help`.
+ * Wall time is what a person waits; CPU time (user + system of the child) is printed beside it,
+ * because on a machine shared with other work it moves far less than wall time does.
  *   npm run build && node bench/startup.ts
  */
 import { spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 
 const REPO = resolve(import.meta.dirname, "..")
-const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 7)
+const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15)
 const BUILT = join(REPO, "dist/src/index.js")
 if (!existsSync(BUILT)) throw new Error("run `npm run build` first: this measures dist/, what a package ships")
 
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+interface Sample {
+  readonly wall: number
+  readonly cpu: number
+}
 
-/** Wall time of `node -e "await import(spec)"`, and its peak resident set. */
-const importTime = (spec: string) => {
+/** Wall time of `node -e "await import(spec)"`, and the CPU time the child reports having used. */
+const importTime = (spec: string): Sample => {
   const started = performance.now()
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(spec)})`], {
-    cwd: REPO
-  })
+  const code = `await import(${JSON.stringify(spec)}); const u = process.cpuUsage(); process.stdout.write(String((u.user + u.system) / 1000))`
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: REPO, encoding: "utf8" })
   if (r.status !== 0) throw new Error(`import ${spec} failed: ${r.stderr}`)
-  return performance.now() - started
+  return { wall: performance.now() - started, cpu: Number(r.stdout) }
+}
+
+/** Wall time of a CLI command run to its end (Node cannot read a finished child's CPU time). */
+const commandTime = (args: ReadonlyArray<string>): Sample => {
+  const started = performance.now()
+  const r = spawnSync(process.execPath, args, { cwd: REPO, stdio: "ignore" })
+  if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}`)
+  return { wall: performance.now() - started, cpu: Number.NaN }
+}
+
+/** user + system time of a running process, from /proc (Linux); NaN elsewhere. */
+const TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100)
+const cpuOf = (pid: number | undefined): number => {
+  try {
+    // Fields after the command name (which may hold spaces, so split after its closing paren).
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS
+  } catch {
+    return Number.NaN
+  }
 }
 
 const HELLO = [
@@ -45,16 +70,17 @@ const HELLO = [
 
 /** Spawn to the first tools/list answer, over stdio. */
 const firstList = (args: ReadonlyArray<string>) =>
-  new Promise<number>((done, fail) => {
+  new Promise<Sample>((done, fail) => {
     const started = performance.now()
     const child = spawn(process.execPath, args, { cwd: REPO, stdio: ["pipe", "pipe", "ignore"] })
     let out = ""
     child.stdout.on("data", (b: Buffer) => {
       out += b.toString()
       if (out.includes('"id":2')) {
-        const ms = performance.now() - started
+        const wall = performance.now() - started
+        const cpu = cpuOf(child.pid)
         child.kill()
-        done(ms)
+        done({ wall, cpu })
       }
     })
     child.on("error", fail)
@@ -63,38 +89,61 @@ const firstList = (args: ReadonlyArray<string>) =>
 
 const project = mkdtempSync(join(tmpdir(), "freecode-bench-startup-"))
 const filesystem = join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
-const cli = join(REPO, "dist/src/cli/main.js")
+// What an installed package runs (entry/cli.js imports it after the Node.js version check).
+const cli = join(REPO, "dist/cli/main.js")
 const samples = {
-  effect: [] as Array<number>,
-  ours: [] as Array<number>,
-  fsList: [] as Array<number>,
-  ourList: [] as Array<number>,
-  version: [] as Array<number>
+  effect: [] as Array<Sample>,
+  ours: [] as Array<Sample>,
+  fsList: [] as Array<Sample>,
+  ourList: [] as Array<Sample>,
+  version: [] as Array<Sample>,
+  help: [] as Array<Sample>
 }
 try {
   for (let i = 0; i < RUNS; i++) {
-    samples.effect.push(importTime("effect"))
-    samples.ours.push(importTime(BUILT))
-    samples.fsList.push(await firstList([filesystem, project]))
-    samples.ourList.push(await firstList([cli, "mcp", "--root", project]))
-    const started = performance.now()
-    spawnSync(process.execPath, [cli, "--version"])
-    samples.version.push(performance.now() - started)
+    // Alternate which side goes first, so neither always runs on a warmer (or busier) machine.
+    const pairs: Array<() => Promise<void>> = [
+      async () => void samples.effect.push(importTime("effect")),
+      async () => void samples.ours.push(importTime(BUILT))
+    ]
+    const lists: Array<() => Promise<void>> = [
+      async () => void samples.fsList.push(await firstList([filesystem, project])),
+      async () => void samples.ourList.push(await firstList([cli, "mcp", "--root", project]))
+    ]
+    for (const run of i % 2 === 0 ? pairs : pairs.toReversed()) await run()
+    for (const run of i % 2 === 0 ? lists : lists.toReversed()) await run()
+    samples.version.push(commandTime([cli, "--version"]))
+    samples.help.push(commandTime([cli, "--help"]))
   }
 } finally {
   rmSync(project, { recursive: true, force: true })
 }
-const ms = (x: number) => `${Math.round(x)} ms`
-const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
-const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)])) as Record<
-  keyof typeof samples,
-  number
->
-console.log(`node ${process.version}, ${RUNS} runs each, medians`)
-console.log(`import effect                 ${ms(m.effect)}`)
-console.log(`import freecode-tools (dist)  ${ms(m.ours)}   ${ratio(m.ours, m.effect)} effect   (target ≤ 1.5×)`)
-console.log(`server-filesystem: tools/list ${ms(m.fsList)}`)
-console.log(
-  `freecode-tools mcp: tools/list ${ms(m.ourList)}   ${ratio(m.ourList, m.fsList)} server-filesystem   (target ≤ 1.0×)`
-)
-console.log(`freecode-tools --version      ${ms(m.version)}`)
+
+const quantile = (xs: ReadonlyArray<number>, q: number) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+}
+const ms = (x: number) => (Number.isNaN(x) ? "—" : `${Math.round(x)} ms`)
+const summary = (xs: ReadonlyArray<number>) =>
+  `${ms(quantile(xs, 0.5))} (${Math.round(quantile(xs, 0.25))}–${Math.round(quantile(xs, 0.75))})`
+const row = (label: string, key: keyof typeof samples, against?: keyof typeof samples, target?: string) => {
+  const wall = samples[key].map((s) => s.wall)
+  const cpu = samples[key].map((s) => s.cpu)
+  let line = `${label.padEnd(32)} wall ${summary(wall).padEnd(22)} cpu ${Number.isNaN(cpu[0]) ? "—" : summary(cpu)}`
+  if (against !== undefined) {
+    const ratio = (f: (s: Sample) => number) => {
+      // The ratio of medians, and the spread of the per-round ratios (each round's pair ran back to back).
+      const perRound = samples[key].map((s, i) => f(s) / f(samples[against][i]!))
+      return `${(quantile(samples[key].map(f), 0.5) / quantile(samples[against].map(f), 0.5)).toFixed(2)}× (${quantile(perRound, 0.25).toFixed(2)}–${quantile(perRound, 0.75).toFixed(2)})`
+    }
+    line += `\n${"".padEnd(32)} wall ${ratio((s) => s.wall)}, cpu ${ratio((s) => s.cpu)} ${against}   (target ${target})`
+  }
+  console.log(line)
+}
+console.log(`node ${process.version}, ${RUNS} rounds, medians (quartiles in brackets)`)
+row("import effect", "effect")
+row("import freecode-tools (dist)", "ours", "effect", "≤ 1.5×")
+row("server-filesystem: tools/list", "fsList")
+row("freecode-tools mcp: tools/list", "ourList", "fsList", "≤ 1.0×")
+row("freecode-tools --version", "version")
+row("freecode-tools --help", "help")

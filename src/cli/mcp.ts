@@ -79,10 +79,14 @@ export const mcpCommand = Command.make(
         )
         yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
         // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
+        // It names the sandbox, whose probe starts bubblewrap once: the line waits for it, serving does not.
         const tools = yield* Context.get(system, Dispatcher).tools
-        const sandbox = yield* sandboxState(system)
-        yield* io.err(
-          `freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio; ${sandbox}\n`
+        yield* Effect.forkScoped(
+          Effect.flatMap(sandboxState(system), (sandbox) =>
+            io.err(
+              `freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio; ${sandbox}\n`
+            )
+          )
         )
         return yield* serveStdio(
           system,

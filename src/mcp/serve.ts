@@ -11,14 +11,20 @@
  * later request with its id gets 404, so the client initializes again.
  */
 import { randomUUID } from "node:crypto"
-import * as NodeHttp from "node:http"
+import type * as NodeHttp from "node:http"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Deferred, Effect, Exit, Option, Scope } from "effect"
+import { lazyImport, lazyRequire } from "../load/lazy.ts"
 import { DEFAULT_MAX_SESSIONS, makeSessions, Sessions, type SessionsShape } from "../session/sessions.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
+
+// The HTTP side loads with serveHttp; stdio needs neither. node:http by require: an ESM import of
+// it also loads Node's internal undici (for its WebSocket export), ~60 ms of CPU at start-up.
+const nodeHttp = lazyRequire<typeof NodeHttp>("node:http")
+const httpTransport = lazyImport(() => import("@modelcontextprotocol/sdk/server/streamableHttp.js"))
 
 /** Serves over stdin/stdout until the client closes stdin (or the scope closes). */
 export const serveStdio = (
@@ -67,6 +73,7 @@ const readBody = (req: NodeHttp.IncomingMessage): Promise<string> =>
 /** Serves streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0: any free port) while the scope is open. */
 export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<HttpServing, Error, Scope.Scope> =>
   Effect.gen(function* () {
+    const { StreamableHTTPServerTransport } = yield* Effect.promise(httpTransport)
     const outer = yield* Effect.scope
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
     const given = Context.getOption(system, Sessions)
@@ -138,7 +145,7 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
       return jsonRpcError(res, 400, -32000, "Bad Request: no valid session id; send initialize first")
     }
 
-    const http = NodeHttp.createServer((req, res) => {
+    const http = nodeHttp().createServer((req, res) => {
       handle(req, res).catch((e: unknown) =>
         jsonRpcError(res, 500, -32603, `Internal error: ${e instanceof Error ? e.message : String(e)}`)
       )

@@ -8,9 +8,14 @@
  * It speaks CONNECT (HTTPS, or any TCP a client tunnels) and plain HTTP requests in absolute
  * form. A refused host gets 403 with a line saying which setting allows it.
  */
-import * as NodeHttp from "node:http"
+import type * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
+import { lazyRequire } from "../load/lazy.ts"
 import { domainAllowed } from "./policy.ts"
+
+// By require: an ESM import of node:http also loads Node's internal undici, ~60 ms of CPU at
+// start-up, for a proxy that only starts with bash's first networked sandboxed call.
+const nodeHttp = lazyRequire<typeof NodeHttp>("node:http")
 
 /** The port the bridge listens on inside the sandbox (its own network namespace: nothing else there). */
 export const PROXY_PORT = 3128
@@ -39,7 +44,7 @@ const hostPort = (text: string, defaultPort: number): { host: string; port: numb
 }
 
 export const startProxy = (listen: ProxyListen, domains: ReadonlyArray<string>): Promise<SandboxProxy> => {
-  const server = NodeHttp.createServer((req, res) => {
+  const server = nodeHttp().createServer((req, res) => {
     let target: URL
     try {
       target = new URL(req.url ?? "")
@@ -51,7 +56,7 @@ export const startProxy = (listen: ProxyListen, domains: ReadonlyArray<string>):
       res.writeHead(403).end(refusal(target.hostname))
       return
     }
-    const upstream = NodeHttp.request(
+    const upstream = nodeHttp().request(
       {
         host: target.hostname.replace(/^\[|\]$/g, ""),
         port: target.port === "" ? 80 : Number(target.port),

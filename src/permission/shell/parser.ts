@@ -1,10 +1,11 @@
 /** The bash grammar (web-tree-sitter + tree-sitter-bash), loaded once per process. */
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import * as v8 from "node:v8"
 import { Effect } from "effect"
 import { lazyImport } from "../../load/lazy.ts"
+import { packageRoot } from "../../load/package-root.ts"
 import type { ShellParser } from "./analysis.ts"
 
 // web-tree-sitter and the grammar load on the first shell analysis, not with the package.
@@ -13,13 +14,15 @@ const treeSitter = lazyImport(() => import("web-tree-sitter"))
 let parser: Promise<ShellParser> | undefined
 
 /**
- * The built package ships the one .wasm it uses beside `permission/shell.js` (copied by
- * `npm run build`), so installing it needs neither tree-sitter-bash's 20 MB nor its native build;
- * a clone reads it from the tree-sitter-bash devDependency.
+ * The built package ships the one .wasm it uses in dist/src/permission/ (copied by `npm run build`),
+ * so installing it needs neither tree-sitter-bash's 20 MB nor its native build; a clone that has
+ * not been built reads it from the tree-sitter-bash devDependency. Found from the package's root,
+ * so this module may run from src/, dist/src/ or the CLI bundle alike.
  */
 const grammarPath = (): string => {
-  const shipped = fileURLToPath(new URL("../tree-sitter-bash.wasm", import.meta.url))
-  return existsSync(shipped)
+  const root = packageRoot(import.meta.dirname)
+  const shipped = root === undefined ? undefined : join(root.dir, "dist/src/permission/tree-sitter-bash.wasm")
+  return shipped !== undefined && existsSync(shipped)
     ? shipped
     : createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm")
 }
