@@ -3,7 +3,7 @@
  * The `freecode-tools` executable. Checks the Node.js version first, then runs the CLI: in a
  * clone, the TypeScript source directly (Node 24 strips the types, so a clone needs no build step
  * and never runs a stale build); in an installed package, which ships no .ts, the CLI bundle
- * (dist/cli/, scripts/bundle-cli.ts).
+ * (dist/cli/, scripts/bundle.ts).
  */
 import "./node-check.js"
 import { existsSync } from "node:fs"

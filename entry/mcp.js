@@ -1,4 +1,4 @@
 /** The `freecode-tools/mcp` entry: the Node.js version check, then serving over MCP. */
 import "./node-check.js"
 
-export * from "../dist/src/mcp/serving.js"
+export * from "../dist/lib/mcp.js"

@@ -7,7 +7,7 @@
  */
 
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { ConfigProvider, Context, Effect, Option } from "effect"
+import { ConfigProvider, Context, Effect, Fiber, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import type { HttpServing } from "../mcp/serve.ts"
@@ -77,24 +77,26 @@ export const mcpCommand = Command.make(
           Effect.provideService(DefaultMode, "acceptEdits"),
           Effect.provideService(SandboxByDefault, true)
         )
-        yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
         // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
-        // It names the sandbox, whose probe starts bubblewrap once: the line waits for it, serving does not.
+        // It names the sandbox, whose probe starts bubblewrap once: serving does not wait for that,
+        // the end of serving does, so the line is never lost; any auto-deferral note comes after it.
         const tools = yield* Context.get(system, Dispatcher).tools
-        yield* Effect.forkScoped(
+        const line = yield* Effect.forkChild(
           Effect.flatMap(sandboxState(system), (sandbox) =>
             io.err(
               `freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio; ${sandbox}\n`
             )
           )
         )
-        return yield* serveStdio(
+        yield* Effect.forkScoped(Effect.andThen(Fiber.join(line), announceAutoDeferralWhenReady(system)))
+        yield* serveStdio(
           system,
           (server) => {
             served = server
           },
           setup.session
         )
+        return yield* Fiber.join(line)
       }
       if (setup.session !== undefined) {
         return yield* new Misuse({

@@ -78,18 +78,23 @@ describe.runIf(INSTALL_TESTS !== "")("a new user's first run", () => {
       expect(installed.stderr).not.toContain("install-scripts")
     }, 15 * MINUTE)
 
-    it("ships what it uses: LICENSE, entry/, dist/ with the bash grammar; no .ts source, no source maps", () => {
+    it("ships what it uses: LICENSE, entry/, the bundles, types, the bash grammar; no .ts source, no source maps", () => {
       const root = NodePath.join(consumer, "node_modules/freecode-tools")
       for (const file of [
         "LICENSE",
         "entry/cli.js",
         "entry/index.js",
-        "dist/src/index.js",
+        "entry/mcp.js",
+        "dist/lib/index.js",
+        "dist/cli/main.js",
+        "dist/src/index.d.ts",
         "dist/src/permission/tree-sitter-bash.wasm"
       ]) {
         expect(NodeFs.existsSync(NodePath.join(root, file)), file).toBe(true)
       }
       const files = NodeFs.readdirSync(root, { recursive: true }).map(String)
+      // The unbundled build is what the bundles are made from (scripts/bundle.ts); nothing runs it.
+      expect(files.filter((f) => f.startsWith("dist/src/") && f.endsWith(".js"))).toEqual([])
       expect(files.filter((f) => f.endsWith(".map"))).toEqual([])
       expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([])
       expect(NodeFs.existsSync(NodePath.join(consumer, "node_modules/tree-sitter-bash"))).toBe(false)
