@@ -1,8 +1,9 @@
 /**
  * Start-up, side by side, each in a fresh process, the sides alternating within every round,
  * BENCH_STARTUP_RUNS (15) rounds; medians with the spread (quartiles):
- *   - importing the package (dist/src/index.js, built by `npm run build`) against importing
- *     `effect`; target ≤ 1.5× effect;
+ *   - importing the package as a consumer does (entry/index.js: the version check, then the
+ *     bundle dist/lib/, built by `npm run build`) against importing `effect`; target ≤ 1.5×
+ *     effect; and, for comparison, tsc's unbundled dist/src/index.js;
  *   - `freecode-tools mcp` (the CLI bundle, dist/cli/, over stdio) from spawn to the answer of its first
  *     tools/list, against @modelcontextprotocol/server-filesystem; target ≤ 1.0×;
  *   - `freecode-tools --version` and `--help`.
@@ -18,8 +19,11 @@ import { performance } from "node:perf_hooks"
 
 const REPO = resolve(import.meta.dirname, "..")
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15)
-const BUILT = join(REPO, "dist/src/index.js")
-if (!existsSync(BUILT)) throw new Error("run `npm run build` first: this measures dist/, what a package ships")
+const BUILT = join(REPO, "entry/index.js")
+const UNBUNDLED = join(REPO, "dist/src/index.js")
+if (!existsSync(join(REPO, "dist/lib/index.js")) || !existsSync(UNBUNDLED)) {
+  throw new Error("run `npm run build` first: this measures dist/, what a package ships")
+}
 
 interface Sample {
   readonly wall: number
@@ -94,6 +98,7 @@ const cli = join(REPO, "dist/cli/main.js")
 const samples = {
   effect: [] as Array<Sample>,
   ours: [] as Array<Sample>,
+  unbundled: [] as Array<Sample>,
   fsList: [] as Array<Sample>,
   ourList: [] as Array<Sample>,
   version: [] as Array<Sample>,
@@ -104,7 +109,8 @@ try {
     // Alternate which side goes first, so neither always runs on a warmer (or busier) machine.
     const pairs: Array<() => Promise<void>> = [
       async () => void samples.effect.push(importTime("effect")),
-      async () => void samples.ours.push(importTime(BUILT))
+      async () => void samples.ours.push(importTime(BUILT)),
+      async () => void samples.unbundled.push(importTime(UNBUNDLED))
     ]
     const lists: Array<() => Promise<void>> = [
       async () => void samples.fsList.push(await firstList([filesystem, project])),
@@ -142,7 +148,8 @@ const row = (label: string, key: keyof typeof samples, against?: keyof typeof sa
 }
 console.log(`node ${process.version}, ${RUNS} rounds, medians (quartiles in brackets)`)
 row("import effect", "effect")
-row("import freecode-tools (dist)", "ours", "effect", "≤ 1.5×")
+row("import freecode-tools", "ours", "effect", "≤ 1.5×")
+row("import dist/src (unbundled)", "unbundled", "effect", "—")
 row("server-filesystem: tools/list", "fsList")
 row("freecode-tools mcp: tools/list", "ourList", "fsList", "≤ 1.0×")
 row("freecode-tools --version", "version")
