@@ -7,6 +7,12 @@
  */
 import "./node-check.js"
 import { existsSync } from "node:fs"
+import { enableCompileCache } from "node:module"
+
+// V8 keeps the code it compiled on disk (Node's cache, in the OS temp folder) for the next start:
+// compiling the bundle is about a tenth of an MCP server's start. A cache that cannot be written
+// is skipped, never an error.
+enableCompileCache()
 
 const source = new URL("../src/cli/main.ts", import.meta.url)
 await import(existsSync(source) ? source.href : new URL("../dist/cli/main.js", import.meta.url).href)

@@ -146,8 +146,8 @@ describe("src/", () => {
     expect(cycles).toEqual([])
   })
 
-  it("keeps the pure helpers a leaf: path/ and text/ import no other folder of src/", () => {
-    const out = folderEdges().filter((e) => e.from === "path" || e.from === "text")
+  it("keeps the pure helpers a leaf: path/, text/ and load/ import no other folder of src/", () => {
+    const out = folderEdges().filter((e) => e.from === "path" || e.from === "text" || e.from === "load")
     expect(out.map((e) => `${e.fromFile} -> ${e.toFile}`)).toEqual([])
   })
 
