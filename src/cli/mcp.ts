@@ -60,7 +60,6 @@ export const mcpCommand = Command.make(
     function* (input) {
       const io = yield* Io
       const setup = yield* checkOptions(input)
-      const { serveHttp, serveStdio } = yield* loadServe
       if (Option.isNone(input.http) && Option.isSome(input.sessionIdle)) {
         return yield* new Misuse({
           message: "--session-idle applies to mcp --http; over stdio the one session lasts as long as the client."
@@ -77,26 +76,23 @@ export const mcpCommand = Command.make(
           Effect.provideService(DefaultMode, "acceptEdits"),
           Effect.provideService(SandboxByDefault, true)
         )
+        yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
+        // The serving line names the sandbox, whose probe starts bubblewrap once: it runs while the
+        // SDK's server side loads, so tools/list does not wait for it.
+        const sandbox = yield* Effect.forkChild(sandboxState(system))
+        const { serveStdio } = yield* loadServe
         // One line on stderr (stdout is the protocol's), so a terminal shows the server is up, not hung.
-        // It names the sandbox, whose probe starts bubblewrap once: serving does not wait for that,
-        // the end of serving does, so the line is never lost; any auto-deferral note comes after it.
         const tools = yield* Context.get(system, Dispatcher).tools
-        const line = yield* Effect.forkChild(
-          Effect.flatMap(sandboxState(system), (sandbox) =>
-            io.err(
-              `freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio; ${sandbox}\n`
-            )
-          )
+        yield* io.err(
+          `freecode-tools mcp: serving ${plural(tools.length, "tool")} for ${setup.root} over stdio; ${yield* Fiber.join(sandbox)}\n`
         )
-        yield* Effect.forkScoped(Effect.andThen(Fiber.join(line), announceAutoDeferralWhenReady(system)))
-        yield* serveStdio(
+        return yield* serveStdio(
           system,
           (server) => {
             served = server
           },
           setup.session
         )
-        return yield* Fiber.join(line)
       }
       if (setup.session !== undefined) {
         return yield* new Misuse({
@@ -126,6 +122,7 @@ export const mcpCommand = Command.make(
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
       }
+      const { serveHttp } = yield* loadServe
       serving = yield* serveHttp(system, port).pipe(
         Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
       )
