@@ -7,12 +7,14 @@
  */
 import "./node-check.js"
 import { existsSync } from "node:fs"
-import { enableCompileCache } from "node:module"
+// A namespace, not a named import: an old Node (which node-check.js turns away with one line)
+// has no enableCompileCache, and a missing named import would fail before that check runs.
+import * as NodeModule from "node:module"
 
 // V8 keeps the code it compiled on disk (Node's cache, in the OS temp folder) for the next start:
 // compiling the bundle is about a tenth of an MCP server's start. A cache that cannot be written
 // is skipped, never an error.
-enableCompileCache()
+NodeModule.enableCompileCache()
 
 const source = new URL("../src/cli/main.ts", import.meta.url)
 await import(existsSync(source) ? source.href : new URL("../dist/cli/main.js", import.meta.url).href)
