@@ -15,7 +15,7 @@ import * as NodePath from "node:path"
 import { Effect, type FileSystem, Option, PlatformError } from "effect"
 import { realPath } from "../permission/containment.ts"
 import { fingerprint } from "../read-state/fingerprint.ts"
-import { MAX_LINKS } from "./landing.ts"
+import { landingPathWith } from "./landing.ts"
 import { type CommitSteps, commitWith } from "./patch-commit.ts"
 import { makeLockTable } from "./path-lock.ts"
 import type { FileKind, LoadedFile, WriteFsShape } from "./write-fs.ts"
@@ -56,35 +56,15 @@ export const makePlatformWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => 
 
   /** landing.ts's walk, each component asked of the FileSystem (lstat, then readLink for a link). */
   const landing = (abs: string): Effect.Effect<string | undefined> =>
-    Effect.gen(function* () {
-      const pending = abs.split("/").filter((p) => p !== "" && p !== ".")
-      let at = "/"
-      let links = 0
-      let missing = false
-      while (pending.length > 0) {
-        const part = pending.shift()!
-        if (part === "..") {
-          at = NodePath.posix.dirname(at)
-          continue
-        }
-        const next = at === "/" ? `/${part}` : `${at}/${part}`
-        const info = missing ? Option.none() : yield* Effect.option(fs.lstat(next))
-        const target =
-          Option.isSome(info) && info.value.type === "SymbolicLink"
-            ? yield* Effect.option(fs.readLink(next))
-            : Option.none()
-        // Missing from here on, or not a link: taken as it is.
-        if (Option.isNone(info)) missing = true
-        if (Option.isNone(target)) {
-          at = next
-          continue
-        }
-        if (++links > MAX_LINKS) return undefined
-        pending.unshift(...target.value.split("/").filter((p) => p !== "" && p !== "."))
-        if (target.value.startsWith("/")) at = "/"
-      }
-      return at
-    })
+    landingPathWith(abs, (path) =>
+      Effect.gen(function* () {
+        const info = yield* Effect.option(fs.lstat(path))
+        if (Option.isNone(info)) return "missing" as const
+        if (info.value.type !== "SymbolicLink") return "plain" as const
+        const target = yield* Effect.option(fs.readLink(path))
+        return Option.isSome(target) ? { link: target.value } : ("plain" as const)
+      })
+    )
 
   const load = (target: string): Effect.Effect<LoadedFile | undefined, PlatformError.PlatformError> =>
     fs.lstat(target).pipe(
