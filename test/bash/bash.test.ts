@@ -359,10 +359,11 @@ describe("bash", () => {
             expect(result.status).toBe("error")
             expect(result.modelOutput).toMatch(/^stopped: output over 3000000 bytes/)
             expect(result.metadata).toMatchObject({ stopped: true })
-            // What it wrote before the kill landed: the limit plus ~10 ms of writing (measured 1–25 MB
-            // on a loaded 2-core VM; 55–135 MB when the limit was checked on what had been read).
+            // What it wrote before the kill landed: the limit plus one check's worth of writing
+            // (every 10 ms; measured 1–25 MB quiet, 70 MB once on a loaded CI machine, whose timers
+            // run late). The bound is "not GBs": without the check it writes until the timeout.
             expect(result.outputChars).toBeGreaterThan(3_000_000)
-            expect(result.outputChars).toBeLessThan(3_000_000 + 48 * 1024 * 1024)
+            expect(result.outputChars).toBeLessThan(3_000_000 + 512 * 1024 * 1024)
           }),
         { storeBytes: 1_000_000 },
         { FREECODE_OUTPUT_SPILL_BYTES: "3000000" }

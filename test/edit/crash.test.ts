@@ -98,15 +98,20 @@ describe("kill -9 in the middle of a call", () => {
     await Promise.all(Object.values(children).map((c) => c.ready))
     const tempsOf = (pid: number) => () => NFS.readdirSync(staging).some((n) => n.startsWith(`${pid}-`))
     NFS.writeFileSync(go, "")
-    // Each is killed as soon as it has a temp file in the staging folder: mid-write.
-    const killed = await Promise.all(
+    // Each is killed as soon as it has a temp file in the staging folder: mid-write. On a loaded
+    // machine a child may finish between the look and the kill; what holds for every file below
+    // holds then too, and the kill must have landed mid-call in at least one of them.
+    const outcomes = await Promise.all(
       Object.values(children).map(async (c) => {
         const seen = await waitFor(tempsOf(c.child.pid!), 30_000)
         c.child.kill("SIGKILL")
-        return seen && (await c.result) === undefined
+        const result = await c.result
+        if (result !== undefined) return "finished"
+        return seen ? "killed mid-call" : "killed before writing a temp file"
       })
     )
-    expect(killed).toEqual([true, true, true])
+    expect(outcomes).not.toContain("killed before writing a temp file")
+    expect(outcomes).toContain("killed mid-call")
     const text = (f: string) => NFS.readFileSync(NodePath.join(root, f), "utf8")
     expect([`${big("e")}last line\n`, `${big("e")}LAST\n`]).toContain(text("edit.txt"))
     if (NFS.existsSync(NodePath.join(root, "new.txt"))) expect(text("new.txt")).toBe(big("w"))
