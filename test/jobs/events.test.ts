@@ -38,16 +38,19 @@ const waitFor = (seen: ReadonlyArray<ToolEvent>, jobId: string, want: string) =>
     for (let i = 0; i < 100 && !joined(jobWindows(seen, jobId)).includes(want); i++) yield* Effect.sleep("100 millis")
   })
 
+/** Subscribes to the events now and collects every one into `seen`, until `collector` is interrupted. */
+const collect = Effect.gen(function* () {
+  const seen: Array<ToolEvent> = []
+  const subscription = yield* (yield* ToolEvents).subscribe
+  const collector = yield* Effect.forkChild(Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e))))
+  return { seen, collector }
+})
+
 describe("background job events", () => {
   it.live("a job's output keeps flowing as tool_output tagged with its id after its call completed", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        const events = yield* ToolEvents
-        const seen: Array<ToolEvent> = []
-        const subscription = yield* events.subscribe
-        const collector = yield* Effect.forkChild(
-          Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e)))
-        )
+        const { seen, collector } = yield* collect
         const started = yield* call(
           "bash",
           { command: `printf 'héllo ✓\\n'; read -r x; echo "got $x"; sleep 300`, run_in_background: true },
@@ -78,18 +81,13 @@ describe("background job events", () => {
   it.live("a UI that subscribes late gets the job's output from its start", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        const events = yield* ToolEvents
         yield* call(
           "bash",
           { command: `echo early; read -r x; echo "late $x"; sleep 300`, run_in_background: true },
           "b1"
         )
         // Nobody listened while it printed "early": it was not read for a UI, so it is still to come.
-        const seen: Array<ToolEvent> = []
-        const subscription = yield* events.subscribe
-        const collector = yield* Effect.forkChild(
-          Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e)))
-        )
+        const { seen, collector } = yield* collect
         yield* call("job", { id: "job-1", input: "one\n" }, "j1")
         yield* waitFor(seen, "job-1", "late one")
         expect(joined(jobWindows(seen, "job-1"))).toBe("early\nlate one\n")
@@ -104,12 +102,7 @@ describe("background job events", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          const events = yield* ToolEvents
-          const seen: Array<ToolEvent> = []
-          const subscription = yield* events.subscribe
-          const collector = yield* Effect.forkChild(
-            Stream.runForEach(subscription, (e) => Effect.sync(() => seen.push(e)))
-          )
+          const { seen, collector } = yield* collect
           // 6 bytes and 3 characters a line: 1 MiB reads end inside a character.
           const lines = 400_000
           yield* call("bash", { command: `yes 'é✓' | head -n ${lines}`, run_in_background: true }, "b1")
