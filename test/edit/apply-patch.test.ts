@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FileSystem, PlatformError } from "effect"
+import { Effect, FileSystem } from "effect"
 import { applyChunks } from "../../src/edit/patch-apply.ts"
 import { PatchSyntaxError, parsePatch } from "../../src/edit/patch-parse.ts"
 import { joinPath } from "../../src/path/path.ts"
@@ -8,7 +8,7 @@ import { EditTool } from "../../src/tools/edit.ts"
 import { ReadTool } from "../../src/tools/read.ts"
 import { WriteTool } from "../../src/tools/write.ts"
 import { run, runFailure } from "../tools/helpers.ts"
-import { ctxFor, layer, project, readText, writesOver } from "./helpers.ts"
+import { ctxFor, failingRename, layer, project, readText, writesOver } from "./helpers.ts"
 
 const patch = (...lines: Array<string>) => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n")
 
@@ -249,17 +249,7 @@ describe("apply_patch", () => {
       const fs = yield* FileSystem.FileSystem
       const root = yield* project({ "a.txt": "a\n", "b.txt": "b\n" })
       // The second rename into place fails (a full disk, say).
-      let renames = 0
-      const failure = PlatformError.systemError({
-        _tag: "Unknown",
-        module: "FileSystem",
-        method: "rename",
-        description: "disk full"
-      })
-      const flaky = FileSystem.FileSystem.of({
-        ...fs,
-        rename: (from, to) => (++renames === 2 ? Effect.fail(failure) : fs.rename(from, to))
-      })
+      const flaky = failingRename(fs, 2)
       const message = yield* runFailure(
         ApplyPatchTool,
         { patchText: patch("*** Update File: a.txt", "@@", "-a", "+A", "*** Update File: b.txt", "@@", "-b", "+B") },

@@ -1,6 +1,6 @@
 /** Helpers for the edit tests: real files in a temp directory, a ReadState, fresh call ids. */
 
-import { Effect, FileSystem, Layer } from "effect"
+import { Effect, FileSystem, Layer, PlatformError } from "effect"
 import { WriteFs } from "../../src/edit/write-fs.ts"
 import { ReadState } from "../../src/read-state/read-state.ts"
 import type { ToolContext } from "../../src/tool/tool.ts"
@@ -45,3 +45,18 @@ export const readText = (path: string) =>
     const fs = yield* FileSystem.FileSystem
     return yield* fs.readFileString(path)
   })
+
+/** `fs` whose `n`th rename fails as a full disk would: a commit that breaks half-way. */
+export const failingRename = (fs: FileSystem.FileSystem, n: number): FileSystem.FileSystem => {
+  let renames = 0
+  const failure = PlatformError.systemError({
+    _tag: "Unknown",
+    module: "FileSystem",
+    method: "rename",
+    description: "disk full"
+  })
+  return FileSystem.FileSystem.of({
+    ...fs,
+    rename: (from, to) => (++renames === n ? Effect.fail(failure) : fs.rename(from, to))
+  })
+}

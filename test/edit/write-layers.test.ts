@@ -6,7 +6,7 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FileSystem, Layer, PlatformError, type Scope } from "effect"
+import { Effect, FileSystem, Layer, type Scope } from "effect"
 import { WriteFs } from "../../src/edit/write-fs.ts"
 import { LocalFs } from "../../src/fs/local-fs.ts"
 import { MemoryFileSystem } from "../../src/fs/memory.ts"
@@ -15,7 +15,7 @@ import { ApplyPatchTool } from "../../src/tools/apply-patch.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { WriteTool } from "../../src/tools/write.ts"
 import { run, runFailure } from "../tools/helpers.ts"
-import { ctxFor, project } from "./helpers.ts"
+import { ctxFor, failingRename, project } from "./helpers.ts"
 
 type Files = Readonly<Record<string, string>>
 
@@ -97,17 +97,7 @@ describe.each([native, memory])("write, edit and apply_patch over WriteFs: $name
       const { root, layer } = yield* setup.make({ "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" })
       yield* Effect.gen(function* () {
         const fs = yield* FileSystem.FileSystem
-        let renames = 0
-        const failure = PlatformError.systemError({
-          _tag: "Unknown",
-          module: "FileSystem",
-          method: "rename",
-          description: "disk full"
-        })
-        const flaky = FileSystem.FileSystem.of({
-          ...fs,
-          rename: (from, to) => (++renames === 2 ? Effect.fail(failure) : fs.rename(from, to))
-        })
+        const flaky = failingRename(fs, 2)
         const message = yield* runFailure(
           ApplyPatchTool,
           {
