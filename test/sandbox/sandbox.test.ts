@@ -5,7 +5,6 @@
  */
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -18,6 +17,7 @@ import { domainAllowed } from "../../src/sandbox/policy.ts"
 import { Sandbox } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings, type SandboxConfig } from "../../src/sandbox/settings.ts"
 import { BashTool } from "../../src/tools/bash.ts"
+import { startServer } from "../web/server.ts"
 
 const availability = await probeSandbox()
 // Linux only (macOS's sandbox has its own file, seatbelt.test.ts); CI installs bubblewrap.
@@ -170,11 +170,8 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
   it.effect("a loopback server is unreachable without an allowed domain and reachable with one", () =>
     Effect.gen(function* () {
       const p = place()
-      const server = NodeHttp.createServer((_req, res) => res.end("hello from the host\n"))
-      yield* Effect.promise(() => new Promise<void>((done) => server.listen(0, "127.0.0.1", done)))
-      yield* Effect.addFinalizer(() => Effect.promise(() => new Promise<void>((done) => server.close(() => done()))))
-      const port = (server.address() as { port: number }).port
-      const curl = `curl -sS --max-time 5 http://127.0.0.1:${port}/`
+      const base = yield* startServer((_req, res) => res.end("hello from the host\n"))
+      const curl = `curl -sS --max-time 5 ${base}/`
       const blocked = yield* bash(p, curl)
       expect(blocked.modelOutput).not.toContain("hello from the host")
       const other = yield* bash(p, curl, { network: { allowedDomains: ["example.invalid"] } })

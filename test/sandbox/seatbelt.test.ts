@@ -4,7 +4,6 @@
  * macOS only, real commands under real `sandbox-exec`.
  */
 import * as NodeFs from "node:fs"
-import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -17,6 +16,7 @@ import { describeSandbox, Sandbox } from "../../src/sandbox/sandbox.ts"
 import { seatbeltLine, seatbeltProfile } from "../../src/sandbox/seatbelt.ts"
 import { resolveSandboxSettings, type SandboxConfig } from "../../src/sandbox/settings.ts"
 import { BashTool } from "../../src/tools/bash.ts"
+import { startServer } from "../web/server.ts"
 
 const policy: SandboxPolicy = {
   writable: ["/p/root", "/p/root/sub"],
@@ -207,11 +207,8 @@ describe.skipIf(!onMac)("sandboxed bash (Seatbelt; macOS only: sandbox-exec exis
   it.live("a loopback server is unreachable without an allowed domain and reachable with one", () =>
     Effect.gen(function* () {
       const p = place()
-      const server = NodeHttp.createServer((_req, res) => res.end("hello from the host\n"))
-      yield* Effect.promise(() => new Promise<void>((done) => server.listen(0, "127.0.0.1", done)))
-      yield* Effect.addFinalizer(() => Effect.promise(() => new Promise<void>((done) => server.close(() => done()))))
-      const port = (server.address() as { port: number }).port
-      const curl = `curl -sS --max-time 5 http://127.0.0.1:${port}/`
+      const base = yield* startServer((_req, res) => res.end("hello from the host\n"))
+      const curl = `curl -sS --max-time 5 ${base}/`
       expect((yield* bash(p, curl)).modelOutput).not.toContain("hello from the host")
       const other = yield* bash(p, curl, { network: { allowedDomains: ["example.invalid"] } })
       expect(other.modelOutput).toContain("sandbox.network.allowedDomains")
