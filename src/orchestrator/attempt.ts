@@ -4,6 +4,7 @@
  * ToolFailure, never a defect.
  */
 import { Duration, Effect } from "effect"
+import { SessionStoreError } from "../session/store.ts"
 import { type ExecuteError, type ToolError, ToolFailure, ToolInterrupted, ToolTimeout } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
@@ -24,10 +25,16 @@ export interface AttemptRecord {
 
 const describeDefect = readableError
 
-/** What a tool that threw (in execute, paths, validateInput or checkPermissions) comes back as. */
+/**
+ * What a tool that threw (in execute, paths, validateInput or checkPermissions) comes back as.
+ * Saved state that is busy or damaged is not a bug: its error names the file and what to do.
+ */
 export const defectFailure = (toolId: string, defect: unknown): ToolFailure =>
   new ToolFailure({
-    message: `${toolId} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
+    message:
+      defect instanceof SessionStoreError
+        ? `${toolId} could not use its saved state: ${defect.message}`
+        : `${toolId} failed unexpectedly (a bug in the tool, not in your call): ${describeDefect(defect)}`
   })
 
 /** A tool that throws: a ToolFailure, never a defect. */

@@ -15,6 +15,7 @@ import { Effect, Result, Semaphore } from "effect"
 import type { HookOutcome, Hooks } from "../hooks/hooks.ts"
 import type { Approval, ApprovalAnswer, ApprovalQuestion } from "../permission/approval.ts"
 import type { Decision, PermissionEngineShape, Policy } from "../permission/engine.ts"
+import { SessionStoreError } from "../session/store.ts"
 import { InvalidArguments, PermissionDenied, type ToolError } from "../tool/errors.ts"
 import type { Searchability, ToolContext } from "../tool/tool.ts"
 import { guard } from "./attempt.ts"
@@ -96,7 +97,10 @@ const decide = (gates: Gates, engine: PermissionEngineShape, inv: Invocation, co
           behavior: "deny",
           by: "error",
           policy: "project",
-          reason: `The permission check failed (${String(defect)}), so the call was not run. This is a bug in freecode-tools, not in your call.`
+          reason:
+            defect instanceof SessionStoreError
+              ? `The permission check could not read saved approvals, so the call was not run: ${defect.message}`
+              : `The permission check failed (${String(defect)}), so the call was not run. This is a bug in freecode-tools, not in your call.`
         })
       )
     )

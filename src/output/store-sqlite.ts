@@ -6,8 +6,8 @@
  * files (under the project's state folder, owned by this store) with their own disk budget.
  */
 import { randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
 import type { DatabaseSync, SQLInputValue } from "node:sqlite"
 import { Effect, FileSystem, Layer, Option } from "effect"
 import { SessionStore, type SessionStoreShape } from "../session/store.ts"
@@ -282,6 +282,29 @@ export const sweepOrphans = (sessions: SessionStoreShape, now = Date.now()): Eff
   )
 
 /**
+ * Makes this process's spill folder. Something that is not a folder where `outputs` should be
+ * (a damaged state folder) is moved aside and the person told; a folder that still cannot be
+ * made is said on the log, and outputs too large for the database are then not kept — the
+ * store opens either way, since most calls never spill.
+ */
+const makeSpillDir = (spillDir: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const outputs = dirname(spillDir)
+    let notice: string | undefined
+    try {
+      if (existsSync(outputs) && !statSync(outputs).isDirectory()) {
+        const aside = `${outputs}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`
+        renameSync(outputs, aside)
+        notice = `${outputs} was not a folder; it was moved to ${aside} and a fresh one made. Delete ${aside} once you no longer want it.`
+      }
+      mkdirSync(spillDir, { recursive: true })
+    } catch (e) {
+      notice = `cannot make the output folder ${spillDir} (${(e as Error).message}); outputs too large for the session database are not kept. Make ${outputs} a writable folder.`
+    }
+    return notice === undefined ? Effect.void : Effect.logWarning(notice)
+  })
+
+/**
  * OutputStore on the SessionStore, sized by OutputConfig and FREECODE_OUTPUT_SPILL_BYTES. This
  * process's spilled files go to `<project state>/outputs/<random>/`; an empty one is removed
  * when the layer is released. Opening sweeps files left by killed processes (sweepOrphans).
@@ -295,14 +318,12 @@ export const layerSqliteOutputStore = Layer.effect(
     const sessions = yield* SessionStore
     yield* sweepOrphans(sessions)
     const spillDir = join(sessions.dir, "outputs", randomUUID())
-    yield* Effect.acquireRelease(
-      Effect.sync(() => mkdirSync(spillDir, { recursive: true })),
-      () =>
-        Effect.sync(() => {
-          try {
-            rmdirSync(spillDir) // only when empty: its files belong to entries other processes may read
-          } catch {}
-        })
+    yield* Effect.acquireRelease(makeSpillDir(spillDir), () =>
+      Effect.sync(() => {
+        try {
+          rmdirSync(spillDir) // only when empty: its files belong to entries other processes may read
+        } catch {}
+      })
     )
     return makeSqliteStore(sessions, fs, spillDir, {
       bytesPerSession: config.storeBytes,

@@ -14,8 +14,9 @@ export class GrantStore extends Context.Service<
   }
 >()("freecode/GrantStore") {
   /**
-   * In the session database. A database that fails mid-session is a defect here, as for
-   * TodoStore: the orchestrator turns it into an error result naming the file.
+   * In the session database. A database that cannot be read (busy past its bound) counts as no
+   * saved approval: the call is asked again, never refused for it. One that cannot be written
+   * keeps the approval for this process only; both are said once per failure on the log.
    */
   static readonly layerSqlite = Layer.effect(
     GrantStore,
@@ -29,7 +30,7 @@ export class GrantStore extends Context.Service<
                 db.prepare("SELECT 1 FROM grants WHERE session_id = ? AND grant_key = ?").get(sessionId, key) !==
                 undefined
             )
-            .pipe(Effect.orDie),
+            .pipe(Effect.catch((e) => Effect.as(Effect.logWarning(e.message), false))),
         add: (sessionId, key, display) =>
           store
             .write((db) => {
@@ -37,7 +38,7 @@ export class GrantStore extends Context.Service<
                 "INSERT INTO grants (session_id, grant_key, display, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
               ).run(sessionId, key, display, Date.now())
             })
-            .pipe(Effect.orDie)
+            .pipe(Effect.catch((e) => Effect.logWarning(e.message)))
       })
     })
   )

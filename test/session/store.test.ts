@@ -81,19 +81,19 @@ describe("SessionStore", () => {
     })
   )
 
-  it.effect("a corrupt database fails the layer with a clear error naming the file", () =>
+  it.effect("a file that is not a database is moved aside and a fresh one opened", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const root = project()
         const dir = projectStateDir(state.dir, root)
         NodeFs.mkdirSync(dir, { recursive: true })
-        NodeFs.writeFileSync(NodePath.join(dir, "sessions.db"), "this is not a database, just text ".repeat(200))
-        const error = yield* Effect.flip(openStore({ root, stateDir: state.dir }))
-        expect(error).toBeInstanceOf(SessionStoreError)
-        const message = (error as SessionStoreError).message
-        expect(message).toContain(NodePath.join(dir, "sessions.db"))
-        expect(message).toContain("is corrupt")
-        expect(message).toContain("Move it aside")
+        const text = "this is not a database, just text ".repeat(200)
+        NodeFs.writeFileSync(NodePath.join(dir, "sessions.db"), text)
+        const store = yield* openStore({ root, stateDir: state.dir })
+        yield* store.write((db) => db.prepare("INSERT INTO output_sessions (id, used) VALUES ('x', 1)").run())
+        const aside = NodeFs.readdirSync(dir).filter((f) => f.startsWith("sessions.db.damaged-"))
+        expect(aside).toHaveLength(1)
+        expect(NodeFs.readFileSync(NodePath.join(dir, aside[0]!), "utf8")).toBe(text)
       })
     )
   )
@@ -129,7 +129,7 @@ describe("SessionStore", () => {
           store.write((db) => db.prepare("INSERT INTO output_sessions (id, used) VALUES ('x', 1)").run())
         )
         expect(error.message).toContain(store.file)
-        expect(error.message).toContain("is locked by another process")
+        expect(error.message).toContain("is busy: another process")
         other.exec("ROLLBACK")
         other.close()
         yield* store.write((db) => db.prepare("INSERT INTO output_sessions (id, used) VALUES ('x', 1)").run())
