@@ -72,8 +72,11 @@ export const structureProblem = (text: string): string | undefined => {
 
 /** The value in `text`, or what is wrong with it, worded to follow the file's name. */
 export const parseJsonStrict = (
-  text: string
+  raw: string
 ): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string } => {
+  // A UTF-8 byte order mark (what several Windows editors write first) is not JSON, but it is
+  // not part of the content either: read the file as if it were not there.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw
   const problem = structureProblem(text)
   if (problem !== undefined) return { ok: false, message: `cannot be used: ${problem}` }
   try {

@@ -98,6 +98,34 @@ describe("loading", () => {
     }).pipe(Effect.provide(NodeServices.layer))
   )
 
+  it.live(
+    "a file that starts with a UTF-8 byte order mark is read as without it: freecode.json, .mcp.json, the user's",
+    () =>
+      Effect.gen(function* () {
+        const bom = "\uFEFF"
+        const root = projectWith({
+          "freecode.json": `${bom}${JSON.stringify({ permissions: { allow: ["Bash(ls:*)"] } })}`,
+          ".mcp.json": `${bom}${JSON.stringify({ mcpServers: { only: { command: "from-mcp" } } })}`
+        })
+        // Written as bytes, as an editor writes them: EF BB BF, then the JSON.
+        const userFile = NodePath.join(tmp("freecode-user-"), "freecode.json")
+        NodeFs.writeFileSync(
+          userFile,
+          Buffer.concat([
+            Buffer.from([0xef, 0xbb, 0xbf]),
+            Buffer.from(JSON.stringify({ permissions: { deny: ["Bash(rm:*)"] } }))
+          ])
+        )
+        const config = yield* loadWithUser(root, undefined, { userFile, trusted: true })
+        expect((config.values.permissions as { allow?: unknown }).allow).toEqual(["Bash(ls:*)"])
+        expect(JSON.stringify(config.values.permissions)).toContain("Bash(rm:*)")
+        expect(config.values.mcpServers).toEqual({ only: { command: "from-mcp" } })
+        // Only a leading mark is dropped: one anywhere else is still not JSON.
+        const inside = projectWith({ "freecode.json": `{${bom}}` })
+        expect((yield* Effect.flip(loadConfig(inside))).message).toContain("is not valid JSON")
+      }).pipe(Effect.provide(NodeServices.layer))
+  )
+
   it.live("no file is an empty config; a missing --config file, bad JSON and a bad .mcp.json are errors", () =>
     Effect.gen(function* () {
       const empty = projectWith({})
