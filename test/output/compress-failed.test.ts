@@ -46,9 +46,13 @@ describe("compression keeps failure lines whatever the command", () => {
     expect(failed).toContain('File "/app/etl/load.py", line 88')
     expect(failed).toContain('output {"id": "c1", "offset": ')
     expect(failed.length).toBeLessThan(0.1 * scriptOutput.length)
-    // Nothing says it failed and it is not a log: the plain cut, as before.
+    // A clean exit says nothing about what the output holds: the error survives exiting 0 too.
     const ok = copy("other", scriptOutput, false)
-    expect(ok).not.toContain("KeyError")
+    expect(ok).toContain("KeyError: 'customer_id'")
+    expect(ok).toContain('File "/app/etl/load.py", line 88')
+    // With no failure line anywhere, the plain head+tail cut, as before (its head runs far past a log's 10 lines).
+    const clean = copy("other", scriptOutput.replace(/^(Traceback| {2}File|KeyError).*\n/gm, ""), false)
+    expect(clean).toContain("processed record 100 of 6000,")
   })
 
   it("an output that reads as a log is shaped as one even when the command succeeded (cat app.log)", () => {
@@ -172,8 +176,22 @@ describe("compression keeps failure lines whatever the command", () => {
       }
       const failed = yield* compressSpilled("other", view, linesInFile(fs, path), options(true))
       expect(failed!.modelOutput).toContain("KeyError: 'customer_id'")
+      // Exiting 0 the error survives too: the file is read as a log because a line in it says so.
       const ok = yield* compressSpilled("other", view, linesInFile(fs, path), options(false))
-      expect(ok!.modelOutput).not.toContain("KeyError")
+      expect(ok!.modelOutput).toContain("KeyError: 'customer_id'")
+      // A file with no failure line keeps the plain cut of its two ends.
+      const clean = scriptOutput.replace(/^(Traceback| {2}File|KeyError).*\n/gm, "")
+      yield* fs.writeFileString(path, clean)
+      const cleanView = {
+        ...view,
+        head: clean.slice(0, 10_000),
+        tail: clean.slice(-10_000),
+        chars: clean.length,
+        lines: countLines(clean),
+        bytes: clean.length
+      }
+      const plain = yield* compressSpilled("other", cleanView, linesInFile(fs, path), options(false))
+      expect(plain!.modelOutput).toContain("processed record 100 of 6000,")
     }).pipe(Effect.provide(NodeServices.layer), Effect.scoped)
   )
 })

@@ -17,13 +17,13 @@ import { type LineSource, linesInFile } from "../stored-read.ts"
 import { adaptiveTruncate, countLines } from "../truncate.ts"
 import { truncateSpilled } from "../truncate-spilled.ts"
 import { stripAnsi } from "./ansi.ts"
-import { logPass, looksLikeLog } from "./log.ts"
+import { isStrongFailureLine, logPass, looksLikeLog } from "./log.ts"
 import type { Compressed, LineSink, PassOptions } from "./pass.ts"
 import { searchPass } from "./search.ts"
 
 export { stripAnsi } from "./ansi.ts"
 export { classifyCommand } from "./classify.ts"
-export { isFailureLine, isWarningLine, logPass, looksLikeLog } from "./log.ts"
+export { isFailureLine, isStrongFailureLine, isWarningLine, logPass, looksLikeLog } from "./log.ts"
 export type { Compressed, LineSink } from "./pass.ts"
 export { searchPass } from "./search.ts"
 
@@ -108,6 +108,23 @@ export const shapeKind = (kind: string, failed: boolean, head: () => string, tai
 export const failedCall = (isError: boolean, metadata: Readonly<Record<string, unknown>> | undefined): boolean =>
   isError || (typeof metadata?.exitCode === "number" && metadata.exitCode !== 0) || metadata?.stopped === true
 
+/** Cheap to test on a whole text: every strong failure line holds one of these. */
+const FAILURE_HINT = /error|fail|exception|traceback|panic|fatal|critical|severe|crit|emerg|alert|err!|[✗✘✖]|\*\*\*/i
+
+/**
+ * Whether a command's output (held in memory) has a line saying something failed anywhere:
+ * a clean exit says nothing about what a service's output holds, so such an output is shaped
+ * as a log and the line survives wherever it is.
+ */
+const saysFailure = (text: string): boolean => {
+  if (!FAILURE_HINT.test(text)) return false
+  let found = false
+  forEachLine(text, (line) => {
+    if (!found && FAILURE_HINT.test(line) && isStrongFailureLine(line)) found = true
+  })
+  return found
+}
+
 /** The first and last LOG_SAMPLE_CHARS characters of a text held in memory, to tell a log by. */
 const LOG_SAMPLE_CHARS = 64 * 1024
 
@@ -118,7 +135,7 @@ export const compressForModel = (declared: string, text: string, options: Compre
   const kind = over
     ? shapeKind(
         declared,
-        options.failed === true,
+        options.failed === true || (declared === "other" && saysFailure(text)),
         () => headOf(text, LOG_SAMPLE_CHARS),
         () => tailOf(text, LOG_SAMPLE_CHARS)
       )
@@ -173,8 +190,12 @@ export const compressSpilled = (
       const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
       return { modelOutput: stripAnsi(cut.text), truncated: true }
     }
-    if ((kind !== "search" && kind !== "log") || lines === undefined) return ends()
-    const sink = passFor(kind, passOptions(view.lines, view.chars, options))
+    // A command's output that is no log by its ends may still say something failed in its
+    // middle: read as a log, and kept as one only if it did.
+    const probe = kind === "other" && lines !== undefined
+    if ((kind !== "search" && kind !== "log" && !probe) || lines === undefined) return ends()
+    const logSink = kind === "search" ? undefined : logPass(passOptions(view.lines, view.chars, options))
+    const sink = logSink ?? searchPass(passOptions(view.lines, view.chars, options))
     const read = yield* Effect.result(
       lines((line) => {
         sink.push(`${stripAnsi(line)}\n`)
@@ -183,6 +204,7 @@ export const compressSpilled = (
     )
     // The file went away under us (evicted, removed): the two ends are still in memory.
     if (read._tag === "Failure") return ends()
+    if (probe && logSink?.sawFailure() !== true) return ends()
     return { ...withinBudget(sink.finish(), view.lines, options), truncated: true }
   })
 

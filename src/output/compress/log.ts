@@ -57,46 +57,117 @@ export const isFailureLine = (line: string): boolean => {
   return FAILURE.some((r) => r.test(line))
 }
 
+/**
+ * A line that says something failed, as opposed to one that only might (a `file:line`, "not
+ * found", "timeout", a summary): a level of ERROR or worse, an exception's name, a traceback, a
+ * panic, `error:`, "failed". These outrank every other kept line: in a service's log, thousands
+ * of lines naming their source file or a timeout must not crowd out the four ERROR lines.
+ */
+const STRONG = [
+  /\b(ERROR|FATAL|CRITICAL|SEVERE|PANIC|EMERG|ALERT|CRIT)\b|\[(error|fatal|critical|crit|emerg|alert)\]/,
+  /\blevel[=:]"?(error|fatal|critical|crit|panic|emerg|alert)\b|"level":\s*"(error|fatal|critical|crit|panic)"/i,
+  /\b(error|errors|fatal|panic)\b/i,
+  /\w(Error|Exception)\b|\bException\b/,
+  /^\s*Traceback\b|^E\s{2,}|^\s*Caused by:/,
+  /\b(failed|failure|failures|failing|FAIL|panicked|segmentation fault|core dumped|unhandled|uncaught|ERR!)\b/i,
+  /[✗✘✖]/,
+  /make(\[\d+\])?: \*\*\*/
+]
+
+export const isStrongFailureLine = (line: string): boolean =>
+  STRONG.some((r) => r.test(line)) && !(NEGATED.test(line) && !/\w(Error|Exception)\b/.test(line))
+
+/**
+ * A line of a stack trace or a traceback: what follows a failure line and carries its where.
+ * Any indented line counts while a trace runs (a traceback's code lines, Go's file lines), and
+ * Go's function lines (`main.(*T).m(…)`); no part of it can backtrack more than linearly.
+ */
+const FRAME = /^(\s|at\s|\.\.\. \d+ more|Caused by:|goroutine \d+|#\d+\s|[\w./-]+(\(\*?[\w.]+\)\.\w+)?\()/
+/** A trace longer than this is cut like any other run of lines. */
+const FRAME_MAX = 100
+
 export const isWarningLine = (line: string): boolean => WARNING.test(line) && !NO_WARNINGS.test(line)
 
 /**
- * The log policy: the first HEAD_LINES lines, the last TAIL_LINES, every failure-looking line
- * with BEFORE line before it and AFTER after it (in the head and the tail too), the diff an
- * assertion prints under it (its `+`/`-` lines), and warnings. Warnings are `minor`: they get
- * a share of the budget, so a clean run keeps the one warning it printed, and a thousand
- * deprecations never crowd out an error.
+ * The log policy: the first HEAD_LINES lines, the last TAIL_LINES, every failure line with
+ * BEFORE line before it and AFTER after it (in the head and the tail too), the stack trace under
+ * it, and the diff an assertion prints under it (its `+`/`-` lines). Failure lines come in two
+ * ranks: a strong one (isStrongFailureLine) and its trace take the budget first; a line that
+ * only might be one (a location, "timeout", a summary) and warnings are `minor`: they get a share
+ * of the budget, so a clean run keeps the one warning it printed, and a thousand of them never
+ * crowd out an error, wherever in the output it is.
  */
-export const logPass = (options: PassOptions): LineSink => {
+export const logPass = (options: PassOptions): LineSink & { readonly sawFailure: () => boolean } => {
   let keepUntil = -1
+  /** Context of a weak failure line: kept as minor. */
+  let minorUntil = -1
   /** A diff line up to here belongs to the last failure (an assertion's expected/actual). */
   let diffUntil = -1
   /** No diff line past here belongs to it, however its lines chain. */
   let diffEnd = -1
-  return makePass(
+  /** A trace line up to here belongs to the last strong failure. */
+  let traceUntil = -1
+  /** The diff under way follows a weak failure line: its lines are minor too. */
+  let diffMinor = false
+  let saw = false
+  const sink = makePass(
     {
       tailLines: TAIL_LINES,
       admit: (line, recent) => {
+        const text = line.text
         line.keep = line.index < HEAD_LINES || line.index <= keepUntil
-        if (isFailureLine(line.text)) {
+        if (isStrongFailureLine(text)) {
+          saw = true
           line.failure = true
           line.keep = true
-          keepUntil = line.index + AFTER
+          keepUntil = Math.max(keepUntil, line.index + AFTER)
+          traceUntil = line.index + FRAME_MAX
+          diffMinor = false
           diffUntil = line.index + DIFF_REACH
           diffEnd = line.index + DIFF_MAX
-          for (let k = 1; k <= BEFORE && recent.length - k >= 0; k++) recent[recent.length - k]!.keep = true
-        } else if (line.index <= diffUntil && DIFF_LINE.test(line.text)) {
+          for (let k = 1; k <= BEFORE && recent.length - k >= 0; k++) {
+            const before = recent[recent.length - k]!
+            before.keep = true
+            before.minor = false
+          }
+        } else if (line.index <= traceUntil && FRAME.test(text)) {
           line.failure = true
           line.keep = true
+          keepUntil = Math.max(keepUntil, line.index)
+        } else if (line.index <= diffUntil && DIFF_LINE.test(text)) {
+          line.failure = !diffMinor
+          line.minor = diffMinor
+          line.keep = true
           diffUntil = Math.min(diffEnd, line.index + DIFF_REACH)
-        } else if (!line.keep && isWarningLine(line.text)) {
+        } else if (line.keep) {
+          // The head, or a strong failure's context.
+          traceUntil = -1
+        } else if (isFailureLine(text)) {
+          traceUntil = -1
           line.keep = true
           line.minor = true
+          minorUntil = line.index + AFTER
+          diffMinor = true
+          diffUntil = line.index + DIFF_REACH
+          diffEnd = line.index + DIFF_MAX
+          const before = recent[recent.length - 1]
+          if (before !== undefined && !before.keep) {
+            before.keep = true
+            before.minor = true
+          }
+        } else {
+          traceUntil = -1
+          if (line.index <= minorUntil || isWarningLine(text)) {
+            line.keep = true
+            line.minor = true
+          }
         }
         return true
       }
     },
     options
   )
+  return { ...sink, sawFailure: () => saw }
 }
 
 /** A timestamp at a line's start (ISO, syslog, clock time, after a bracket or two). */

@@ -158,12 +158,16 @@ export const makePass = (policy: Policy, options: PassOptions): LineSink => {
 
   /** A line leaving the tail ring: into the body while the budget lasts, else left out. */
   const settle = (line: Line) => {
-    // A minor line past its share is left out; the budget stays open for failures.
+    // A minor line past its share is left out; the budget stays open for failures. The marker
+    // that closing the gap before it adds is its cost too.
     if (line.keep && line.minor && !full) {
-      if (minorUsedChars + line.text.length > minorChars || minorUsedLines + 1 > minorLines) line.keep = false
+      const closing = gap === undefined ? undefined : gapPieces(gap)
+      const chars = (closing?.chars ?? 0) + line.text.length
+      const lines = (closing?.lines ?? 0) + 1
+      if (minorUsedChars + chars > minorChars || minorUsedLines + lines > minorLines) line.keep = false
       else {
-        minorUsedChars += line.text.length
-        minorUsedLines++
+        minorUsedChars += chars
+        minorUsedLines += lines
       }
     }
     if (line.keep && !full) {
