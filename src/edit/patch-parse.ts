@@ -54,8 +54,12 @@ const markerArg = (line: string, name: string, context: boolean): string | undef
 const isMarker = (line: string, name: string, context: boolean): boolean =>
   (context ? line.trimEnd() : line.trim()) === `*** ${name}`
 
+/** A file operation's marker, however indented: no file line reads like one (Codex reads them trimmed too). */
+const FILE_MARKER = /^\s*\*\*\* (Add|Update|Delete) File: /
+
 /** Any `*** ` marker at the start of the line: ends an added file's or an update's lines. */
-const startsMarker = (line: string, context: boolean): boolean => (context ? line : line.trimStart()).startsWith("*** ")
+const startsMarker = (line: string, context: boolean): boolean =>
+  (context ? line : line.trimStart()).startsWith("*** ") || FILE_MARKER.test(line)
 
 /** `apply_patch <<'EOF'`, `cat <<-PATCH`: the word that closes the heredoc, when the line opens one. */
 const heredocWord = (line: string): string | undefined => /<<-?\s*(['"]?)([A-Za-z_][\w-]*)\1\s*$/.exec(line)?.[2]
@@ -91,6 +95,12 @@ export const parsePatch = (patchText: string): Array<PatchOp> => {
   if (begin >= all.length || all[begin]!.trim() !== "*** Begin Patch") {
     throw new PatchSyntaxError('The patch must start with "*** Begin Patch".')
   }
+
+  // The envelope's last line is read trimmed, as Codex reads it: "  *** End Patch " closes it
+  // even where a line that begins with a space would otherwise be context.
+  let last = all.length - 1
+  while (last > begin && (all[last]!.trim() === "" || (heredoc !== undefined && all[last]!.trim() === heredoc))) last--
+  if (last > begin && all[last]!.trim() === "*** End Patch") all[last] = "*** End Patch"
 
   // A heredoc's closing word where "*** End Patch" was left out ends the envelope too: no
   // added, context, removed or marker line can be a bare word.
@@ -154,7 +164,7 @@ export const parsePatch = (patchText: string): Array<PatchOp> => {
       }
       while (i < all.length) {
         const l = all[i]!
-        if (isMarker(l, "End of File", true)) {
+        if (isMarker(l, "End of File", false)) {
           if (current === undefined) throw new PatchSyntaxError(`${lineNo(i)}: "*** End of File" must follow a chunk.`)
           current.atEnd = true
           i++
@@ -162,9 +172,13 @@ export const parsePatch = (patchText: string): Array<PatchOp> => {
           continue
         }
         if (ends(l, true)) break
-        if (l.startsWith("@@")) {
+        // An indented "@@" starts a chunk where no context line can be meant: first in the
+        // update, or a bare "@@".
+        const at =
+          l.startsWith("@@") || ((current === undefined || l.trim() === "@@") && l.trimStart().startsWith("@@"))
+        if (at) {
           close()
-          const header = l.slice(2).trim()
+          const header = l.trimStart().slice(2).trim()
           current = {
             header: header === "" || header === "@@" ? undefined : header.replace(/\s*@@$/, ""),
             lines: [],

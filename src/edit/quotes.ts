@@ -5,6 +5,9 @@
  * file's own character is written (a string literal's straight delimiters stay straight, curly
  * quotes inside the text stay curly); a quote newString adds takes the style the file uses for
  * what the model wrote, when the match says so unambiguously, and stays as sent otherwise.
+ * A quote the new line writes differently from the old line it replaces (`“` removed, `"`
+ * added) is a change the model made on purpose: it stays as sent, and so does every other
+ * quote of that kind in the line — fitting never undoes what the edit itself changes.
  */
 import { align } from "./diff.ts"
 
@@ -62,13 +65,21 @@ export const fitQuotes = (
   const n = [...line]
   const out = [...n]
   const fixed = new Set<number>()
+  /** Styles the model changed on purpose in this line: it wrote `“` where it replaces and `"` here. */
+  const changed = new Set<string>()
   if (model !== undefined && file !== undefined && model.length <= MAX_CHARS && file.length <= MAX_CHARS) {
     const f = [...model]
     const m = [...file]
     const fToM = new Map<number, number>()
     for (const s of align(f, m, (x, y) => fold(x) === fold(y))) if (s.op === "same") fToM.set(s.a, s.b)
-    for (const s of align(n, f)) {
+    for (const s of align(n, f, (x, y) => fold(x) === fold(y))) {
       if (s.op !== "same" || !isStyled(n[s.a]!)) continue
+      // The patch's old and new text disagree on this quote: the change is the point, keep it.
+      if (n[s.a] !== f[s.b]) {
+        fixed.add(s.a)
+        changed.add(fold(n[s.a]!))
+        continue
+      }
       const at = fToM.get(s.b)
       if (at === undefined) continue
       out[s.a] = m[at]!
@@ -76,7 +87,7 @@ export const fitQuotes = (
     }
   }
   n.forEach((c, i) => {
-    if (fixed.has(i) || !isStyled(c)) return
+    if (fixed.has(i) || !isStyled(c) || changed.has(fold(c))) return
     const files = style.get(c)
     if (files === undefined) return
     if (c === '"' || c === "'") out[i] = typographic(c, n[i - 1], files) ?? (files.size === 1 ? [...files][0]! : c)

@@ -121,3 +121,92 @@ describe("added lines fitted to the file's quotes", () => {
     expect(applyChunks('const s = "a"\n', update(ops).chunks, "a.ts")).toEqual({ ok: true, text: "const s = “b”\n" })
   })
 })
+
+describe("marker lines with whitespace around them (as Codex reads them)", () => {
+  it("indented and space-trailed Begin, Update File, @@ and End Patch lines are markers", () => {
+    const text = [
+      "  *** Begin Patch  ",
+      "  *** Update File: a.txt  ",
+      "  @@  ",
+      " one",
+      "-two",
+      "+TWO",
+      "\t*** Update File: b.txt",
+      "@@ def f(): ",
+      "-x",
+      "+y",
+      "   *** Delete File: c.txt ",
+      "  *** End Patch  ",
+      ""
+    ].join("\n")
+    const ops = parsePatch(text)
+    expect(ops).toEqual([
+      {
+        type: "update",
+        path: "a.txt",
+        moveTo: undefined,
+        chunks: [
+          {
+            header: undefined,
+            atEnd: false,
+            lines: [
+              { kind: " ", text: "one" },
+              { kind: "-", text: "two" },
+              { kind: "+", text: "TWO" }
+            ]
+          }
+        ]
+      },
+      {
+        type: "update",
+        path: "b.txt",
+        moveTo: undefined,
+        chunks: [
+          {
+            header: "def f():",
+            atEnd: false,
+            lines: [
+              { kind: "-", text: "x" },
+              { kind: "+", text: "y" }
+            ]
+          }
+        ]
+      },
+      { type: "delete", path: "c.txt" }
+    ])
+    expect(applyChunks("one\ntwo\n", update(ops).chunks, "a.txt")).toEqual({ ok: true, text: "one\nTWO\n" })
+  })
+
+  it("an indented End Patch closing an update is the end, not a context line", () => {
+    const ops = parsePatch(["*** Begin Patch", "*** Update File: a.txt", "@@", "-a", "+b", " *** End Patch"].join("\n"))
+    expect(update(ops).chunks[0]!.lines).toEqual([
+      { kind: "-", text: "a" },
+      { kind: "+", text: "b" }
+    ])
+  })
+})
+
+describe("quote fitting never undoes a change the patch makes", () => {
+  // The context line quotes the file in ASCII (matched by folding), so the file's style is learned.
+  const file = "“Hello,” she said — twice.\nHe said “hi”.\n"
+
+  it("a line that turns typographic quotes into ASCII ones keeps the ASCII ones", () => {
+    const ops = parsePatch(
+      patch("*** Update File: a.txt", "@@", ' "Hello," she said - twice.', "-He said “hi”.", '+He said "hi".')
+    )
+    expect(applyChunks(file, update(ops).chunks, "a.txt")).toEqual({
+      ok: true,
+      text: '“Hello,” she said — twice.\nHe said "hi".\n'
+    })
+  })
+
+  it("where old and new agree on the quote, the file's style is still written", () => {
+    const ops = parsePatch(
+      patch("*** Update File: a.txt", "@@", ' "Hello," she said - twice.', '-He said "hi".', '+He said "hi" again.')
+    )
+    expect(applyChunks(file, update(ops).chunks, "a.txt")).toEqual({
+      ok: true,
+      text: "“Hello,” she said — twice.\nHe said “hi” again.\n"
+    })
+  })
+})
