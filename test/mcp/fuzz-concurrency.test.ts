@@ -20,7 +20,19 @@ const command = fc.oneof(
   fc
     .array(
       fc.oneof(
-        fc.constantFrom("${HOME}", "$PWD", "$(echo hi)", "`id`", "'a b'", '"$x"', "~", "*", "?", "{a,b}", "$((1+2))"),
+        fc.constantFrom(
+          "$" + "{HOME}",
+          "$PWD",
+          "$(echo hi)",
+          "`id`",
+          "'a b'",
+          '"$x"',
+          "~",
+          "*",
+          "?",
+          "{a,b}",
+          "$((1+2))"
+        ),
         fc.constantFrom("|", "&&", "||", ";", ">", "<", "2>&1", "&", "(", ")", "\\", "#", "<<EOF"),
         fc.constantFrom("ls", "echo", "cat", "true", "printf", "test", "[", "git status", "env", "cd", "sleep 0"),
         fc.stringMatching(/^[\w./-]{1,12}$/)
@@ -36,7 +48,7 @@ describe("fuzzed bash calls under concurrency over MCP", () => {
   it("300 calls, four at a time, with the default policy: every one is answered", { timeout: 240_000 }, async () => {
     const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-mcp-fuzz-")))
     const commands = fc.sample(command, { numRuns: 300, seed: 26 })
-    commands[7] = "${HOME}"
+    commands[7] = "$" + "{HOME}"
     const client = new Client({ name: "fuzz", version: "1.0.0" })
     const transport = new StdioClientTransport({
       command: process.execPath,
