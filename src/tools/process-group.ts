@@ -12,6 +12,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { constants } from "node:os"
 import { Deferred, Duration, Effect, type Scope } from "effect"
+import { killMarked, MARK_NAME, newMark, watch } from "./call-mark.ts"
 
 /** How the shell ended: its code, or the signal that killed it. */
 export interface ShellExit {
@@ -95,22 +96,45 @@ export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (constan
 
 /**
  * Spawns `file args` as a group leader with stdio ignored; closing the scope ends the group
- * (every member, the leader's orphans included). Fails with the spawn error (a missing cwd).
+ * (every member, the leader's orphans included), then every process that left the group but
+ * carries the call's mark; if this process dies first, the watchdog does it (call-mark.ts). Fails with the spawn error (a missing cwd).
  */
 export const spawnGroupLeader = (
   file: string,
   args: ReadonlyArray<string>,
   cwd: string
-): Effect.Effect<GroupLeader, Error, Scope.Scope> =>
-  Effect.acquireRelease(
+): Effect.Effect<GroupLeader, Error, Scope.Scope> => {
+  // The mark its descendants inherit, so those that leave the group end with it too (call-mark.ts).
+  const mark = newMark()
+  let unwatch = () => {}
+  return Effect.acquireRelease(
     Effect.callback<{ readonly child: ChildProcess; readonly exited: Deferred.Deferred<ShellExit> }, Error>(
       (resume) => {
         const exited = Deferred.makeUnsafe<ShellExit>()
-        const child = spawn(file, args, { cwd, detached: true, stdio: "ignore" })
+        const child = spawn(file, args, {
+          cwd,
+          detached: true,
+          stdio: "ignore",
+          env: { ...process.env, [MARK_NAME]: mark }
+        })
         child.once("exit", (code, signal) => Deferred.doneUnsafe(exited, Effect.succeed({ code, signal })))
         child.once("error", (e) => resume(Effect.fail(e)))
-        child.once("spawn", () => resume(Effect.succeed({ child, exited })))
+        child.once("spawn", () => {
+          if (child.pid !== undefined) unwatch = watch(child.pid, mark)
+          resume(Effect.succeed({ child, exited }))
+        })
       }
     ),
-    ({ child }) => (child.pid === undefined ? Effect.void : endGroup(child.pid))
+    ({ child }) =>
+      child.pid === undefined
+        ? Effect.void
+        : endGroup(child.pid).pipe(
+            Effect.andThen(
+              Effect.sync(() => {
+                unwatch()
+                killMarked(mark)
+              })
+            )
+          )
   ).pipe(Effect.map(({ child, exited }) => ({ pid: child.pid!, exit: Deferred.await(exited) })))
+}
