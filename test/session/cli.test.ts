@@ -117,7 +117,7 @@ describe("--session across processes", () => {
   )
 
   it.live(
-    "a corrupt session database is misuse (exit 2) naming the file, not a crash",
+    "a corrupt session database is moved aside, the person told on stderr, and the call runs",
     () =>
       Effect.gen(function* () {
         const broken = makeStateDir()
@@ -127,9 +127,11 @@ describe("--session across processes", () => {
         const done = yield* cli(["call", "bash", '{"command":"echo hi"}', "--session", "s", "--yes"], {
           FREECODE_STATE_DIR: broken.dir
         })
-        expect(done.code).toBe(2)
+        expect(done.code).toBe(0)
+        expect(done.stdout).toContain("hi")
         expect(done.stderr).toContain(NodePath.join(dir, "sessions.db"))
-        expect(done.stderr).toContain("is corrupt")
+        expect(done.stderr).toContain("was damaged")
+        expect(NodeFs.readdirSync(dir).some((f) => f.startsWith("sessions.db.damaged-"))).toBe(true)
         broken.cleanup()
       }),
     120_000
