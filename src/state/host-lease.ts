@@ -12,6 +12,7 @@ import { hostname } from "node:os"
 import { Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { StoreUnavailable } from "../sql/connect.ts"
 import { nowMs } from "../sql/migrations.ts"
 
 /** A write refused because this replica's lease was taken over, or ran out before it renewed. */
@@ -103,7 +104,15 @@ export const layer = (options: HostLeaseOptions & { readonly onFenced?: (e: Host
   Layer.effect(
     HostLease,
     Effect.gen(function* () {
-      const lease = yield* makeHostLease(options)
+      const lease = yield* makeHostLease(options).pipe(
+        Effect.mapError(
+          (e) =>
+            new StoreUnavailable({
+              store: "the shared state store",
+              message: `this replica could not register its lease in the shared state store (${e.message}). Check that the store is reachable, then start again.`
+            })
+        )
+      )
       const every = Duration.millis(Math.max(50, Math.floor(lease.ttlMs / 3)))
       const beat = lease.renew.pipe(
         Effect.andThen(Effect.ignore(lease.fenceExpired)),

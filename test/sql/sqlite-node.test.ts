@@ -18,8 +18,15 @@ describe("SqlClient over node:sqlite", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB, flag INTEGER)`
-        yield* sql`INSERT INTO t ${sql.insert([{ id: 1, name: "a", data: new Uint8Array([1, 2]), flag: true }, { id: 2, name: "b", data: new Uint8Array([]), flag: false }])}`
-        const rows = yield* sql<{ id: number; name: string; flag: number }>`SELECT id, name, flag FROM t WHERE id IN ${sql.in([1, 2])} ORDER BY id`
+        yield* sql`INSERT INTO t ${sql.insert([
+          { id: 1, name: "a", data: new Uint8Array([1, 2]), flag: true },
+          { id: 2, name: "b", data: new Uint8Array([]), flag: false }
+        ])}`
+        const rows = yield* sql<{
+          id: number
+          name: string
+          flag: number
+        }>`SELECT id, name, flag FROM t WHERE id IN ${sql.in([1, 2])} ORDER BY id`
         const values = yield* sql`SELECT name FROM t ORDER BY id`.values
         const blob = yield* sql<{ data: Uint8Array }>`SELECT data FROM t WHERE id = ${1}`
         return { rows, values, blob: [...blob[0]!.data] }
@@ -39,7 +46,10 @@ describe("SqlClient over node:sqlite", () => {
 
   it("commits a transaction whole or not at all", async () => {
     const file = join(dir, "tx.db")
-    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE t (v INTEGER)`), file)
+    await run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE t (v INTEGER)`),
+      file
+    )
     const failed = await run(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql.withTransaction(Effect.andThen(sql`INSERT INTO t VALUES (1)`, Effect.fail("stop" as const)))
@@ -65,7 +75,10 @@ describe("SqlClient over node:sqlite", () => {
     expect(String(bad)).toMatch(/SqlError/)
     const junk = join(dir, "junk.db")
     writeFileSync(junk, "this is not a database, just text ".repeat(200))
-    const opened = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM sqlite_master`), junk)
+    const opened = await run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM sqlite_master`),
+      junk
+    )
     expect(Exit.isFailure(opened)).toBe(true)
     expect(String(opened)).toMatch(/SqlError/)
   })

@@ -31,7 +31,8 @@ describe.each(engines)("host leases on $name", (engine) => {
       }).pipe(Effect.provide(storeLayer(engine.fresh())))
     )
     expect(Exit.isSuccess(exit)).toBe(true)
-    const value = (exit as Exit.Success<any>).value
+    if (!Exit.isSuccess(exit)) return
+    const value = exit.value
     expect(value.fenced).toBe(1)
     expect(String(value.late)).toMatch(/HostFenced/)
     expect(String(value.renewed)).toMatch(/HostFenced/)

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { type StoreLocation } from "../../src/sql/connect.ts"
+import type { StoreLocation } from "../../src/sql/connect.ts"
 import { type PgCluster, removePostgres, startPostgres } from "./postgres.ts"
 
 export interface Engine {
@@ -29,7 +29,11 @@ export const useEngines = (): ReadonlyArray<Engine> => {
     rmSync(dir, { recursive: true, force: true })
   })
   return [
-    { name: "sqlite", fresh: () => ({ engine: "sqlite", file: join(dir, `db-${++count}.sqlite`) }), cluster: () => undefined },
+    {
+      name: "sqlite",
+      fresh: () => ({ engine: "sqlite", file: join(dir, `db-${++count}.sqlite`) }),
+      cluster: () => undefined
+    },
     {
       name: "postgres",
       fresh: () => {

@@ -1,0 +1,40 @@
+/**
+ * The shared state as one layer: the store (node:sqlite or PostgreSQL, migrated), this replica's
+ * lease, and the services kept there — outputs, grants, todos, job records — in place of the
+ * session database's. Given to a tool system with `store` (ToolSystemOptions) or by `--store`.
+ */
+
+import type { Effect } from "effect"
+import { Layer } from "effect"
+import { OutputStore } from "../output/store.ts"
+import { parseStore, storeLayer } from "../sql/connect.ts"
+import { type HostFenced, HostLease, layer as hostLeaseLayer } from "./host-lease.ts"
+import { outputStoreLayer } from "./outputs.ts"
+import { grantStoreLayer, jobRecordStoreLayer, todoStoreLayer } from "./records.ts"
+
+export interface SharedStateOptions {
+  /** `postgres://…`, or a node:sqlite file path. */
+  readonly store: string
+  /** The workspace this replica serves (the project root). */
+  readonly workspace: string
+  /** The lease's length (default 10 s). */
+  readonly leaseMs?: number
+  /** Told when this replica finds itself fenced (another took over after its lease ran out). */
+  readonly onFenced?: (e: HostFenced) => Effect.Effect<void>
+}
+
+export const sharedStateLayer = (options: SharedStateOptions) => {
+  const lease = hostLeaseLayer({
+    workspace: options.workspace,
+    ...(options.leaseMs === undefined ? {} : { ttlMs: options.leaseMs }),
+    ...(options.onFenced === undefined ? {} : { onFenced: options.onFenced })
+  })
+  return Layer.mergeAll(
+    outputStoreLayer.pipe(Layer.provide(OutputStore.layerSpilling)),
+    grantStoreLayer,
+    todoStoreLayer,
+    jobRecordStoreLayer
+  ).pipe(Layer.provideMerge(lease), Layer.provideMerge(storeLayer(parseStore(options.store))))
+}
+
+export { HostLease }

@@ -1,0 +1,65 @@
+/**
+ * Two replicas (two tool systems, as two `mcp --http` processes would build them) on one shared
+ * store and one workspace: what one stores, grants or plans, the other sees. On node:sqlite (one
+ * machine) and on a real PostgreSQL, where a revocation reaches the other replica's grant cache
+ * through LISTEN/NOTIFY.
+ */
+import * as NodeFs from "node:fs"
+import { Context, Effect, Layer } from "effect"
+import { describe, expect, it } from "vitest"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { testToolSystem } from "../../src/layers/test.ts"
+import { GrantStore } from "../../src/session/grants.ts"
+import { TodoStore } from "../../src/session/todos.ts"
+import { describeStore } from "../../src/sql/connect.ts"
+import { useEngines } from "../support/engines.ts"
+
+const engines = useEngines()
+const tempRoot = () => NodeFs.realpathSync(NodeFs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/freecode-replicas-`))
+
+describe.each(engines)("two replicas on $name", (engine) => {
+  it("an output stored through one is read through the other; todos and grants are shared", async () => {
+    const root = tempRoot()
+    // A file whose read is far over the model's budget: the rest is only in the stored output.
+    NodeFs.writeFileSync(`${root}/big.txt`, Array.from({ length: 1500 }, (_, i) => `line ${i + 1}`).join("\n"))
+    const location = engine.fresh()
+    const store = location.engine === "postgres" ? location.url : location.file
+    const replica = () => testToolSystem({ root, store: { store }, output: { maxChars: 2_000 } })
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* Layer.build(replica())
+        const b = yield* Layer.build(replica())
+        const read = yield* Context.get(a, Dispatcher).dispatch(
+          { id: "c1", name: "read", args: { filePath: "big.txt" } },
+          { sessionId: "s" }
+        )
+        expect(read.status).toBe("ok")
+        expect(read.modelOutput).not.toContain("line 1400")
+        const back = yield* Context.get(b, Dispatcher).dispatch(
+          { id: "c2", name: "output", args: { id: "c1", pattern: "line 1400$" } },
+          { sessionId: "s" }
+        )
+        expect(back.status).toBe("ok")
+        expect(back.modelOutput).toContain("line 1400")
+
+        yield* Context.get(a, TodoStore).set("s", [{ id: "1", content: "ship it", status: "pending" }])
+        expect(yield* Context.get(b, TodoStore).get("s")).toEqual([{ id: "1", content: "ship it", status: "pending" }])
+
+        const grantsA = Context.get(a, GrantStore)
+        const grantsB = Context.get(b, GrantStore)
+        yield* grantsA.add("s", "bash\u0000npm test", "npm test")
+        expect(yield* grantsB.has("s", "bash\u0000npm test")).toBe(true)
+        expect(yield* grantsA.has("s", "bash\u0000npm test")).toBe(true)
+        yield* grantsB.revoke!("s", "bash\u0000npm test")
+        // Seen by the other replica within a second (its cache is dropped by the notification).
+        let seen = true
+        for (let i = 0; i < 20 && seen; i++) {
+          seen = yield* grantsA.has("s", "bash\u0000npm test")
+          if (seen) yield* Effect.sleep(50)
+        }
+        expect(seen).toBe(false)
+      }).pipe(Effect.scoped)
+    )
+    expect(describeStore(location)).not.toBe("")
+  }, 60_000)
+})
