@@ -46,8 +46,8 @@ describe.each(engines)("two replicas on $name", (engine) => {
         expect(yield* Context.get(b, TodoStore).get("s")).toEqual([{ id: "1", content: "ship it", status: "pending" }])
 
         // The system's type names the stores every configuration has; a shared store adds grants.
-        const grantsA = Context.get(a as Context.Context<GrantStore>, GrantStore)
-        const grantsB = Context.get(b as Context.Context<GrantStore>, GrantStore)
+        const grantsA = Context.get(a as unknown as Context.Context<GrantStore>, GrantStore)
+        const grantsB = Context.get(b as unknown as Context.Context<GrantStore>, GrantStore)
         yield* grantsA.add("s", "bash\u0000npm test", "npm test")
         expect(yield* grantsB.has("s", "bash\u0000npm test")).toBe(true)
         expect(yield* grantsA.has("s", "bash\u0000npm test")).toBe(true)
