@@ -45,7 +45,9 @@ const freePort = (): Promise<number> =>
 export const startPostgres = async (): Promise<PgCluster> => {
   const bin = binDir()
   const asRoot = process.getuid?.() === 0
-  const dir = mkdtempSync(join(tmpdir(), "freecode-pg-"))
+  // As root the server runs as `postgres`, which must reach the folder: /tmp, not a TMPDIR that
+  // may be below root's own home.
+  const dir = mkdtempSync(join(asRoot ? "/tmp" : tmpdir(), "freecode-pg-"))
   const data = join(dir, "data")
   let uid: number | undefined
   if (asRoot) {
