@@ -37,7 +37,7 @@ import { Sessions } from "../session/sessions.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../session/store.ts"
 import { TodoStore } from "../session/todos.ts"
 import type { StoreUnavailable } from "../sql/connect.ts"
-import { type SharedStateOptions, sharedStateLayer } from "../state/layer.ts"
+import { type SharedStateOptions, SharedStoreSetting, sharedStateLayer } from "../state/layer.ts"
 import { type SurfaceOptions, surfaceLayer } from "../surface/surface.ts"
 import type { Tool } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
@@ -128,11 +128,17 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"], sh
               return persist ? persistent({}) : memory
             })
           )
-  const stores: Layer.Layer<
+  type Stores = Layer.Layer<
     Layer.Success<typeof local>,
     Layer.Error<typeof local> | StoreUnavailable,
     Layer.Services<typeof local>
-  > = shared !== undefined ? sharedStateLayer({ ...shared, workspace: root }) : local
+  >
+  const sharedOr = (store: string | undefined, otherwise: Stores): Stores =>
+    store === undefined ? otherwise : sharedStateLayer({ ...shared, store, workspace: root })
+  const stores: Stores =
+    shared !== undefined
+      ? sharedOr(shared.store, local)
+      : Layer.unwrap(Effect.map(SharedStoreSetting, ({ store }) => sharedOr(store, local)))
   // The memory tool's folder persists either way: it is the project's, not one session's.
   const stateDir = typeof sessions === "object" ? sessions.stateDir : undefined
   return Layer.merge(

@@ -56,29 +56,24 @@ export const makeHostLease = (
     const epoch = 1
     yield* sql`INSERT INTO fc_hosts (host_id, workspace, epoch, expires_at, started_at)
       VALUES (${hostId}, ${options.workspace}, ${epoch}, ${now} + ${ttlMs}, ${now})`
-    const fenced = (why: string) =>
+    const fenced = () =>
       new HostFenced({
         hostId,
-        message: `this replica (${hostId}) ${why}: another replica has taken over its sessions and jobs, and what it would write now is refused. Restart it to serve again.`
+        message: `this replica (${hostId}) was fenced after its lease ran out: another replica has taken over its sessions and jobs, and what it would write now is refused. Restart it to serve again.`
       })
+    // Only the epoch is checked: a lease that ran out but that nobody fenced is still this
+    // replica's (a database outage longer than the lease must not fence everyone). On PostgreSQL
+    // the row is locked FOR SHARE, so a fencing that starts meanwhile waits for this write.
+    const lock = sql.onDialectOrElse({ pg: () => sql.unsafe("FOR SHARE"), orElse: () => sql.unsafe("") })
     const check = Effect.flatMap(
-      sql<{
-        epoch: number | string
-        live: number | boolean
-      }>`SELECT epoch, CASE WHEN expires_at > ${now} THEN 1 ELSE 0 END AS live
-        FROM fc_hosts WHERE host_id = ${hostId}`,
-      (rows) => {
-        const row = rows[0]
-        if (row === undefined || Number(row.epoch) !== epoch) return Effect.fail(fenced("was fenced"))
-        if (Number(row.live) !== 1) return Effect.fail(fenced("let its lease run out"))
-        return Effect.void
-      }
+      sql<{ epoch: number | string }>`SELECT epoch FROM fc_hosts WHERE host_id = ${hostId} ${lock}`,
+      (rows) => (rows[0] !== undefined && Number(rows[0].epoch) === epoch ? Effect.void : Effect.fail(fenced()))
     )
     const write = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(Effect.andThen(check, effect))
     const renew = Effect.flatMap(
       sql<{ host_id: string }>`UPDATE fc_hosts SET expires_at = ${now} + ${ttlMs}
-        WHERE host_id = ${hostId} AND epoch = ${epoch} AND expires_at > ${now} RETURNING host_id`,
-      (rows) => (rows.length === 1 ? Effect.void : Effect.fail(fenced("was fenced")))
+        WHERE host_id = ${hostId} AND epoch = ${epoch} RETURNING host_id`,
+      (rows) => (rows.length === 1 ? Effect.void : Effect.fail(fenced()))
     )
     const fenceExpired = sql.withTransaction(
       Effect.gen(function* () {

@@ -5,7 +5,7 @@
  */
 
 import type { Effect } from "effect"
-import { Layer } from "effect"
+import { Context, Layer } from "effect"
 import { OutputStore } from "../output/store.ts"
 import { parseStore, storeLayer } from "../sql/connect.ts"
 import { type HostFenced, HostLease, layer as hostLeaseLayer } from "./host-lease.ts"
@@ -22,6 +22,15 @@ export interface SharedStateOptions {
   /** Told when this replica finds itself fenced (another took over after its lease ran out). */
   readonly onFenced?: (e: HostFenced) => Effect.Effect<void>
 }
+
+/**
+ * The shared store a tool system uses when its options name none: set by the CLI's `--store`.
+ * Undefined: the session database or memory, as before.
+ */
+export const SharedStoreSetting = Context.Reference<{ readonly store: string | undefined }>(
+  "freecode/SharedStoreSetting",
+  { defaultValue: () => ({ store: undefined }) }
+)
 
 export const sharedStateLayer = (options: SharedStateOptions) => {
   const lease = hostLeaseLayer({
