@@ -7,9 +7,11 @@
 import type { Effect } from "effect"
 import { Context, Layer } from "effect"
 import { OutputStore } from "../output/store.ts"
+import { ReadState } from "../read-state/read-state.ts"
 import { parseStore, storeLayer } from "../sql/connect.ts"
 import { type HostFenced, HostLease, layer as hostLeaseLayer } from "./host-lease.ts"
 import { outputStoreLayer } from "./outputs.ts"
+import { readStateLayer } from "./read-state.ts"
 import { grantStoreLayer, jobRecordStoreLayer, todoStoreLayer } from "./records.ts"
 
 export interface SharedStateOptions {
@@ -40,6 +42,7 @@ export const sharedStateLayer = (options: SharedStateOptions) => {
   })
   return Layer.mergeAll(
     outputStoreLayer.pipe(Layer.provide(OutputStore.layerSpilling)),
+    readStateLayer.pipe(Layer.provide(ReadState.layer)),
     grantStoreLayer,
     todoStoreLayer,
     jobRecordStoreLayer

@@ -9,6 +9,7 @@ import { Context, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
+import { DefaultMode } from "../../src/permission/engine.ts"
 import { GrantStore } from "../../src/session/grants.ts"
 import { TodoStore } from "../../src/session/todos.ts"
 import { describeStore } from "../../src/sql/connect.ts"
@@ -63,4 +64,65 @@ describe.each(engines)("two replicas on $name", (engine) => {
     )
     expect(describeStore(location)).not.toBe("")
   }, 60_000)
+
+  it("what one replica read or wrote is what the other's stale-file check knows", async () => {
+    const root = tempRoot()
+    NodeFs.writeFileSync(`${root}/f.txt`, "one\n")
+    const location = engine.fresh()
+    const store = location.engine === "postgres" ? location.url : location.file
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        // acceptEdits, as `mcp` runs: writes inside the project ask nobody.
+        const build = Layer.build(testToolSystem({ root, store: { store } })).pipe(
+          Effect.provideService(DefaultMode, "acceptEdits")
+        )
+        const a = Context.get(yield* build, Dispatcher)
+        const b = Context.get(yield* build, Dispatcher)
+        const ctx = { sessionId: "s" }
+        // Never read in this session: write refuses on either replica.
+        const blind = yield* b.dispatch({ id: "w0", name: "write", args: { filePath: "f.txt", content: "x\n" } }, ctx)
+        expect(blind.status).not.toBe("ok")
+        expect(NodeFs.readFileSync(`${root}/f.txt`, "utf8")).toBe("one\n")
+        // Read through one, written through the other.
+        expect((yield* a.dispatch({ id: "r1", name: "read", args: { filePath: "f.txt" } }, ctx)).status).toBe("ok")
+        const write = yield* b.dispatch({ id: "w1", name: "write", args: { filePath: "f.txt", content: "two\n" } }, ctx)
+        expect(write.status).toBe("ok")
+        // Changed behind both: the next write through the first replica is refused as stale.
+        NodeFs.writeFileSync(`${root}/f.txt`, "changed elsewhere\n")
+        const stale = yield* a.dispatch(
+          { id: "w2", name: "write", args: { filePath: "f.txt", content: "three\n" } },
+          ctx
+        )
+        expect(stale.status).not.toBe("ok")
+        expect(stale.modelOutput).toMatch(/changed|modified|since/i)
+        expect(NodeFs.readFileSync(`${root}/f.txt`, "utf8")).toBe("changed elsewhere\n")
+      }).pipe(Effect.scoped)
+    )
+  }, 60_000)
+
+  it("a 6 MB output stored through one replica is read back whole through the other, in chunks", async () => {
+    const root = tempRoot()
+    const lines = Array.from({ length: 200_000 }, (_, i) => `row ${String(i).padStart(7, "0")} ${"x".repeat(20)}`)
+    NodeFs.writeFileSync(`${root}/huge.txt`, `${lines.join("\n")}\n`)
+    const location = engine.fresh()
+    const store = location.engine === "postgres" ? location.url : location.file
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* Layer.build(testToolSystem({ root, store: { store }, output: { maxChars: 2_000 } }))
+        const b = yield* Layer.build(testToolSystem({ root, store: { store }, output: { maxChars: 2_000 } }))
+        const ctx = { sessionId: "s" }
+        const grep = yield* Context.get(a, Dispatcher).dispatch(
+          { id: "g1", name: "grep", args: { pattern: "^row", path: "huge.txt" } },
+          ctx
+        )
+        expect(grep.status).toBe("ok")
+        const last = yield* Context.get(b, Dispatcher).dispatch(
+          { id: "o1", name: "output", args: { id: "g1", pattern: "row 0199999" } },
+          ctx
+        )
+        expect(last.status).toBe("ok")
+        expect(last.modelOutput).toContain("row 0199999")
+      }).pipe(Effect.scoped)
+    )
+  }, 120_000)
 })
