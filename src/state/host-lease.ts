@@ -12,6 +12,7 @@ import { hostname } from "node:os"
 import { Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import type * as Statement from "effect/sql/Statement"
 import { StoreUnavailable } from "../sql/connect.ts"
 import { nowMs } from "../sql/migrations.ts"
 
@@ -33,6 +34,14 @@ export interface HostLeaseShape {
   readonly workspace: string
   readonly epoch: number
   readonly ttlMs: number
+  /**
+   * The condition "this replica still holds its lease at its epoch", as a WHERE clause for a
+   * single-statement write (`INSERT … SELECT … ${held} … RETURNING 1`): one round trip, no
+   * transaction, and the write and the check are one atomic statement.
+   */
+  readonly held: Statement.Fragment
+  /** Fails with HostFenced when a guarded write returned no row (the condition did not hold). */
+  readonly expectHeld: (rows: ReadonlyArray<unknown>) => Effect.Effect<void, HostFenced>
   /** Runs `effect` in one transaction, after checking this replica still holds its lease at its epoch. */
   readonly write: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | HostFenced | SqlError, R>
   /** Renews the lease; fails with HostFenced when it was taken over or ran out. */
@@ -70,6 +79,8 @@ export const makeHostLease = (
       (rows) => (rows[0] !== undefined && Number(rows[0].epoch) === epoch ? Effect.void : Effect.fail(fenced()))
     )
     const write = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(Effect.andThen(check, effect))
+    const held = sql`WHERE EXISTS (SELECT 1 FROM fc_hosts WHERE host_id = ${hostId} AND epoch = ${epoch} ${lock})`
+    const expectHeld = (rows: ReadonlyArray<unknown>) => (rows.length > 0 ? Effect.void : Effect.fail(fenced()))
     const renew = Effect.flatMap(
       sql<{ host_id: string }>`UPDATE fc_hosts SET expires_at = ${now} + ${ttlMs}
         WHERE host_id = ${hostId} AND epoch = ${epoch} RETURNING host_id`,
@@ -86,7 +97,7 @@ export const makeHostLease = (
         return expired.length
       })
     )
-    return { hostId, workspace: options.workspace, epoch, ttlMs, write, renew, fenceExpired }
+    return { hostId, workspace: options.workspace, epoch, ttlMs, held, expectHeld, write, renew, fenceExpired }
   })
 
 /**

@@ -20,6 +20,8 @@ import { HostLease } from "./host-lease.ts"
 
 /** Bytes of one stored chunk (one row, one message). */
 export const CHUNK_BYTES = 512 * 1024
+/** How many outputs this replica stores between two trims of a session to its byte budget. */
+const TRIM_EVERY = 32
 /** Outputs up to this size are read back into memory; larger ones into a file. */
 const IN_MEMORY_BYTES = 4 * 1024 * 1024
 
@@ -36,33 +38,37 @@ export const outputStoreLayer = Layer.effect(
     const cacheDir = join(tmpdir(), `freecode-shared-outputs-${randomUUID()}`)
     yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(cacheDir, { recursive: true, force: true })))
 
-    /** Copies one output (its bytes, read piece by piece) to the shared store. */
+    // Chunks first, each written with the lease check, then the row that makes the output
+    // visible: a reader never sees a half-written output, and no transaction holds a connection
+    // across the chunks. Every TRIM_EVERY outputs the session is brought back within its budget.
+    let puts = 0
     const share = (
       meta: { sessionId: string; id: string; tool: string; chars: number; lines: number; bytes: number },
       pieces: () => Iterable<Uint8Array>
     ) =>
-      lease
-        .write(
-          Effect.gen(function* () {
-            yield* sql`DELETE FROM fc_output_chunks WHERE session_id = ${meta.sessionId} AND id = ${meta.id}`
-            let seq = 0
-            for (const piece of pieces()) {
-              yield* sql`INSERT INTO fc_output_chunks (session_id, id, seq, data) VALUES (${meta.sessionId}, ${meta.id}, ${seq++}, ${piece})`
-            }
-            yield* sql`INSERT INTO fc_outputs (session_id, id, tool, chars, lines, bytes, chunks, created_at)
-              VALUES (${meta.sessionId}, ${meta.id}, ${meta.tool}, ${meta.chars}, ${meta.lines}, ${meta.bytes}, ${seq}, ${Date.now()})
-              ON CONFLICT (session_id, id) DO UPDATE SET tool = excluded.tool, chars = excluded.chars, lines = excluded.lines,
-                bytes = excluded.bytes, chunks = excluded.chunks, created_at = excluded.created_at`
-            yield* trim(meta.sessionId)
-          })
-        )
-        .pipe(
-          // The local copy is there either way: a shared store that fails loses only other
-          // replicas' view of this output, which then reads as a miss ("re-run the tool").
-          Effect.catchCause((cause) =>
-            Effect.logWarning(`an output could not be shared: ${String(cause).split("\n")[0]}`)
+      Effect.gen(function* () {
+        let seq = 0
+        for (const piece of pieces()) {
+          yield* sql`INSERT INTO fc_output_chunks (session_id, id, seq, data)
+            SELECT ${meta.sessionId}, ${meta.id}, ${seq++}, ${piece} ${lease.held}
+            ON CONFLICT (session_id, id, seq) DO UPDATE SET data = excluded.data RETURNING 1 AS ok`.pipe(
+            Effect.flatMap(lease.expectHeld)
           )
+        }
+        yield* sql`INSERT INTO fc_outputs (session_id, id, tool, chars, lines, bytes, chunks, created_at)
+          SELECT ${meta.sessionId}, ${meta.id}, ${meta.tool}, ${meta.chars}, ${meta.lines}, ${meta.bytes}, ${seq}, ${Date.now()} ${lease.held}
+          ON CONFLICT (session_id, id) DO UPDATE SET tool = excluded.tool, chars = excluded.chars, lines = excluded.lines,
+            bytes = excluded.bytes, chunks = excluded.chunks, created_at = excluded.created_at RETURNING 1 AS ok`.pipe(
+          Effect.flatMap(lease.expectHeld)
         )
+        if (++puts % TRIM_EVERY === 0) yield* lease.write(trim(meta.sessionId))
+      }).pipe(
+        // The local copy is there either way: a shared store that fails loses only other
+        // replicas' view of this output, which then reads as a miss ("re-run the tool").
+        Effect.catchCause((cause) =>
+          Effect.logWarning(`an output could not be shared: ${String(cause).split("\n")[0]}`)
+        )
+      )
 
     /** Keeps a session's shared outputs within the byte budget, oldest out first. */
     const trim = (sessionId: string) =>

@@ -62,17 +62,15 @@ export const readStateLayer = Layer.effect(
     const lease = yield* HostLease
     const workspace = lease.workspace
     const put = (sessionId: string, path: string, record: string) =>
-      lease
-        .write(
-          sql`INSERT INTO fc_read_state (workspace, session_id, path, record, updated_at)
-            VALUES (${workspace}, ${sessionId}, ${path}, ${record}, ${Date.now()})
-            ON CONFLICT (workspace, session_id, path) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at`
+      sql`INSERT INTO fc_read_state (workspace, session_id, path, record, updated_at)
+        SELECT ${workspace}, ${sessionId}, ${path}, ${record}, ${Date.now()} ${lease.held}
+        ON CONFLICT (workspace, session_id, path) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at
+        RETURNING 1 AS ok`.pipe(
+        Effect.flatMap(lease.expectHeld),
+        Effect.catchCause((cause) =>
+          Effect.logWarning(`a read record could not be shared: ${String(cause).split("\n")[0]}`)
         )
-        .pipe(
-          Effect.catchCause((cause) =>
-            Effect.logWarning(`a read record could not be shared: ${String(cause).split("\n")[0]}`)
-          )
-        )
+      )
     return ReadState.of({
       ...local,
       recordRead: (sessionId, callId, path, window, view) =>

@@ -96,12 +96,13 @@ export const grantStoreLayer = Layer.effect(
       authoritative: true,
       has,
       add: (sessionId, key, display) =>
-        lease
-          .write(
-            sql`INSERT INTO fc_grants (session_id, grant_key, display, created_at) VALUES (${sessionId}, ${stored(key)}, ${display}, ${Date.now()})
-              ON CONFLICT (session_id, grant_key) DO NOTHING`
-          )
-          .pipe(Effect.andThen(announce(sessionId)), Effect.catchCause(failed("saving an approval"))),
+        sql`INSERT INTO fc_grants (session_id, grant_key, display, created_at)
+          SELECT ${sessionId}, ${stored(key)}, ${display}, ${Date.now()} ${lease.held}
+          ON CONFLICT (session_id, grant_key) DO UPDATE SET display = excluded.display RETURNING 1 AS ok`.pipe(
+          Effect.flatMap(lease.expectHeld),
+          Effect.andThen(announce(sessionId)),
+          Effect.catchCause(failed("saving an approval"))
+        ),
       revoke: (sessionId, key) =>
         lease
           .write(sql`DELETE FROM fc_grants WHERE session_id = ${sessionId} AND grant_key = ${stored(key)}`)
@@ -126,12 +127,12 @@ export const todoStoreLayer = Layer.effect(
           Effect.catchCause(failed("reading the todo list"))
         ),
       set: (sessionId, todos) =>
-        lease
-          .write(
-            sql`INSERT INTO fc_todos (session_id, todos, updated_at) VALUES (${sessionId}, ${JSON.stringify(todos)}, ${Date.now()})
-              ON CONFLICT (session_id) DO UPDATE SET todos = excluded.todos, updated_at = excluded.updated_at`
-          )
-          .pipe(Effect.asVoid, Effect.catchCause(failed("saving the todo list")))
+        sql`INSERT INTO fc_todos (session_id, todos, updated_at)
+          SELECT ${sessionId}, ${JSON.stringify(todos)}, ${Date.now()} ${lease.held}
+          ON CONFLICT (session_id) DO UPDATE SET todos = excluded.todos, updated_at = excluded.updated_at RETURNING 1 AS ok`.pipe(
+          Effect.flatMap(lease.expectHeld),
+          Effect.catchCause(failed("saving the todo list"))
+        )
     })
   })
 )
@@ -165,14 +166,10 @@ export const jobRecordStoreLayer = Layer.effect(
           bytes: r.bytes
         })
         // A record already marked lost (its host was fenced) stays lost: the job is never run again.
-        return lease
-          .write(
-            sql`INSERT INTO fc_jobs (session_id, id, host_id, host_epoch, record, state, updated_at)
-              VALUES (${r.sessionId}, ${r.id}, ${lease.hostId}, ${lease.epoch}, ${record}, ${r.state.state}, ${Date.now()})
-              ON CONFLICT (session_id, id) DO UPDATE SET record = excluded.record, state = excluded.state, updated_at = excluded.updated_at
-              WHERE fc_jobs.state <> 'lost'`
-          )
-          .pipe(Effect.asVoid, Effect.catchCause(failed("saving a job's record")))
+        return sql`INSERT INTO fc_jobs (session_id, id, host_id, host_epoch, record, state, updated_at)
+          SELECT ${r.sessionId}, ${r.id}, ${lease.hostId}, ${lease.epoch}, ${record}, ${r.state.state}, ${Date.now()} ${lease.held}
+          ON CONFLICT (session_id, id) DO UPDATE SET record = excluded.record, state = excluded.state, updated_at = excluded.updated_at
+          WHERE fc_jobs.state <> 'lost'`.pipe(Effect.asVoid, Effect.catchCause(failed("saving a job's record")))
       },
       list: (sessionId) =>
         sql<{
