@@ -199,7 +199,15 @@ export const buildToolSystem = (
         ...(config === undefined ? {} : { loaded: config })
       }),
       Effect.provideService(SessionPersistence, { persist: session !== undefined }),
-      Effect.provideService(SharedStoreSetting, { store }),
+      Effect.provideService(SharedStoreSetting, {
+        store,
+        // A fenced replica must not serve on: another has its sessions (docs/scaling.md).
+        onFenced: (e) =>
+          Effect.sync(() => {
+            process.stderr.write(`freecode-tools: ${e.message}\n`)
+            process.exit(75)
+          })
+      }),
       Effect.mapError((e) => new Misuse({ message: `cannot start the tool system: ${describeError(e)}` }))
     )
     // An untrusted folder's own programs were left out: say so once, with how to trust it.

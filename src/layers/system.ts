@@ -133,12 +133,14 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"], sh
     Layer.Error<typeof local> | StoreUnavailable,
     Layer.Services<typeof local>
   >
-  const sharedOr = (store: string | undefined, otherwise: Stores): Stores =>
-    store === undefined ? otherwise : sharedStateLayer({ ...shared, store, workspace: root })
+  const sharedOr = (
+    settings: Omit<SharedStateOptions, "workspace" | "store"> & { readonly store?: string | undefined }
+  ): Stores =>
+    settings.store === undefined ? local : sharedStateLayer({ ...settings, store: settings.store, workspace: root })
   const stores: Stores =
     shared !== undefined
-      ? sharedOr(shared.store, local)
-      : Layer.unwrap(Effect.map(SharedStoreSetting, ({ store }) => sharedOr(store, local)))
+      ? sharedOr(shared)
+      : Layer.unwrap(Effect.map(SharedStoreSetting, (setting) => sharedOr(setting)))
   // The memory tool's folder persists either way: it is the project's, not one session's.
   const stateDir = typeof sessions === "object" ? sessions.stateDir : undefined
   return Layer.merge(

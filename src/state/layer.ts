@@ -4,8 +4,7 @@
  * session database's. Given to a tool system with `store` (ToolSystemOptions) or by `--store`.
  */
 
-import type { Effect } from "effect"
-import { Context, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { OutputStore } from "../output/store.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { parseStore, storeLayer } from "../sql/connect.ts"
@@ -29,16 +28,16 @@ export interface SharedStateOptions {
  * The shared store a tool system uses when its options name none: set by the CLI's `--store`.
  * Undefined: the session database or memory, as before.
  */
-export const SharedStoreSetting = Context.Reference<{ readonly store: string | undefined }>(
-  "freecode/SharedStoreSetting",
-  { defaultValue: () => ({ store: undefined }) }
-)
+export const SharedStoreSetting = Context.Reference<{
+  readonly store: string | undefined
+  readonly onFenced?: (e: HostFenced) => Effect.Effect<void>
+}>("freecode/SharedStoreSetting", { defaultValue: () => ({ store: undefined }) })
 
 export const sharedStateLayer = (options: SharedStateOptions) => {
   const lease = hostLeaseLayer({
     workspace: options.workspace,
     ...(options.leaseMs === undefined ? {} : { ttlMs: options.leaseMs }),
-    ...(options.onFenced === undefined ? {} : { onFenced: options.onFenced })
+    onFenced: options.onFenced ?? ((e) => Effect.logError(e.message))
   })
   return Layer.mergeAll(
     outputStoreLayer.pipe(Layer.provide(OutputStore.layerSpilling)),
