@@ -53,13 +53,27 @@ const sessionIdle = Flag.Int("session-idle").pipe(
   Flag.optional
 )
 
+const store = Flag.String("store").pipe(
+  Flag.withMetavar("URL"),
+  Flag.withDescription(
+    "--http: keep outputs, grants, todos and job records in a store shared by replicas: postgres://user@host:port/db, or a node:sqlite file (docs/scaling.md)."
+  ),
+  Flag.optional
+)
+
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, profile, session, http, sessionIdle },
+  { ...systemFlags, profile, session, http, sessionIdle, store },
   Effect.fn("cli.mcp")(
     function* (input) {
       const io = yield* Io
       const setup = yield* checkOptions(input)
+      if (Option.isNone(input.http) && Option.isSome(input.store)) {
+        return yield* new Misuse({
+          message:
+            "--store applies to mcp --http, where several replicas can serve one set of sessions; over stdio the one session lives in this process."
+        })
+      }
       if (Option.isNone(input.http) && Option.isSome(input.sessionIdle)) {
         return yield* new Misuse({
           message: "--session-idle applies to mcp --http; over stdio the one session lasts as long as the client."

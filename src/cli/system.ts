@@ -15,6 +15,7 @@ import type { CallContext } from "../orchestrator/orchestrator.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
 import { describeSandbox, Sandbox } from "../sandbox/sandbox.ts"
 import { SessionPersistence } from "../session/store.ts"
+import { SharedStoreSetting } from "../state/layer.ts"
 import { modelsSection, surfaceSection } from "../surface/config.ts"
 import { type WiringRule, wiringFor, wiringTable } from "../surface/models.ts"
 import {
@@ -55,6 +56,8 @@ export interface SystemOptions {
   readonly session?: Option.Option<string>
   /** --trust: the folder's own MCP servers, hooks and language servers may start, this run. */
   readonly trust?: boolean
+  /** `mcp --store`: the store shared by replicas (docs/scaling.md). */
+  readonly store?: Option.Option<string>
 }
 
 export interface Setup {
@@ -71,6 +74,8 @@ export interface Setup {
   readonly profile: string | undefined
   /** The --session id, if any: the session's outputs and todos then persist (docs/session.md). */
   readonly session?: string | undefined
+  /** `--store`, if given: outputs, grants, todos and job records live there (docs/scaling.md). */
+  readonly store?: string | undefined
   /** Which tools are declared and reachable (src/surface/). */
   readonly surface: Surface
   /** --model, if given. */
@@ -127,6 +132,7 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
     )
     const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
     const session = options.session === undefined ? undefined : Option.getOrUndefined(options.session)
+    const store = options.store === undefined ? undefined : Option.getOrUndefined(options.store)
     const model = options.model === undefined ? undefined : Option.getOrUndefined(options.model)
     const core = options.core === undefined ? undefined : Option.getOrUndefined(options.core)
     // A flag wins over freecode.json, which wins over the defaults.
@@ -137,6 +143,7 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
       config,
       profile,
       session,
+      store,
       surface: Option.getOrElse(options.surface, () => fromFile?.mode ?? "all"),
       model,
       strategy: Option.getOrElse(options.strategy ?? Option.none(), () => fromFile?.strategy ?? "bridge"),
@@ -168,6 +175,7 @@ export const buildToolSystem = (
       config,
       profile,
       session,
+      store,
       surface,
       model,
       strategy,
@@ -181,6 +189,7 @@ export const buildToolSystem = (
           config: undefined,
           profile: undefined,
           session: undefined,
+          store: undefined,
           surface: "all" as const
         }
       : setup
@@ -190,6 +199,15 @@ export const buildToolSystem = (
         ...(config === undefined ? {} : { loaded: config })
       }),
       Effect.provideService(SessionPersistence, { persist: session !== undefined }),
+      Effect.provideService(SharedStoreSetting, {
+        store,
+        // A fenced replica must not serve on: another has its sessions (docs/scaling.md).
+        onFenced: (e) =>
+          Effect.sync(() => {
+            process.stderr.write(`freecode-tools: ${e.message}\n`)
+            process.exit(75)
+          })
+      }),
       Effect.mapError((e) => new Misuse({ message: `cannot start the tool system: ${describeError(e)}` }))
     )
     // An untrusted folder's own programs were left out: say so once, with how to trust it.

@@ -36,6 +36,8 @@ import { MemoryFolder } from "../session/memory-folder.ts"
 import { Sessions } from "../session/sessions.ts"
 import { SessionPersistence, SessionStore, type SessionStoreOptions } from "../session/store.ts"
 import { TodoStore } from "../session/todos.ts"
+import type { StoreUnavailable } from "../sql/connect.ts"
+import { type SharedStateOptions, SharedStoreSetting, sharedStateLayer } from "../state/layer.ts"
 import { type SurfaceOptions, surfaceLayer } from "../surface/surface.ts"
 import type { Tool } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
@@ -73,6 +75,12 @@ export interface ToolSystemOptions<E = never, R = never> {
    */
   readonly sessions?: "memory" | Omit<SessionStoreOptions, "root">
   /**
+   * A store shared by replicas (`postgres://…`, or a node:sqlite file): outputs, grants, todos
+   * and job records go there instead, under this replica's lease (docs/scaling.md). Wins over
+   * `sessions`.
+   */
+  readonly store?: Omit<SharedStateOptions, "workspace">
+  /**
    * Folders holding skills (`<dir>/<name>/SKILL.md`), first wins. Default: FREECODE_SKILL_DIRS,
    * else `.freecode/skills` and `.claude/skills` at the root, then `~/.claude/skills`.
    */
@@ -97,7 +105,7 @@ export interface ToolSystemOptions<E = never, R = never> {
 }
 
 /** The stores a session keeps: in memory, or in the project's session database. */
-const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) => {
+const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"], shared: ToolSystemOptions["store"]) => {
   const persistent = (options: Omit<SessionStoreOptions, "root">) =>
     Layer.mergeAll(
       overridable(OutputStore, layerSqliteOutputStore),
@@ -109,7 +117,7 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
     overridable(OutputStore, OutputStore.layerSpilling),
     overridable(TodoStore, TodoStore.layerMemory)
   )
-  const stores =
+  const local =
     sessions === "memory"
       ? memory
       : sessions !== undefined
@@ -120,6 +128,19 @@ const sessionStores = (root: string, sessions: ToolSystemOptions["sessions"]) =>
               return persist ? persistent({}) : memory
             })
           )
+  type Stores = Layer.Layer<
+    Layer.Success<typeof local>,
+    Layer.Error<typeof local> | StoreUnavailable,
+    Layer.Services<typeof local>
+  >
+  const sharedOr = (
+    settings: Omit<SharedStateOptions, "workspace" | "store"> & { readonly store?: string | undefined }
+  ): Stores =>
+    settings.store === undefined ? local : sharedStateLayer({ ...settings, store: settings.store, workspace: root })
+  const stores: Stores =
+    shared !== undefined
+      ? sharedOr(shared)
+      : Layer.unwrap(Effect.map(SharedStoreSetting, (setting) => sharedOr(setting)))
   // The memory tool's folder persists either way: it is the project's, not one session's.
   const stateDir = typeof sessions === "object" ? sessions.stateDir : undefined
   return Layer.merge(
@@ -190,7 +211,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
       sandboxFromConfig(options.root, options.sandboxByDefault).pipe(Layer.provide(projectConfig))
     )
   ).pipe(
-    Layer.provideMerge(sessionStores(options.root, options.sessions)),
+    Layer.provideMerge(sessionStores(options.root, options.sessions, options.store)),
     Layer.provideMerge(config),
     Layer.provideMerge(Layer.merge(overridable(LocalFs, LocalFs.layerPlatform), overridable(WriteFs, WriteFs.layer))),
     // The one owner of per-session state: every service above keeps its sessions' state there.

@@ -145,9 +145,11 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
       const remember = (sessionId: string, g: Grant) => {
         grants.getOrCreate(sessionId, () => new Set<string>()).add(grantKey(g))
       }
+      const authoritative = Option.isSome(persisted) && persisted.value.authoritative === true
       const granted = (sessionId: string, g: Grant): Effect.Effect<boolean> => {
-        if (grants.get(sessionId)?.has(grantKey(g)) === true) return Effect.succeed(true)
+        if (!authoritative && grants.get(sessionId)?.has(grantKey(g)) === true) return Effect.succeed(true)
         if (Option.isNone(persisted)) return Effect.succeed(false)
+        if (authoritative) return persisted.value.has(sessionId, grantKey(g))
         return Effect.tap(persisted.value.has(sessionId, grantKey(g)), (yes) =>
           Effect.sync(() => (yes ? remember(sessionId, g) : undefined))
         )

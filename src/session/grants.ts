@@ -11,6 +11,14 @@ export class GrantStore extends Context.Service<
   {
     readonly has: (sessionId: string, key: string) => Effect.Effect<boolean>
     readonly add: (sessionId: string, key: string, display: string) => Effect.Effect<void>
+    /** Takes a grant back (a store shared by replicas; the session database has no way to ask for it). */
+    readonly revoke?: (sessionId: string, key: string) => Effect.Effect<void>
+    /**
+     * True when the store is the one authority on grants and keeps its own cache (the shared
+     * store: another replica may revoke one): the permission engine then asks it every time
+     * instead of remembering a yes for the rest of the session.
+     */
+    readonly authoritative?: boolean
   }
 >()("freecode/GrantStore") {
   /**
