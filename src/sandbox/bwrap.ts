@@ -22,6 +22,11 @@ export interface BwrapCall {
   readonly proxySocket?: string
   /** What the probe found works here (availability.ts). */
   readonly hardening: BwrapHardening
+  /**
+   * An empty regular file, the source of a missing control file's placeholder. Not /dev/null:
+   * bubblewrap binds without devices, and git warns on every command about a file it cannot open.
+   */
+  readonly emptyFile?: string
 }
 
 /** What the probe found this bubblewrap and kernel can do, beyond BASE_ARGS. */
@@ -84,7 +89,7 @@ export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string>
   for (const w of policy.writeDenied) args.push("--ro-bind", w, w)
   for (const p of policy.placeholders) {
     if (p.directory) args.push("--tmpfs", p.path, "--remount-ro", p.path)
-    else args.push("--ro-bind", "/dev/null", p.path)
+    else args.push("--ro-bind", call.emptyFile ?? "/dev/null", p.path)
   }
   for (const d of policy.readDenied) {
     if (d.directory) args.push("--tmpfs", d.path, "--remount-ro", d.path)

@@ -156,6 +156,8 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     // The filter's bytes, in a file bubblewrap reads from fd 3 on each start. Written again if
     // something removed it: a missing filter would fail every command (closed, but useless).
     const filterFile = NodePath.join(base, "seccomp.bpf")
+    const emptyFile = NodePath.join(base, "empty")
+    NodeFs.writeFileSync(emptyFile, "", { mode: 0o444 })
     const hardeningOf = (a: { readonly seccomp: boolean; readonly disableUserns: boolean }): BwrapHardening => {
       const filter = a.seccomp ? seccompFilter() : undefined
       if (filter !== undefined && !NodeFs.existsSync(filterFile))
@@ -206,7 +208,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
               command
             )
           }
-          const inBwrap = { ...call, hardening: hardeningOf(a) }
+          const inBwrap = { ...call, hardening: hardeningOf(a), emptyFile }
           if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, inBwrap, command)
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
           return "socket" in listen

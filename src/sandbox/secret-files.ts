@@ -74,7 +74,7 @@ export const secretFilesIn = (
   const linked = new Set<string>()
   for (const p of [...found, ...credentialFiles]) {
     const s = lstat(p)
-    if (s !== undefined && s.isFile() && s.nlink > 1) linked.add(identity(s))
+    if (s?.isFile() && s.nlink > 1) linked.add(identity(s))
   }
   if (linked.size > 0) {
     for (const p of others) {
