@@ -40,6 +40,31 @@ export interface PolicyPlaces {
   readonly neverWritable?: ReadonlyArray<string>
 }
 
+/**
+ * Where host daemons keep their Unix sockets, hidden like credentials (an empty folder over
+ * them): /tmp and /run are the sandbox's own already; /var/run when it is a folder of its own
+ * rather than the usual link to /run; and below the home folder, the Docker sockets of Docker
+ * Desktop, Colima, Lima, Rancher Desktop, OrbStack and Podman's machines.
+ */
+export const SOCKET_PLACES = ["/var/run"]
+export const HOME_SOCKET_PLACES = [
+  ".docker/run",
+  ".docker/desktop",
+  ".colima",
+  ".lima",
+  ".rd",
+  ".orbstack",
+  ".local/share/containers/podman/machine"
+]
+
+const isRealDirectory = (p: string): boolean => {
+  try {
+    return NodeFs.lstatSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** Thrown when the writable places hold too much to search for secret files. */
 export class TooLargeToSearch extends Error {}
 
@@ -86,8 +111,12 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
     throw new TooLargeToSearch(
       `the writable places hold more files than the sandbox searches for secret files (${roots.join(", ")}); narrow sandbox.filesystem.allowWrite`
     )
+  const sockets = [
+    ...SOCKET_PLACES.filter(isRealDirectory),
+    ...realPlaces(HOME_SOCKET_PLACES.map((p) => NodePath.join(places.home, p)))
+  ]
   const readDenied = [
-    ...new Set([...credentials, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])
+    ...new Set([...credentials, ...sockets, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])
   ].map((path) => ({ path, directory: isDirectory(path) }))
   const guarded = guardedPlaces(roots, places.neverWritable ?? [])
   const writeDenied = [...new Set([...guarded.readOnly, ...realPlaces(settings.denyWrite.map(resolve))])]
