@@ -47,6 +47,12 @@ const real = (p: string): string | undefined => {
   }
 }
 
+/**
+ * Missing control paths an empty placeholder would break: git refuses a repository whose
+ * `commondir` is empty. bubblewrap cannot hold these (docs/sandbox.md); Seatbelt can.
+ */
+const NO_PLACEHOLDER = new Set([".git/commondir"])
+
 const inside = (dir: string, p: string) => p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`)
 
 /** The guarded places of `roots` (writable real paths); `never` are never writable from inside. */
@@ -68,7 +74,7 @@ export const guardedPlaces = (roots: ReadonlyArray<string>, never: ReadonlyArray
         const s = lstat(next)
         if (s === undefined) {
           // Missing: held only inside a pinned folder, never at the root itself.
-          if (at !== root) placeholders.set(next, last ? c.directory : true)
+          if (at !== root && !(last && NO_PLACEHOLDER.has(c.path))) placeholders.set(next, last ? c.directory : true)
           break
         }
         if (last || !s.isDirectory()) {

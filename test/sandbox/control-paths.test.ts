@@ -152,6 +152,8 @@ describe("guarded places", () => {
     expect(g.placeholders).toContainEqual({ path: NodePath.join(root, ".git", "config.worktree"), directory: false })
     // .git/info is missing: the folder itself is held, not a file below it.
     expect(g.placeholders).toContainEqual({ path: NodePath.join(root, ".git", "info"), directory: true })
+    // An empty commondir would break git: it is never held by a placeholder.
+    expect(g.placeholders.map((p) => p.path)).not.toContain(NodePath.join(root, ".git", "commondir"))
     // Nothing is made at the top of the root.
     expect(g.placeholders.filter((p) => NodePath.dirname(p.path) === root)).toEqual([])
     expect(g.all).toContain(NodePath.join(root, "freecode.json"))
