@@ -5,8 +5,8 @@
  * under an innocent name. Links are looked for only when one of those secrets has more than one
  * name (its link count), so the usual walk costs one readdir per folder and no stat per file.
  *
- * Not walked: symbolic links (the sandbox hides the file where it really is, if that is inside a
- * walked place), `.git` (git's own files, no secret names) and `node_modules` (packages' test
+ * A link with a secret's name hides the file it leads to, wherever that is. Not walked into:
+ * links to folders, `.git` (git's own files, no secret names) and `node_modules` (packages' test
  * fixtures, not the person's keys). A walk stops after WALK_LIMIT entries; `complete` then says
  * what was found is not all (the sandbox refuses to start rather than guess).
  */
@@ -23,6 +23,15 @@ export interface SecretFiles {
   readonly paths: ReadonlyArray<string>
   /** False when a walk hit WALK_LIMIT. */
   readonly complete: boolean
+}
+
+const realFile = (p: string): string | undefined => {
+  try {
+    const real = NodeFs.realpathSync(p)
+    return NodeFs.statSync(real).isFile() ? real : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const identity = (s: NodeFs.Stats) => `${s.dev}:${s.ino}`
@@ -65,6 +74,10 @@ export const secretFilesIn = (
       } else if (e.isFile()) {
         if (isSecretName(e.name)) found.push(path)
         else others.push(path)
+      } else if (e.isSymbolicLink() && isSecretName(e.name)) {
+        // `.env -> ~/secrets/prod.env`: the file it leads to is hidden, wherever it is.
+        const target = realFile(path)
+        if (target !== undefined) found.push(target)
       }
     }
   }

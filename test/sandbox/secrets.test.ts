@@ -54,10 +54,16 @@ describe.skipIf(!runnable)("secret files inside the sandbox", () => {
       NodeFs.linkSync(NodePath.join(root, ".env"), NodePath.join(root, "notes.txt"))
       NodeFs.mkdirSync(NodePath.join(root, "docs"))
       NodeFs.linkSync(NodePath.join(home, ".ssh", "id_rsa"), NodePath.join(root, "docs", "readme.md"))
+      // A secret's name on a link to a file elsewhere: that file is hidden.
+      const vault = folder("freecode-sec-vault-", true)
+      NodeFs.writeFileSync(NodePath.join(vault, "prod.txt"), "SECRET-linked-away\n", { mode: 0o644 })
+      NodeFs.symlinkSync(NodePath.join(vault, "prod.txt"), NodePath.join(root, "config", ".env.prod"))
       if (u.asNobody) for (const d of [root, home, tempDir]) giveToNobody(d)
       const { output } = inside(
         [
-          ...[...Object.keys(SECRETS), ...Object.keys(PLAIN), "notes.txt", "docs/readme.md"].map((f) => `cat '${f}'`),
+          ...[...Object.keys(SECRETS), ...Object.keys(PLAIN), "notes.txt", "docs/readme.md", "config/.env.prod"].map(
+            (f) => `cat '${f}'`
+          ),
           `cat ${home}/.ssh/id_rsa`,
           // Other ways to the same bytes: a new link, a copy, a read through /proc.
           "ln .env again.txt; cat again.txt",
