@@ -97,8 +97,9 @@ const probeBubblewrap = async (path: string): Promise<Availability> => {
     )
   let disableUserns = true
   let probe = await attempt(true)
-  // bubblewrap before 0.8 has no --disable-userns; the filter refuses new namespaces all the same.
-  if (probe.code !== 0 && probe.stderr.includes("disable-userns")) {
+  // bubblewrap before 0.8 has no --disable-userns, and a kernel may refuse the nested namespace
+  // it makes; the filter refuses new namespaces all the same.
+  if (probe.code !== 0) {
     disableUserns = false
     probe = await attempt(false)
   }
