@@ -99,4 +99,21 @@ describe("finding secret files", () => {
       [...Object.keys(SECRETS), "src/innocent.ts", "src/also.txt"].map((f) => NodePath.join(root, f)).sort()
     )
   })
+
+  it("a walk after a change finds what the change added, the unchanged folders taken from the last walk", async () => {
+    const root = folder("freecode-sec-again-")
+    write(root, { "a/b/c.txt": "x", "d/e.txt": "y" })
+    // Folders whose ctime is over a second old are the ones the next walk may take as they were.
+    await new Promise((r) => setTimeout(r, 1_200))
+    expect(secretFilesIn([root]).paths).toEqual([])
+    expect(secretFilesIn([root]).paths).toEqual([])
+    write(root, { "a/b/.env": "new" })
+    NodeFs.linkSync(NodePath.join(root, "a", "b", ".env"), NodePath.join(root, "d", "plain.txt"))
+    expect([...secretFilesIn([root]).paths].sort()).toEqual(
+      [NodePath.join(root, "a/b/.env"), NodePath.join(root, "d/plain.txt")].sort()
+    )
+    NodeFs.rmSync(NodePath.join(root, "a", "b", ".env"))
+    NodeFs.renameSync(NodePath.join(root, "d", "e.txt"), NodePath.join(root, "d", "id_rsa"))
+    expect([...secretFilesIn([root]).paths].sort()).toEqual([NodePath.join(root, "d/id_rsa")])
+  })
 })
