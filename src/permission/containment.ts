@@ -9,7 +9,7 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
 import { isCleanAbsolute } from "../path/path.ts"
-import { isCredentialPath } from "../sandbox/credentials.ts"
+import { hasSecretName, isCredentialPath } from "../sandbox/credentials.ts"
 
 /** What realPath needs: LocalFs, or effect's FileSystem (the edit tools' lock has one). */
 export type RealPaths = Pick<LocalFsShape, "realPath">
@@ -61,26 +61,13 @@ export const within = (dir: string, abs: string): boolean =>
   abs === dir || abs.startsWith(dir.endsWith("/") ? dir : `${dir}/`)
 
 /**
- * Files whose reading asks by default: secrets, whatever directory they are in. `.env` and
- * `.env.*` (not `.env.example`, `.sample`, `.template`, `.dist`), `*.pem`, `*.key`, SSH private
- * keys (`id_rsa`, `id_dsa`, `id_ecdsa`, `id_ed25519`), `.netrc`, `.npmrc`, `.pypirc`. One
- * expression, tested on the whole path (no substring per name), and only for a name that can match:
- * a search tests every name it lists.
+ * Files whose reading asks by default: a secret's name in any folder (`.env`, `.env.local`,
+ * `.envrc`, `*.pem`, `*.key`, SSH private keys, … without case: src/sandbox/credentials.ts's
+ * `isSecretName`, the rule the sandbox hides by too) and the credential places below the home
+ * folder. Tested on the last name only, and only for a name that can match: a search tests
+ * every name it lists.
  */
-const SENSITIVE =
-  /(?:^|\/)(?:\.env|\.env\.(?!(?:example|sample|template|dist)$)[^/]+|id_(?:rsa|dsa|ecdsa|ed25519)|\.netrc|\.npmrc|\.pypirc)$|\.(?:pem|key)$/
-
-export const isSensitive = (abs: string): boolean => {
-  // Most names can be told apart by their first character or their end, without the expression.
-  const first = abs.charCodeAt(abs.lastIndexOf("/") + 1)
-  return (
-    ((first === DOT || first === LOWER_I || abs.endsWith(".pem") || abs.endsWith(".key")) && SENSITIVE.test(abs)) ||
-    isCredentialPath(abs, HOME)
-  )
-}
+export const isSensitive = (abs: string): boolean => hasSecretName(abs) || isCredentialPath(abs, HOME)
 
 /** Credential files below the home directory (src/sandbox/credentials.ts) ask too, wherever the root is. */
 const HOME = NodeOs.homedir()
-
-const DOT = ".".charCodeAt(0)
-const LOWER_I = "i".charCodeAt(0)

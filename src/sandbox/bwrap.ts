@@ -4,6 +4,10 @@
  * read-denied ones covered (an empty tmpfs over a folder, /dev/null over a file); bubblewrap
  * applies the mounts in the order given, so later ones win. `/tmp` and `/run` are fresh and empty:
  * what a command leaves there goes with it, and the host's sockets in /run are out of reach.
+ *
+ * The command has no capabilities and cannot gain any, whoever starts it (root included): its
+ * own user namespace, every capability dropped, no_new_privs (bubblewrap sets it), no further
+ * user namespaces, and the system-call filter of seccomp.ts, read by bubblewrap from fd 3.
  */
 import type { SandboxPolicy } from "./policy.ts"
 import { PROXY_PORT, PROXY_VARIABLES } from "./proxy.ts"
@@ -16,6 +20,21 @@ export interface BwrapCall {
   readonly tempDir: string
   /** The proxy's socket, bound in when the network is filtered rather than off. */
   readonly proxySocket?: string
+  /** What the probe found works here (availability.ts). */
+  readonly hardening: BwrapHardening
+  /**
+   * An empty regular file, the source of a missing control file's placeholder. Not /dev/null:
+   * bubblewrap binds without devices, and git warns on every command about a file it cannot open.
+   */
+  readonly emptyFile?: string
+}
+
+/** What the probe found this bubblewrap and kernel can do, beyond BASE_ARGS. */
+export interface BwrapHardening {
+  /** The seccomp filter's file (seccomp.ts), or undefined on an architecture without one. */
+  readonly seccompFile: string | undefined
+  /** `--disable-userns` works here (bubblewrap 0.8 and later). */
+  readonly disableUserns: boolean
 }
 
 /** What every sandboxed command gets, before its own places (the probe runs exactly these). */
@@ -23,6 +42,10 @@ export const BASE_ARGS: ReadonlyArray<string> = [
   "--die-with-parent", // the host process dies: so does every process inside
   "--unshare-pid", // its own PID namespace: a setsid child or a daemon dies with the call
   "--unshare-net", // only a loopback inside; the proxy's socket is the one way out
+  "--unshare-ipc", // SysV semaphores, queues and shared memory of its own, gone with the call
+  "--unshare-user", // its capabilities, if any, are over its own namespace only ...
+  "--cap-drop", // ... and there are none: root inside cannot remount, unmount or write /etc
+  "ALL",
   "--new-session", // no controlling terminal to push keystrokes into
   "--ro-bind",
   "/",
@@ -37,12 +60,37 @@ export const BASE_ARGS: ReadonlyArray<string> = [
   "/run"
 ]
 
+/** BASE_ARGS with what the probe found works: no more user namespaces, the filter from fd 3. */
+export const hardenedArgs = (hardening: BwrapHardening): Array<string> => [
+  ...BASE_ARGS,
+  ...(hardening.disableUserns ? ["--disable-userns"] : []),
+  ...(hardening.seccompFile === undefined ? [] : ["--seccomp", "3"])
+]
+
+/**
+ * The line that starts `bwrap ARGS` with the filter's file open on fd 3: bubblewrap takes the
+ * filter only from a file descriptor, and a command line cannot hold one.
+ */
+export const withFilter = (
+  hardening: BwrapHardening,
+  line: readonly [string, ...Array<string>]
+): readonly [string, ...Array<string>] =>
+  hardening.seccompFile === undefined
+    ? line
+    : ["/bin/sh", "-c", 'f=$1; shift; exec "$@" 3<"$f"', "sandbox", hardening.seccompFile, ...line]
+
 export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string> => {
-  const args = [...BASE_ARGS]
+  const args = hardenedArgs(call.hardening)
   // Parents before children, so a folder bound inside another keeps its own mount.
   const writable = [...new Set([...policy.writable, ...call.writable])].sort((a, b) => a.length - b.length)
   for (const w of writable) args.push("--bind", w, w)
+  // Control paths' folders onto themselves (not renamable), then the control paths read-only.
+  for (const p of policy.pinned) args.push("--bind", p, p)
   for (const w of policy.writeDenied) args.push("--ro-bind", w, w)
+  for (const p of policy.placeholders) {
+    if (p.directory) args.push("--tmpfs", p.path, "--remount-ro", p.path)
+    else args.push("--ro-bind", call.emptyFile ?? "/dev/null", p.path)
+  }
   for (const d of policy.readDenied) {
     if (d.directory) args.push("--tmpfs", d.path, "--remount-ro", d.path)
     else args.push("--ro-bind", "/dev/null", d.path)
@@ -86,9 +134,20 @@ export const bwrapLine = (
   command: ReadonlyArray<string>,
   bridge?: { readonly socket: string; readonly socat: string }
 ): readonly [string, ...Array<string>] => {
-  if (bridge === undefined) return [bwrap, ...bwrapArgs(policy, call), "--", ...command]
+  if (bridge === undefined) return withFilter(call.hardening, [bwrap, ...bwrapArgs(policy, call), "--", ...command])
   const args = bwrapArgs(policy, { ...call, proxySocket: bridge.socket })
   for (const name of PROXY_VARIABLES) args.push("--setenv", name, `http://127.0.0.1:${PROXY_PORT}`)
   args.push("--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy")
-  return [bwrap, ...args, "--", "/bin/bash", "-c", BRIDGE, "bridge", bridge.socat, bridge.socket, ...command]
+  return withFilter(call.hardening, [
+    bwrap,
+    ...args,
+    "--",
+    "/bin/bash",
+    "-c",
+    BRIDGE,
+    "bridge",
+    bridge.socat,
+    bridge.socket,
+    ...command
+  ])
 }

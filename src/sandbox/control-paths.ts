@@ -18,6 +18,8 @@ export const CONTROL_PATHS: ReadonlyArray<{ readonly path: string; readonly dire
   { path: ".git/hooks", directory: true },
   { path: ".git/config", directory: false },
   { path: ".git/config.worktree", directory: false },
+  // Names another folder as the repository's common one, whose config and hooks git then uses.
+  { path: ".git/commondir", directory: false },
   { path: ".git/info/attributes", directory: false },
   { path: ".git/modules", directory: true },
   { path: ".gitattributes", directory: false },

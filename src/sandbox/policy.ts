@@ -1,11 +1,15 @@
 /**
  * What one sandboxed command may touch, as real absolute paths: the settings' path forms resolved
  * (`~/x` is the home directory, `/x` absolute, anything else relative to the project root), the
- * project root and the session's temp dir writable, credential files hidden.
+ * project root and the session's temp dir writable, their control paths and the never-writable
+ * places read-only (guarded.ts), credential files and the secret files inside the writable
+ * places hidden (secret-files.ts).
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { credentialPaths } from "./credentials.ts"
+import { guardedPlaces } from "./guarded.ts"
+import { credentialFilesOf, secretFilesIn } from "./secret-files.ts"
 import type { SandboxSettings } from "./settings.ts"
 
 export interface SandboxPolicy {
@@ -15,6 +19,14 @@ export interface SandboxPolicy {
   readonly readDenied: ReadonlyArray<{ readonly path: string; readonly directory: boolean }>
   /** Paths that exist below a writable one and must stay read-only. */
   readonly writeDenied: ReadonlyArray<string>
+  /** Existing folders bound onto themselves, so they cannot be renamed or replaced (guarded.ts). */
+  readonly pinned: ReadonlyArray<string>
+  /** Missing control paths inside a pinned folder, held by an empty read-only placeholder. */
+  readonly placeholders: ReadonlyArray<{ readonly path: string; readonly directory: boolean }>
+  /** Every control path below a writable root, existing or not (Seatbelt refuses them by path). */
+  readonly controlPaths: ReadonlyArray<string>
+  /** The folders on the way to them (`.git`), existing or not (Seatbelt refuses renaming them). */
+  readonly controlParents: ReadonlyArray<string>
   /** Hosts reachable through the proxy; empty: no network at all. */
   readonly allowedDomains: ReadonlyArray<string>
 }
@@ -24,7 +36,37 @@ export interface PolicyPlaces {
   readonly home: string
   /** The session's own temp dir (TMPDIR inside). */
   readonly tempDir: string
+  /** Places never writable from inside, even below a writable one (the state folder). */
+  readonly neverWritable?: ReadonlyArray<string>
 }
+
+/**
+ * Where host daemons keep their Unix sockets, hidden like credentials (an empty folder over
+ * them): /tmp and /run are the sandbox's own already; /var/run when it is a folder of its own
+ * rather than the usual link to /run; and below the home folder, the Docker sockets of Docker
+ * Desktop, Colima, Lima, Rancher Desktop, OrbStack and Podman's machines.
+ */
+export const SOCKET_PLACES = ["/var/run"]
+export const HOME_SOCKET_PLACES = [
+  ".docker/run",
+  ".docker/desktop",
+  ".colima",
+  ".lima",
+  ".rd",
+  ".orbstack",
+  ".local/share/containers/podman/machine"
+]
+
+const isRealDirectory = (p: string): boolean => {
+  try {
+    return NodeFs.lstatSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/** Thrown when the writable places hold too much to search for secret files. */
+export class TooLargeToSearch extends Error {}
 
 /** `~/x` → home, absolute stays, else below the root. */
 export const resolveSettingPath = (p: string, places: Pick<PolicyPlaces, "root" | "home">): string =>
@@ -60,13 +102,34 @@ const isDirectory = (p: string): boolean => {
 
 export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): SandboxPolicy => {
   const resolve = (p: string) => resolveSettingPath(p, places)
-  const writable = realPlaces([places.root, places.tempDir, ...settings.allowWrite.map(resolve)])
-  const readDenied = realPlaces([...credentialPaths(places.home), ...settings.denyRead.map(resolve)]).map((path) => ({
-    path,
-    directory: isDirectory(path)
-  }))
-  const writeDenied = realPlaces(settings.denyWrite.map(resolve))
-  return { writable: [...new Set(writable)], readDenied, writeDenied, allowedDomains: settings.allowedDomains }
+  // The person's places: the project and allowWrite. The session's temp dir is the sandbox's own.
+  const roots = [...new Set(realPlaces([places.root, ...settings.allowWrite.map(resolve)]))]
+  const writable = [...new Set([...roots, ...realPlaces([places.tempDir])])]
+  const credentials = realPlaces(credentialPaths(places.home))
+  const secrets = secretFilesIn(roots, credentialFilesOf(credentials))
+  if (!secrets.complete)
+    throw new TooLargeToSearch(
+      `the writable places hold more files than the sandbox searches for secret files (${roots.join(", ")}); narrow sandbox.filesystem.allowWrite`
+    )
+  const sockets = [
+    ...SOCKET_PLACES.filter(isRealDirectory),
+    ...realPlaces(HOME_SOCKET_PLACES.map((p) => NodePath.join(places.home, p)))
+  ]
+  const readDenied = [
+    ...new Set([...credentials, ...sockets, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])
+  ].map((path) => ({ path, directory: isDirectory(path) }))
+  const guarded = guardedPlaces(roots, places.neverWritable ?? [])
+  const writeDenied = [...new Set([...guarded.readOnly, ...realPlaces(settings.denyWrite.map(resolve))])]
+  return {
+    writable,
+    readDenied,
+    writeDenied,
+    pinned: guarded.pinned,
+    placeholders: guarded.placeholders,
+    controlPaths: guarded.all,
+    controlParents: guarded.parents,
+    allowedDomains: settings.allowedDomains
+  }
 }
 
 /** True when `host` is allowed by one of `domains` (`example.com`, or `*.example.com` for its subdomains). */

@@ -13,11 +13,14 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
+import { userConfigFile } from "../config/user.ts"
+import { stateDirConfig } from "../session/location.ts"
 import { type Availability, probeSandbox } from "./availability.ts"
-import { bwrapLine } from "./bwrap.ts"
+import { type BwrapHardening, bwrapLine } from "./bwrap.ts"
 import { realPlaces, sandboxPolicy } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
 import { seatbeltLine } from "./seatbelt.ts"
+import { seccompFilter } from "./seccomp.ts"
 import type { SandboxSettings } from "./settings.ts"
 
 export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly message: string }> {}
@@ -127,20 +130,40 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     )
     const home = options.home ?? NodeOs.homedir()
     const root = NodeFs.realpathSync(options.root)
+    // Never writable from inside, even below a writable place: the session database, approvals
+    // and trust records, and the person's own configuration.
+    const stateDir = yield* stateDirConfig.pipe(
+      Effect.orElseSucceed(() => NodePath.join(home, ".local", "state", "freecode-tools"))
+    )
+    const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile)]
     const filtered = settings.allowedDomains.length > 0
 
     const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
       if (!a.available) return { state: "unavailable", reason: a.reason }
       const runner = a.runner
-      if (filtered && a.runner === "bubblewrap" && a.socat === undefined)
-        return {
-          state: "active",
-          runner,
-          network: "off",
-          note: "socat is not installed, so allowedDomains cannot be reached"
-        }
-      return { state: "active", runner, network: filtered ? "filtered" : "off" }
+      const notes = [
+        ...(a.runner === "bubblewrap" && !a.seccomp
+          ? [`no system-call filter on ${process.arch} (capabilities are dropped all the same)`]
+          : []),
+        ...(filtered && a.runner === "bubblewrap" && a.socat === undefined
+          ? ["socat is not installed, so allowedDomains cannot be reached"]
+          : [])
+      ]
+      const network = filtered && !(a.runner === "bubblewrap" && a.socat === undefined) ? "filtered" : "off"
+      return { state: "active", runner, network, ...(notes.length === 0 ? {} : { note: notes.join("; ") }) }
     })
+
+    // The filter's bytes, in a file bubblewrap reads from fd 3 on each start. Written again if
+    // something removed it: a missing filter would fail every command (closed, but useless).
+    const filterFile = NodePath.join(base, "seccomp.bpf")
+    const emptyFile = NodePath.join(base, "empty")
+    NodeFs.writeFileSync(emptyFile, "", { mode: 0o444 })
+    const hardeningOf = (a: { readonly seccomp: boolean; readonly disableUserns: boolean }): BwrapHardening => {
+      const filter = a.seccomp ? seccompFilter() : undefined
+      if (filter !== undefined && !NodeFs.existsSync(filterFile))
+        NodeFs.writeFileSync(filterFile, filter, { mode: 0o600 })
+      return { seccompFile: filter === undefined ? undefined : filterFile, disableUserns: a.disableUserns }
+    }
 
     const tempDirOf = (sessionId: string) => {
       // A session id is the caller's text: hashed, it is always one safe folder name.
@@ -171,7 +194,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         }
         const line = async (): Promise<CommandLine> => {
           const tempDir = tempDirOf(request.sessionId)
-          const policy = sandboxPolicy(settings, { root, home, tempDir })
+          const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable })
           const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
           // The runner is the same for the layer's life, so the proxy's kind of address is too;
           // an address of the other kind (never) leaves the command with no network.
@@ -185,11 +208,12 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
               command
             )
           }
-          if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, call, command)
+          const inBwrap = { ...call, hardening: hardeningOf(a), emptyFile }
+          if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, inBwrap, command)
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
           return "socket" in listen
-            ? bwrapLine(a.bwrap, policy, call, command, { socket: listen.socket, socat: a.socat })
-            : bwrapLine(a.bwrap, policy, call, command)
+            ? bwrapLine(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
+            : bwrapLine(a.bwrap, policy, inBwrap, command)
         }
         return Effect.tryPromise({
           try: line,

@@ -86,11 +86,18 @@ export const seatbeltProfile = (policy: SandboxPolicy, call: SeatbeltCall): Seat
     "DENY_READ",
     policy.readDenied.map((d) => d.path)
   )
-  const writeDenied = named("DENY_WRITE", policy.writeDenied)
+  // Control paths are refused by path, existing or not, so a new one cannot be made either.
+  const writeDenied = named("DENY_WRITE", [...new Set([...policy.writeDenied, ...policy.controlPaths])])
+  // The folders that lead to them may be written in, never renamed, removed or replaced.
+  const pinned = policy.controlParents.map((path, i) => ({
+    name: `PINNED_${i}`,
+    path,
+    rule: `(literal (param "PINNED_${i}"))`
+  }))
   const rules = [BASE_PROFILE]
   // A hidden path is neither readable nor writable; a read-only one only not writable.
   const notRead = readDenied.map((d) => `(require-not ${d.rule})`)
-  const notWritten = [...notRead, ...writeDenied.map((d) => `(require-not ${d.rule})`)]
+  const notWritten = [...notRead, ...[...writeDenied, ...pinned].map((d) => `(require-not ${d.rule})`)]
   rules.push(notRead.length === 0 ? "(allow file-read*)" : `(allow file-read*\n  (require-all ${notRead.join(" ")}))`)
   if (writable.length > 0) {
     const places = writable.map((w) => w.rule).join(" ")
@@ -106,7 +113,7 @@ export const seatbeltProfile = (policy: SandboxPolicy, call: SeatbeltCall): Seat
   }
   return {
     profile: `${rules.join("\n")}\n`,
-    params: [...writable, ...readDenied, ...writeDenied].map((p) => [p.name, p.path] as const)
+    params: [...writable, ...readDenied, ...writeDenied, ...pinned].map((p) => [p.name, p.path] as const)
   }
 }
 
@@ -160,6 +167,10 @@ export const seatbeltProbeLine = (sandboxExec: string): readonly [string, ...Arr
       writable: ["/private/tmp"],
       readDenied: [{ path: "/private/var/empty/.probe", directory: false }],
       writeDenied: ["/private/tmp/.probe"],
+      pinned: [],
+      placeholders: [],
+      controlPaths: ["/private/tmp/.probe-control"],
+      controlParents: ["/private/tmp/.probe-parent"],
       allowedDomains: []
     },
     { cwd: "/", writable: [], tempDir: "/private/tmp", proxyPort: 1 },

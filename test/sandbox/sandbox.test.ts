@@ -187,12 +187,21 @@ describe.skipIf(!runnable)("sandboxed bash (bubblewrap)", () => {
     const root = tempDir("freecode-sbx-bridge-")
     const socket = NodePath.join(root, "proxy.sock")
     NodeFs.writeFileSync(socket, "")
-    const policy = { writable: [root], readDenied: [], writeDenied: [], allowedDomains: ["example.com"] }
+    const policy = {
+      writable: [root],
+      readDenied: [],
+      writeDenied: [],
+      pinned: [],
+      placeholders: [],
+      controlPaths: [],
+      controlParents: [],
+      allowedDomains: ["example.com"]
+    }
     // `false` in socat's place: nothing ever listens on the bridge's port.
     const [program, ...args] = bwrapLine(
       availability.bwrap,
       policy,
-      { cwd: root, writable: [], tempDir: root },
+      { cwd: root, writable: [], tempDir: root, hardening: { seccompFile: undefined, disableUserns: false } },
       ["echo", "ran"],
       {
         socket,
@@ -246,13 +255,32 @@ describe("sandbox policy", () => {
           { path: "/h/.netrc", directory: false }
         ],
         writeDenied: ["/p/root/.git/hooks"],
+        pinned: ["/p/root/.git"],
+        placeholders: [
+          { path: "/p/root/.git/modules", directory: true },
+          { path: "/p/root/.git/config.worktree", directory: false }
+        ],
+        controlPaths: [],
+        controlParents: [],
         allowedDomains: []
       },
-      { cwd: "/p/root", writable: ["/store"], tempDir: "/t" }
+      {
+        cwd: "/p/root",
+        writable: ["/store"],
+        tempDir: "/t",
+        hardening: { seccompFile: "/f.bpf", disableUserns: true }
+      }
     ).join(" ")
     expect(args.indexOf("--ro-bind / /")).toBeLessThan(args.indexOf("--bind /p/root /p/root"))
     expect(args.indexOf("--bind /p/root /p/root")).toBeLessThan(args.indexOf("--bind /p/root/sub /p/root/sub"))
-    expect(args.indexOf("--bind /p/root/sub")).toBeLessThan(args.indexOf("--ro-bind /p/root/.git/hooks"))
+    expect(args.indexOf("--bind /p/root/sub")).toBeLessThan(args.indexOf("--bind /p/root/.git /p/root/.git"))
+    expect(args.indexOf("--bind /p/root/.git /p/root/.git")).toBeLessThan(args.indexOf("--ro-bind /p/root/.git/hooks"))
+    expect(args).toContain("--tmpfs /p/root/.git/modules --remount-ro /p/root/.git/modules")
+    expect(args).toContain("--ro-bind /dev/null /p/root/.git/config.worktree")
+    expect(args).toContain("--unshare-user --cap-drop ALL")
+    expect(args).toContain("--unshare-ipc")
+    expect(args).toContain("--disable-userns")
+    expect(args).toContain("--seccomp 3")
     expect(args).toContain("--tmpfs /h/.ssh --remount-ro /h/.ssh")
     expect(args).toContain("--ro-bind /dev/null /h/.netrc")
     expect(args).toContain("--unshare-net")

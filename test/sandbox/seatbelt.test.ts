@@ -25,8 +25,15 @@ const policy: SandboxPolicy = {
     { path: "/h/.netrc", directory: false }
   ],
   writeDenied: ["/p/root/.git/hooks"],
+  pinned: ["/p/root/.git"],
+  placeholders: [],
+  controlPaths: ["/p/root/.git/hooks", "/p/root/freecode.json"],
+  controlParents: ["/p/root/.git"],
   allowedDomains: []
 }
+
+/** A policy with no control paths. */
+const bare = { pinned: [], placeholders: [], controlPaths: [], controlParents: [] }
 
 /** The value a profile's `(param "NAME")` takes. */
 const param = (params: ReadonlyArray<readonly [string, string]>, name: string) => params.find(([n]) => n === name)?.[1]
@@ -50,6 +57,13 @@ describe("Seatbelt profile", () => {
     expect(param(params, "DENY_READ_0")).toBe("/h/.ssh")
     expect(param(params, "DENY_READ_1")).toBe("/h/.netrc")
     expect(param(params, "DENY_WRITE_0")).toBe("/p/root/.git/hooks")
+    // Control paths are refused by path, existing or not (a new freecode.json cannot be made);
+    // the folders leading to them cannot be renamed, removed or replaced (a literal, so writing
+    // inside .git goes on).
+    expect(param(params, "DENY_WRITE_1")).toBe("/p/root/freecode.json")
+    expect(writeRule).toContain('(require-not (subpath (param "DENY_WRITE_1")))')
+    expect(param(params, "PINNED_0")).toBe("/p/root/.git")
+    expect(writeRule).toContain('(require-not (literal (param "PINNED_0")))')
     // No network rule without a proxy; Launch Services (which starts applications outside) is never reachable.
     expect(profile).not.toContain("network")
     expect(profile).not.toContain("launchservices")
@@ -62,6 +76,7 @@ describe("Seatbelt profile", () => {
         writable: [hostile],
         readDenied: [{ path: `${hostile}/k`, directory: false }],
         writeDenied: [],
+        ...bare,
         allowedDomains: []
       },
       { cwd: "/", writable: [], tempDir: "/t" }
@@ -79,7 +94,7 @@ describe("Seatbelt profile", () => {
 
   it("without denials the rules carry no exceptions", () => {
     const { profile } = seatbeltProfile(
-      { writable: ["/r"], readDenied: [], writeDenied: [], allowedDomains: [] },
+      { writable: ["/r"], readDenied: [], writeDenied: [], ...bare, allowedDomains: [] },
       { cwd: "/r", writable: [], tempDir: "/r" }
     )
     expect(profile).toContain("(allow file-read*)\n")

@@ -1,0 +1,166 @@
+/**
+ * The secret files inside the writable places, found for each sandboxed command so the sandbox
+ * can hide them: every regular file with a secret's name (credentials.ts's `isSecretName`), and
+ * every other name for the same file — a hard link to a secret, or to a home credential file,
+ * under an innocent name. Links are looked for only when one of those secrets has more than one
+ * name (its link count), so the usual walk costs one readdir per folder and no stat per file —
+ * one lstat per folder for a folder unchanged since the last walk.
+ *
+ * A link with a secret's name hides the file it leads to, wherever that is. Not walked into:
+ * links to folders, `.git` (git's own files, no secret names) and `node_modules` (packages' test
+ * fixtures, not the person's keys). A walk stops after WALK_LIMIT entries; `complete` then says
+ * what was found is not all (the sandbox refuses to start rather than guess).
+ */
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { isSecretName } from "./credentials.ts"
+
+/** How many folder entries one walk may look at. */
+export const WALK_LIMIT = 400_000
+
+const SKIPPED = new Set([".git", "node_modules"])
+
+export interface SecretFiles {
+  readonly paths: ReadonlyArray<string>
+  /** False when a walk hit WALK_LIMIT. */
+  readonly complete: boolean
+}
+
+const realFile = (p: string): string | undefined => {
+  try {
+    const real = NodeFs.realpathSync(p)
+    return NodeFs.statSync(real).isFile() ? real : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const identity = (s: NodeFs.Stats) => `${s.dev}:${s.ino}`
+
+const lstat = (p: string): NodeFs.Stats | undefined => {
+  try {
+    return NodeFs.lstatSync(p)
+  } catch {
+    return undefined
+  }
+}
+
+/** One folder's entries that matter, as of its change time (ctime, which no command can set back). */
+interface Listing {
+  /** Its ctime was over a second old when listed: a change after the listing shows as a new ctime. */
+  readonly stable: boolean
+  readonly ctime: bigint
+  readonly ino: bigint
+  readonly count: number
+  readonly dirs: ReadonlyArray<string>
+  readonly files: ReadonlyArray<string>
+  readonly secrets: ReadonlyArray<string>
+  readonly secretLinks: ReadonlyArray<string>
+}
+
+/**
+ * The last walk's folders, per set of roots: a folder whose ctime and inode are unchanged has
+ * the same entries (adding, removing or renaming one changes its ctime), so the next walk costs
+ * one lstat a folder instead of a readdir.
+ */
+const listings = new Map<string, Map<string, Listing>>()
+
+const list = (dir: string, previous: Map<string, Listing> | undefined): Listing | undefined => {
+  let st: NodeFs.BigIntStats
+  try {
+    st = NodeFs.lstatSync(dir, { bigint: true })
+  } catch {
+    return undefined
+  }
+  if (!st.isDirectory()) return undefined
+  const cached = previous?.get(dir)
+  if (cached?.stable && cached.ctime === st.ctimeNs && cached.ino === st.ino) return cached
+  let entries: Array<NodeFs.Dirent>
+  try {
+    entries = NodeFs.readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return undefined // unreadable here, unreadable inside too
+  }
+  const dirs: Array<string> = []
+  const files: Array<string> = []
+  const secrets: Array<string> = []
+  const secretLinks: Array<string> = []
+  for (const e of entries) {
+    if (e.isDirectory()) {
+      if (!SKIPPED.has(e.name)) dirs.push(e.name)
+    } else if (e.isFile()) (isSecretName(e.name) ? secrets : files).push(e.name)
+    else if (e.isSymbolicLink() && isSecretName(e.name)) secretLinks.push(e.name)
+  }
+  // File times are coarse (a clock tick): an entry added in the same tick as the listing would
+  // leave the ctime as it was, so a folder changed within the last second is listed again.
+  const stable = st.ctimeNs < BigInt(Date.now() - 1000) * 1_000_000n
+  return { stable, ctime: st.ctimeNs, ino: st.ino, count: entries.length, dirs, files, secrets, secretLinks }
+}
+
+/**
+ * The secret files below `roots` (real paths). `credentialFiles` are files elsewhere (the home
+ * credential list's, existing) whose hard links inside the roots are secrets too.
+ */
+export const secretFilesIn = (
+  roots: ReadonlyArray<string>,
+  credentialFiles: ReadonlyArray<string> = []
+): SecretFiles => {
+  const key = roots.join("\0")
+  const previous = listings.get(key)
+  const visited = new Map<string, Listing>()
+  const found: Array<string> = []
+  let seen = 0
+  let complete = true
+  const walk = (dir: string) => {
+    const l = list(dir, previous)
+    if (l === undefined) return
+    visited.set(dir, l)
+    seen += l.count
+    if (seen > WALK_LIMIT) {
+      complete = false
+      return
+    }
+    for (const name of l.secrets) found.push(NodePath.join(dir, name))
+    for (const name of l.secretLinks) {
+      // `.env -> ~/secrets/prod.env`: the file it leads to is hidden, wherever it is.
+      const target = realFile(NodePath.join(dir, name))
+      if (target !== undefined) found.push(target)
+    }
+    for (const name of l.dirs) if (complete) walk(NodePath.join(dir, name))
+  }
+  for (const root of roots) if (complete) walk(root)
+  listings.set(key, visited)
+
+  // Hard links: only where some secret has another name.
+  const linked = new Set<string>()
+  for (const p of [...found, ...credentialFiles]) {
+    const s = lstat(p)
+    if (s?.isFile() && s.nlink > 1) linked.add(identity(s))
+  }
+  if (linked.size > 0) {
+    for (const [dir, l] of visited) {
+      for (const name of l.files) {
+        const p = NodePath.join(dir, name)
+        const s = lstat(p)
+        if (s !== undefined && s.nlink > 1 && linked.has(identity(s))) found.push(p)
+      }
+    }
+  }
+  return { paths: found, complete }
+}
+
+/** The files among the home credential places (a folder's files, one level down): their links are secrets too. */
+export const credentialFilesOf = (places: ReadonlyArray<string>): Array<string> =>
+  places.flatMap((p) => {
+    const s = lstat(p)
+    if (s === undefined) return []
+    if (s.isFile()) return [p]
+    if (!s.isDirectory()) return []
+    try {
+      return NodeFs.readdirSync(p, { withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => NodePath.join(p, e.name))
+    } catch {
+      return []
+    }
+  })
