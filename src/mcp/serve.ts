@@ -31,6 +31,7 @@ import {
   readCappedBody,
   TooLarge
 } from "./http-guard.ts"
+import { makeModernServing, sendWebResponse, toWebRequest } from "./modern.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
 
@@ -140,6 +141,8 @@ export const serveHttp = (
           (s) => s.close
         )
     // Ending the session (any way) closes its transport; the transport closing ends the session.
+    // The 2026 era: requests that carry their protocol version in `_meta` and no session.
+    const modern = yield* makeModernServing(system, maxRequestBytes)
     const sessions = owner.slot<{ readonly transport: StreamableHTTPServerTransport; readonly server: Server }>(
       "mcpHttp",
       (_, s) => Effect.promise(() => s.transport.close().catch(() => undefined))
@@ -219,6 +222,12 @@ export const serveHttp = (
           body = JSON.parse(text)
         } catch {
           return jsonRpcError(res, 400, -32700, "Parse error: the body is not JSON")
+        }
+        if (typeof sessionId !== "string") {
+          const request = toWebRequest(req, text)
+          if (!(await modern.isLegacy(request, body))) {
+            return sendWebResponse(await modern.handler.fetch(request, { parsedBody: body }), res)
+          }
         }
       }
       if (typeof sessionId === "string") {

@@ -222,10 +222,11 @@ describe("mcp --http: the size of a request", () => {
       // Without the token the body is not even looked at.
       expect((yield* post(serving.url, {}, big)).status).toBe(401)
 
-      // Chunked: no length to refuse on, so the server stops reading once past the cap (and cuts
-      // the connection after as much again), rather than taking all eight times the cap.
+      // Chunked: no length to refuse on, so the server stops keeping the body once past the cap,
+      // answers 413, and cuts the connection after twice as much again, rather than taking all
+      // eight times the cap. (A client that is slow to read may see the cut before the answer.)
       const streamed = yield* streamUntilAnswered(serving.url, serving.auth.token)
-      expect(streamed.status).toBe(413)
+      expect([413, 0]).toContain(streamed.status)
       expect(streamed.sent).toBeLessThan(8 * MAX_REQUEST_BYTES)
 
       // Just under the cap is read (and answered as the JSON-RPC it is, or is not).
