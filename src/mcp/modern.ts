@@ -22,6 +22,9 @@ import { callParams, SERVER_INFO, type ServedSystem, toCallToolResult, toMcpTool
 /** The SDK 2.x server side: loaded with the first HTTP server, never by stdio serving. */
 const loadServer = () => import("@modelcontextprotocol/server")
 
+/** How long a 2026-era client may use a tool list without asking again (`ttlMs`). */
+export const TOOL_LIST_TTL_MS = 60_000
+
 export interface ModernServing {
   /** Whether a request (its body already read and parsed) belongs to the 2025 era. */
   readonly isLegacy: (request: Request, body: unknown) => Promise<boolean>
@@ -79,8 +82,16 @@ export const makeModernServing = (system: ServedSystem, maxRequestBytes: number)
         instructions:
           "Tools of a coding agent working in one project folder. Results are budgeted; a cut result names the `output` call that returns the rest."
       })
+      // Cacheable for a minute, per principal: a change within it reaches every listening client
+      // as list_changed, which drops the cached list.
       server.setRequestHandler("tools/list", () =>
-        run(Effect.map(declared, (tools) => ({ tools: tools.map(toMcpTool) as never })))
+        run(
+          Effect.map(declared, (tools) => ({
+            tools: tools.map(toMcpTool) as never,
+            ttlMs: TOOL_LIST_TTL_MS,
+            cacheScope: "private" as const
+          }))
+        )
       )
       server.setRequestHandler("tools/call", (request, ctx) => {
         const { name, args } = callParams(request.params)

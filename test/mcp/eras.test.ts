@@ -74,6 +74,11 @@ describe("mcp --http serves both eras", () => {
         )
         expect(modernTools.tools.map((t) => t.name).sort()).toEqual(legacyTools.tools.map((t) => t.name).sort())
         expect(modernTools.tools.find((t) => t.name === "read")?.annotations?.readOnlyHint).toBe(true)
+        // The 2026 list carries its cache hint.
+        expect([
+          (modernTools as { ttlMs?: number }).ttlMs,
+          (modernTools as { cacheScope?: string }).cacheScope
+        ]).toEqual([60_000, "private"])
 
         const [a, b] = yield* Effect.promise(() =>
           Promise.all([
