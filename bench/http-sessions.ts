@@ -40,7 +40,7 @@ const server = async (mode: Mode) => {
   const system = await Effect.runPromise(Scope.provide(Layer.build(layer), scope))
   const serving = await Effect.runPromise(Scope.provide(serveHttp(system, 0), scope))
   const sessions = Context.get(system, Sessions)
-  process.stdout.write(`${serving.url}\n`)
+  process.stdout.write(`${serving.url}\n${serving.auth.kind === "token" ? serving.auth.token : ""}\n`)
   for await (const _ of createInterface({ input: process.stdin })) {
     await Effect.runPromise(sessions.settled)
     gc()
@@ -65,6 +65,7 @@ const measure = async (mode: Mode): Promise<Array<Figures>> => {
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   const next = async () => String((await lines.next()).value)
   const url = new URL(await next())
+  const token = await next()
   const figures = async () => {
     child.stdin.write("figures\n")
     return JSON.parse(await next()) as Figures
@@ -73,7 +74,9 @@ const measure = async (mode: Mode): Promise<Array<Figures>> => {
   for (let round = 1; round <= ROUNDS; round++) {
     for (let i = 0; i < CLIENTS; i++) {
       const client = new Client({ name: "bench", version: "1.0.0" })
-      await client.connect(new StreamableHTTPClientTransport(url))
+      await client.connect(
+        new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } })
+      )
       await client.listTools()
       await client.callTool({ name: "ls", arguments: {} })
       await client.callTool({ name: "read", arguments: { filePath: "README.md" } })

@@ -1,15 +1,19 @@
 /**
- * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT [--session-idle MS]]`: the tool
- * system served to any MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp.
+ * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT [--host ADDR] [--token-file FILE |
+ * --auth none] [--session-idle MS]]`: the tool system served to any MCP client, over stdio by
+ * default or streamable HTTP on 127.0.0.1:PORT/mcp. Over HTTP every request carries a bearer token
+ * (a random one printed once on stderr as `token=…`, or the one in --token-file).
  * Every call goes through the Dispatcher; nobody can answer an approval prompt, so a call that
  * asks is refused with the reason. Runs until the client closes stdin (stdio) or the process is
  * stopped (HTTP). Over HTTP a session idle for `--session-idle` ends, with all its state.
  */
 
+import * as NodeFs from "node:fs"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { ConfigProvider, Context, Effect, Fiber, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { type HttpAuth, isLoopback, randomToken, tokenProblem } from "../mcp/http-guard.ts"
 import type { HttpServing } from "../mcp/serve.ts"
 import { DefaultMode } from "../permission/engine.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
@@ -42,6 +46,44 @@ const http = Flag.Int("http").pipe(
   Flag.optional
 )
 
+const host = Flag.String("host").pipe(
+  Flag.withMetavar("ADDR"),
+  Flag.withDescription(
+    "--http: the IP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for every interface). The token is required on any address but loopback."
+  ),
+  Flag.optional
+)
+
+const tokenFile = Flag.String("token-file").pipe(
+  Flag.withMetavar("FILE"),
+  Flag.withDescription(
+    "--http: the bearer token clients must send, read from FILE (one line, at least 16 characters of A-Z a-z 0-9 _ -), instead of a random one printed at start."
+  ),
+  Flag.optional
+)
+
+const authMode = Flag.Literals("auth", ["token", "none"] as const).pipe(
+  Flag.withDescription(
+    "--http: `token` (default) requires Authorization: Bearer <token> on every request; `none` lets any process on this machine call, and is refused unless the address is loopback."
+  ),
+  Flag.optional
+)
+
+/** The token in `file`: its one line, checked. */
+const readTokenFile = (file: string) =>
+  Effect.try({
+    try: () => NodeFs.readFileSync(file, "utf8").replace(/\r?\n$/, ""),
+    catch: (e) =>
+      new Misuse({ message: `--token-file ${file}: cannot read it (${e instanceof Error ? e.message : String(e)}).` })
+  }).pipe(
+    Effect.flatMap((token) => {
+      const problem = tokenProblem(token)
+      return problem === undefined
+        ? Effect.succeed(token)
+        : Effect.fail(new Misuse({ message: `--token-file ${file}: ${problem}.` }))
+    })
+  )
+
 /** How long an HTTP session may sit unused before it ends, when neither the flag nor the environment says. */
 export const DEFAULT_HTTP_SESSION_IDLE_MS = 5 * 60_000
 
@@ -63,21 +105,24 @@ const store = Flag.String("store").pipe(
 
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, profile, session, http, sessionIdle, store },
+  { ...systemFlags, profile, session, http, host, tokenFile, authMode, sessionIdle, store },
   Effect.fn("cli.mcp")(
     function* (input) {
       const io = yield* Io
       const setup = yield* checkOptions(input)
-      if (Option.isNone(input.http) && Option.isSome(input.store)) {
-        return yield* new Misuse({
-          message:
-            "--store applies to mcp --http, where several replicas can serve one set of sessions; over stdio the one session lives in this process."
-        })
-      }
-      if (Option.isNone(input.http) && Option.isSome(input.sessionIdle)) {
-        return yield* new Misuse({
-          message: "--session-idle applies to mcp --http; over stdio the one session lasts as long as the client."
-        })
+      if (Option.isNone(input.http)) {
+        const httpOnly = [
+          Option.isSome(input.sessionIdle) ? "--session-idle" : undefined,
+          Option.isSome(input.host) ? "--host" : undefined,
+          Option.isSome(input.tokenFile) ? "--token-file" : undefined,
+          Option.isSome(input.authMode) ? "--auth" : undefined,
+          Option.isSome(input.store) ? "--store" : undefined
+        ].filter((f) => f !== undefined)
+        if (httpOnly.length > 0) {
+          return yield* new Misuse({
+            message: `${httpOnly.join(", ")} applies to mcp --http; over stdio the one client is the parent process and its session lasts as long as it.`
+          })
+        }
       }
       if (Option.isNone(input.http)) {
         // Over stdio there is one client: `question` asks it through MCP elicitation, when it can.
@@ -113,6 +158,22 @@ export const mcpCommand = Command.make(
           message: "--session applies to mcp over stdio (one client); over --http each MCP session is its own."
         })
       }
+      const address = Option.getOrElse(input.host, () => "127.0.0.1")
+      const noAuth = Option.getOrUndefined(input.authMode) === "none"
+      if (noAuth && Option.isSome(input.tokenFile)) {
+        return yield* new Misuse({ message: "--auth none and --token-file contradict each other; give one." })
+      }
+      if (noAuth && !isLoopback(address)) {
+        return yield* new Misuse({
+          message: `--auth none is allowed on a loopback address only (127.0.0.1, ::1), and ${address} is not one: anyone who reaches it could run commands. Use the token (the default) or --token-file.`
+        })
+      }
+      const auth: HttpAuth = noAuth
+        ? { kind: "none" }
+        : {
+            kind: "token",
+            token: Option.isSome(input.tokenFile) ? yield* readTokenFile(input.tokenFile.value) : randomToken()
+          }
       const idle = Option.getOrUndefined(input.sessionIdle)
       if (idle !== undefined && !(Number.isInteger(idle) && idle > 0)) {
         return yield* new Misuse({ message: `--session-idle ${idle} is not a positive number of milliseconds.` })
@@ -137,10 +198,18 @@ export const mcpCommand = Command.make(
         return yield* new Misuse({ message: `--http ${port} is not a port (0-65535).` })
       }
       const { serveHttp } = yield* loadServe
-      serving = yield* serveHttp(system, port).pipe(
-        Effect.mapError((e) => new Misuse({ message: `cannot listen on 127.0.0.1:${port}: ${e.message}` }))
+      serving = yield* serveHttp(system, port, { host: address, auth }).pipe(
+        Effect.mapError((e) => new Misuse({ message: `cannot listen on ${address}:${port}: ${e.message}` }))
       )
       yield* io.err(`freecode-tools mcp: serving ${setup.root} at ${serving.url}; ${yield* sandboxState(system)}\n`)
+      // Printed once, here; never logged elsewhere. A token from a file is not repeated.
+      yield* io.err(
+        auth.kind === "none"
+          ? "freecode-tools mcp: --auth none: no token; any process on this machine that reaches the port can call the tools\n"
+          : Option.isSome(input.tokenFile)
+            ? `freecode-tools mcp: clients must send the token in ${input.tokenFile.value} as Authorization: Bearer <token>\n`
+            : `freecode-tools mcp: token=${auth.token} (clients send it as Authorization: Bearer <token>)\n`
+      )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
       return yield* Effect.never
     },
@@ -149,7 +218,7 @@ export const mcpCommand = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp. Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
+    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (both the 2025-11-25 and the 2026-07-28 revision; every request sends the token printed at start as Authorization: Bearer <token>). Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
   ),
   Command.withShortDescription("Serve the tools over MCP (stdio or HTTP)")
 )

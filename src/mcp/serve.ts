@@ -1,8 +1,9 @@
 /**
  * Serving the tool system over MCP: stdio (one client, the parent process) and streamable HTTP
  * on 127.0.0.1 (one `Server` per MCP session, so read de-duplication is per session). The HTTP
- * side refuses a request whose Host (or Origin) is not this loopback address: a web page that
- * rebinds a DNS name to 127.0.0.1 cannot drive the tools.
+ * side refuses a request whose Host (or Origin) is not this server's address (a web page that
+ * rebinds a DNS name to 127.0.0.1 cannot drive the tools), one without the bearer token (any
+ * other process on the machine could reach the port), and a body over the cap, before reading it.
  *
  * An HTTP session is a session of the system's `Sessions`, under the MCP session id its calls
  * run with: its transport is one more slot there. It ends on DELETE, when it has been idle for the
@@ -12,12 +13,25 @@
  */
 import { randomUUID } from "node:crypto"
 import type * as NodeHttp from "node:http"
+import { isIP } from "node:net"
+import { networkInterfaces } from "node:os"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Deferred, Effect, Exit, Option, Scope } from "effect"
 import { lazyImport, lazyRequire } from "../load/lazy.ts"
 import { DEFAULT_MAX_SESSIONS, makeSessions, Sessions, type SessionsShape } from "../session/sessions.ts"
+import {
+  authorized,
+  discardRest,
+  type HttpAuth,
+  isLoopback,
+  MAX_REQUEST_BYTES,
+  randomToken,
+  readCappedBody,
+  TooLarge
+} from "./http-guard.ts"
+import { makeModernServing, sendWebResponse, toWebRequest } from "./modern.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
 
@@ -52,27 +66,70 @@ export const serveStdio = (
 export interface HttpServing {
   readonly url: string
   readonly port: number
+  /** Who may call: the token every request must carry as `Authorization: Bearer …`, or none. */
+  readonly auth: HttpAuth
   /** The MCP server of an open session (the `question` tool's elicitation asks through it). */
   readonly serverFor: (sessionId: string) => Server | undefined
 }
 
-const jsonRpcError = (res: NodeHttp.ServerResponse, status: number, code: number, message: string) => {
+export interface HttpOptions {
+  /** The IP address to listen on (default 127.0.0.1). A name is refused: what it means can change. */
+  readonly host?: string
+  /** Default: a random token, in `HttpServing.auth`. `none` is refused unless `host` is loopback. */
+  readonly auth?: HttpAuth
+  /** The most a request body may carry (default MAX_REQUEST_BYTES); past it, 413 unread. */
+  readonly maxRequestBytes?: number
+}
+
+const jsonRpcError = (
+  res: NodeHttp.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {}
+) => {
   if (res.headersSent) return
-  res.writeHead(status, { "content-type": "application/json" })
+  res.writeHead(status, { "content-type": "application/json", ...headers })
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
 }
 
-const readBody = (req: NodeHttp.IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
+/** How an address is written in a URL or a Host header. */
+const hostPart = (address: string) => (address.includes(":") ? `[${address}]` : address)
 
-/** Serves streamable HTTP at http://127.0.0.1:PORT/mcp (PORT 0: any free port) while the scope is open. */
-export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<HttpServing, Error, Scope.Scope> =>
+/** The Host header values that name this server: its address, or every interface's for a wildcard. */
+const hostNames = (host: string, port: number): Set<string> => {
+  const wildcard = host === "0.0.0.0" || host === "::"
+  const addresses = wildcard
+    ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
+    : [host]
+  const names = addresses.map(hostPart)
+  if (wildcard || isLoopback(host)) names.push("localhost", "127.0.0.1", "[::1]")
+  return new Set(names.map((n) => `${n}:${port}`))
+}
+
+/**
+ * Serves streamable HTTP at http://HOST:PORT/mcp (PORT 0: any free port; HOST 127.0.0.1 unless
+ * `options.host`) while the scope is open.
+ */
+export const serveHttp = (
+  system: ServedSystem,
+  port: number,
+  options: HttpOptions = {}
+): Effect.Effect<HttpServing, Error, Scope.Scope> =>
   Effect.gen(function* () {
+    const host = options.host ?? "127.0.0.1"
+    const auth: HttpAuth = options.auth ?? { kind: "token", token: randomToken() }
+    const maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES
+    if (isIP(host) === 0) {
+      return yield* Effect.fail(new Error(`${host} is not an IP address; listen on an address, not a name`))
+    }
+    if (auth.kind === "none" && !isLoopback(host)) {
+      return yield* Effect.fail(
+        new Error(
+          `serving without a token is allowed on a loopback address only, and ${host} is not one: anyone who reaches it could run commands`
+        )
+      )
+    }
     const { StreamableHTTPServerTransport } = yield* Effect.promise(httpTransport)
     const outer = yield* Effect.scope
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
@@ -84,6 +141,8 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
           (s) => s.close
         )
     // Ending the session (any way) closes its transport; the transport closing ends the session.
+    // The 2026 era: requests that carry their protocol version in `_meta` and no session.
+    const modern = yield* makeModernServing(system, maxRequestBytes)
     const sessions = owner.slot<{ readonly transport: StreamableHTTPServerTransport; readonly server: Server }>(
       "mcpHttp",
       (_, s) => Effect.promise(() => s.transport.close().catch(() => undefined))
@@ -120,18 +179,55 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
     }
 
     const handle = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
-      const url = new URL(req.url ?? "/", "http://localhost")
-      if (url.pathname !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found: the MCP endpoint is /mcp")
+      // Nothing is read before these checks: the body is read last, and only up to the cap.
       if (!hostAllowed(req)) {
         return jsonRpcError(res, 403, -32000, `Forbidden: Host ${req.headers.host ?? "(none)"} is not this server`)
       }
+      const who = authorized(auth, req)
+      if (who !== "ok") {
+        return jsonRpcError(
+          res,
+          401,
+          -32001,
+          who === "missing"
+            ? "Unauthorized: send the token `mcp --http` printed (token=…) as the header Authorization: Bearer <token>"
+            : "Unauthorized: the bearer token is not this server's; use the one `mcp --http` printed (token=…) or gave with --token-file",
+          {
+            "www-authenticate":
+              who === "missing"
+                ? 'Bearer realm="freecode-tools"'
+                : 'Bearer realm="freecode-tools", error="invalid_token", error_description="the token is not this server\'s"'
+          }
+        )
+      }
+      const url = new URL(req.url ?? "/", "http://localhost")
+      if (url.pathname !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found: the MCP endpoint is /mcp")
       const sessionId = req.headers["mcp-session-id"]
       let body: unknown
       if (req.method === "POST") {
+        let text: string
         try {
-          body = JSON.parse(await readBody(req))
+          text = await readCappedBody(req, res, maxRequestBytes)
+        } catch (e) {
+          if (!(e instanceof TooLarge)) throw e
+          jsonRpcError(
+            res,
+            413,
+            -32600,
+            `Request too large: a request may carry at most ${maxRequestBytes} bytes; send less in one call`
+          )
+          return discardRest(req, res, maxRequestBytes)
+        }
+        try {
+          body = JSON.parse(text)
         } catch {
           return jsonRpcError(res, 400, -32700, "Parse error: the body is not JSON")
+        }
+        if (typeof sessionId !== "string") {
+          const request = toWebRequest(req, text)
+          if (!(await modern.isLegacy(request, body))) {
+            return sendWebResponse(await modern.handler.fetch(request, { parsedBody: body }), res)
+          }
         }
       }
       if (typeof sessionId === "string") {
@@ -145,19 +241,23 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
       return jsonRpcError(res, 400, -32000, "Bad Request: no valid session id; send initialize first")
     }
 
-    const http = nodeHttp().createServer((req, res) => {
+    const onRequest = (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
       handle(req, res).catch((e: unknown) =>
         jsonRpcError(res, 500, -32603, `Internal error: ${e instanceof Error ? e.message : String(e)}`)
       )
-    })
+    }
+    const http = nodeHttp().createServer(onRequest)
+    // `Expect: 100-continue` is answered only once the checks passed (readCappedBody sends it):
+    // a client told 401 or 413 first never sends the body.
+    http.on("checkContinue", onRequest)
     const bound = yield* Effect.callback<number, Error>((resume) => {
       http.once("error", (e) => resume(Effect.fail(e)))
-      http.listen(port, "127.0.0.1", () => {
+      http.listen(port, host, () => {
         const address = http.address()
         resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
       })
     })
-    allowedHosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`])
+    allowedHosts = hostNames(host, bound)
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
         await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)))
@@ -166,8 +266,9 @@ export const serveHttp = (system: ServedSystem, port: number): Effect.Effect<Htt
       })
     )
     return {
-      url: `http://127.0.0.1:${bound}/mcp`,
+      url: `http://${hostPart(host)}:${bound}/mcp`,
       port: bound,
+      auth,
       serverFor: (sessionId: string) => sessions.get(sessionId)?.server
     }
   })

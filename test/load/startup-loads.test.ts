@@ -26,7 +26,16 @@ const CALL_TIME = [
   "@vscode/ripgrep"
 ]
 /** The MCP SDK and what it brings: only for serving (`mcp`) or connecting to a configured server. */
-const MCP_SDK = ["@modelcontextprotocol/sdk", "zod", "zod-to-json-schema", "ajv", "hono", "@hono/node-server"]
+const MCP_SDK = [
+  "@modelcontextprotocol/sdk",
+  "@modelcontextprotocol/server",
+  "@modelcontextprotocol/core",
+  "zod",
+  "zod-to-json-schema",
+  "ajv",
+  "hono",
+  "@hono/node-server"
+]
 
 let runs = 0
 const recordFile = () => NodePath.join(dir, `loads-${runs++}.txt`)
@@ -123,6 +132,8 @@ describe("what each entry point loads", () => {
     expect(listed).toBeGreaterThan(5)
     const loaded = packagesIn(record)
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(true)
+    // The SDK 2.x server side serves the 2026 era over HTTP only.
+    expect(loaded.has("@modelcontextprotocol/server")).toBe(false)
     expect(CALL_TIME.filter((p) => loaded.has(p))).toEqual([])
   }, 60_000)
 })

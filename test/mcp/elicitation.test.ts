@@ -1,6 +1,5 @@
 /** `question` over `freecode-tools mcp`: asked through MCP elicitation when the client can answer. */
 
-import { type ChildProcess, spawn } from "node:child_process"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -9,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { makeProject, REPO } from "../cli/helpers.ts"
+import { startHttp, withToken } from "./helpers.ts"
 
 const question = {
   questions: [{ question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }] }]
@@ -75,24 +75,10 @@ describe("question over freecode-tools mcp", () => {
       Effect.gen(function* () {
         const project = makeProject()
         yield* Effect.addFinalizer(() => Effect.sync(project.cleanup))
-        const child: ChildProcess = spawn(
-          process.execPath,
-          [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--http", "0", "--root", project.root],
-          { stdio: ["ignore", "ignore", "pipe"] }
+        const server = yield* Effect.promise(() =>
+          startHttp(NodePath.join(REPO, "src/cli/main.ts"), ["mcp", "--http", "0", "--root", project.root])
         )
-        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGTERM")))
-        const url = yield* Effect.promise(
-          () =>
-            new Promise<string>((resolve, reject) => {
-              let err = ""
-              child.stderr!.on("data", (b: Buffer) => {
-                err += b.toString()
-                const found = err.match(/at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)?.[1]
-                if (found !== undefined) resolve(found)
-              })
-              child.on("exit", (code) => reject(new Error(`exited ${code}: ${err}`)))
-            })
-        )
+        yield* Effect.addFinalizer(() => Effect.sync(() => server.child.kill("SIGTERM")))
         const connect = (answer: string) =>
           Effect.acquireRelease(
             Effect.promise(async () => {
@@ -104,7 +90,7 @@ describe("question over freecode-tools mcp", () => {
                 action: "accept",
                 content: { q1: answer }
               }))
-              await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+              await client.connect(new StreamableHTTPClientTransport(new URL(server.url), withToken(server.token)))
               return client
             }),
             (client) => Effect.promise(() => client.close())

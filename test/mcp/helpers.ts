@@ -2,6 +2,7 @@
  * A tool system with MCP clients for the tests, paths of the servers they talk to, and an SDK
  * client connected in memory to our own server.
  */
+import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -60,3 +61,38 @@ export const withServedClient = <A, E, R>(
       () => Effect.promise(() => client.close())
     )
   })
+
+/** A `mcp --http` process started by a test, once it has said where it serves and how to get in. */
+export interface HttpChild {
+  readonly child: ChildProcess
+  readonly url: string
+  /** The token it printed (`token=…`); undefined with --auth none or --token-file. */
+  readonly token: string | undefined
+  readonly stderr: () => string
+}
+
+/**
+ * Starts `node script ...args` (an `mcp --http` command) and waits for its serving line and the
+ * line about the token that follows it (bounded: 60 s).
+ */
+export const startHttp = (script: string, args: ReadonlyArray<string>) =>
+  new Promise<HttpChild>((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    let err = ""
+    const timer = setTimeout(() => reject(new Error(`no URL within 60 s; stderr: ${err}`)), 60_000)
+    child.stderr.on("data", (b: Buffer) => {
+      err += b.toString()
+      const url = err.match(/at (http:\/\/[^\s;]+\/mcp)/)?.[1]
+      const token = err.match(/token=([A-Za-z0-9_-]{16,})/)?.[1]
+      if (url !== undefined && (token !== undefined || /--auth none|must send the token in/.test(err))) {
+        clearTimeout(timer)
+        resolve({ child, url, token, stderr: () => err })
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`exited ${code}: ${err}`)))
+  })
+
+/** The client transport's options that send `token` on every request. */
+export const withToken = (token: string | undefined) => ({
+  requestInit: { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } }
+})

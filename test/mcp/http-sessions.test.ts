@@ -23,6 +23,12 @@ import { LsTool } from "../../src/tools/ls.ts"
 const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-http-sessions-")))
 NodeFs.writeFileSync(NodePath.join(root, "notes.txt"), "alpha\n")
 
+/** Where the server is, and the header that lets a request in. */
+interface Target {
+  readonly url: URL
+  readonly authorization: string
+}
+
 /** The tool system served over HTTP, with sessions ending after `idleMs` unused. */
 const served = (idleMs: number) =>
   Effect.gen(function* () {
@@ -34,13 +40,17 @@ const served = (idleMs: number) =>
       }).pipe(Layer.provide(Sessions.layerWith({ idleMs, maxSessions: 200 })))
     )
     const serving = yield* serveHttp(system, 0)
-    return { url: new URL(serving.url), sessions: Context.get(system, Sessions) }
+    if (serving.auth.kind !== "token") throw new Error("serveHttp serves with a token by default")
+    const url: Target = { url: new URL(serving.url), authorization: `Bearer ${serving.auth.token}` }
+    return { url, sessions: Context.get(system, Sessions) }
   })
 
-const connect = (url: URL) =>
+const connect = (url: Target) =>
   Effect.promise(async () => {
     const client = new Client({ name: "test", version: "1.0.0" })
-    const transport = new StreamableHTTPClientTransport(url)
+    const transport = new StreamableHTTPClientTransport(url.url, {
+      requestInit: { headers: { authorization: url.authorization } }
+    })
     await client.connect(transport)
     return { client, transport, id: transport.sessionId! }
   })
@@ -67,11 +77,12 @@ const running = (pattern: string): boolean => {
 }
 
 /** One JSON-RPC message POSTed as a bare client would (no GET stream, nothing else open). */
-const post = (url: URL, message: object, sessionId?: string) =>
+const post = (url: Target, message: object, sessionId?: string) =>
   Effect.promise(() =>
-    fetch(url, {
+    fetch(url.url, {
       method: "POST",
       headers: {
+        authorization: url.authorization,
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
         "mcp-protocol-version": "2025-06-18",
@@ -82,7 +93,7 @@ const post = (url: URL, message: object, sessionId?: string) =>
   )
 
 /** A request on a session id, as a client that does not know it ended would send it. */
-const listWith = (url: URL, sessionId: string) => post(url, { id: 1, method: "tools/list" }, sessionId)
+const listWith = (url: Target, sessionId: string) => post(url, { id: 1, method: "tools/list" }, sessionId)
 
 describe("mcp --http sessions", () => {
   it.live(

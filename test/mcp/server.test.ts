@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
@@ -19,7 +19,7 @@ import { toCallToolResult } from "../../src/mcp/server.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"
 import { defineTool } from "../../src/tool/tool.ts"
-import { REPO, withServedClient } from "./helpers.ts"
+import { REPO, startHttp, withServedClient, withToken } from "./helpers.ts"
 
 const MAIN = NodePath.join(REPO, "src/cli/main.ts")
 const SERVE = NodePath.join(REPO, "test/fixtures/mcp/serve.ts")
@@ -39,24 +39,7 @@ const textOf = (result: object) =>
     .map((c) => c.text)
     .join("\n")
 
-/** Starts `args` with node and waits for the "serving … at URL" line on stderr. */
-const startHttp = (script: string, args: ReadonlyArray<string>) =>
-  new Promise<{ child: ChildProcess; url: string; stderr: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] })
-    let err = ""
-    const timer = setTimeout(() => reject(new Error(`no URL within 60 s; stderr: ${err}`)), 60_000)
-    child.stderr.on("data", (b: Buffer) => {
-      err += b.toString()
-      const url = err.match(/at (http:\/\/127\.0\.0\.1:\d+\/mcp)/)?.[1]
-      if (url !== undefined) {
-        clearTimeout(timer)
-        resolve({ child, url, stderr: () => err })
-      }
-    })
-    child.on("exit", (code) => reject(new Error(`exited ${code}: ${err}`)))
-  })
-
-const rawPost = (url: string, host: string) =>
+const rawPost = (url: string, host: string, token: string | undefined) =>
   new Promise<number>((resolve, reject) => {
     const u = new URL(url)
     const req = NodeHttp.request(
@@ -65,7 +48,12 @@ const rawPost = (url: string, host: string) =>
         port: u.port,
         path: u.pathname,
         method: "POST",
-        headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream" }
+        headers: {
+          host,
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream"
+        }
       },
       (res) => {
         res.resume()
@@ -262,7 +250,7 @@ describe("freecode-tools mcp over streamable HTTP", () => {
     const server = await startHttp(MAIN, ["mcp", "--http", "0", "--root", root])
     const client = new Client({ name: "test", version: "1.0.0" })
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url), withToken(server.token)))
       const { tools } = await client.listTools()
       expect(tools.map((t) => t.name)).toContain("grep")
       const ls = await client.callTool({ name: "ls", arguments: {} })
@@ -271,12 +259,12 @@ describe("freecode-tools mcp over streamable HTTP", () => {
       expect(textOf(first)).toContain("beta")
       // Another MCP session has been shown nothing: it gets the content, not a pointer.
       const other = new Client({ name: "other", version: "1.0.0" })
-      await other.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+      await other.connect(new StreamableHTTPClientTransport(new URL(server.url), withToken(server.token)))
       expect(textOf(await other.callTool({ name: "read", arguments: { filePath: "notes.txt" } }))).toContain("beta")
       await other.close()
       // DNS rebinding: a page on evil.example resolving to 127.0.0.1 must not get in.
-      expect(await rawPost(server.url, "evil.example:80")).toBe(403)
-      expect(await rawPost(server.url, new URL(server.url).host)).toBe(200)
+      expect(await rawPost(server.url, "evil.example:80", server.token)).toBe(403)
+      expect(await rawPost(server.url, new URL(server.url).host, server.token)).toBe(200)
     } finally {
       await client.close()
       server.child.kill("SIGTERM")
@@ -285,7 +273,8 @@ describe("freecode-tools mcp over streamable HTTP", () => {
   }, 90_000)
 
   it("passes the official conformance suite's tool scenarios (others in the baseline, with reasons)", async () => {
-    const server = await startHttp(SERVE, ["mcp", "--http", "0", "--root", REPO])
+    // The suite sends no token: the fixture serves on loopback with --auth none.
+    const server = await startHttp(SERVE, ["mcp", "--http", "0", "--auth", "none", "--root", REPO])
     const outDir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-conformance-"))
     const run = (args: ReadonlyArray<string>) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {

@@ -1,0 +1,172 @@
+/**
+ * Signed `requestState` for the 2026-07-28 era: a call that needs the person answers with an
+ * `InputRequiredResult` carrying this state, and the client sends it back on retry. The client
+ * holds it, so it is signed (HMAC-SHA256 with a key kept in the state dir, mode 0600) and bound
+ * to the call (tool name and a hash of its canonical arguments), the client, an expiry and a
+ * nonce; a nonce is accepted once (remembered until the state expires), so a state cannot be
+ * replayed. Whatever the suspended work needs to continue goes in `payload`, signed with the
+ * rest: a call's pending approval, or a code-mode program's continuation (see docs/mcp.md,
+ * "Resuming suspended work").
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+
+/** How long a state may be sent back: long enough for a person to read and answer. */
+export const DEFAULT_STATE_TTL_MS = 10 * 60_000
+
+/** The key file, in the state dir. */
+export const STATE_KEY_FILE = "mcp-request-state.key"
+
+/** What a state is bound to: the same call, from the same client. */
+export interface StateBinding {
+  readonly tool: string
+  readonly args: unknown
+  /** Who asked: the authenticated principal and the client's own name, as the server knows them. */
+  readonly client: string
+}
+
+export type StateProblem = "malformed" | "tampered" | "expired" | "replayed" | "other-client" | "other-call"
+
+export type Verified<P> =
+  | { readonly ok: true; readonly payload: P }
+  | { readonly ok: false; readonly problem: StateProblem; readonly message: string }
+
+interface Claims {
+  readonly v: 1
+  readonly tool: string
+  readonly args: string
+  readonly client: string
+  readonly nonce: string
+  readonly exp: number
+  readonly payload: unknown
+}
+
+/** JSON with object keys sorted, so equal arguments hash equal whatever their key order. */
+export const canonicalJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
+const hashOf = (s: string) => createHash("sha256").update(s).digest("base64url")
+
+/**
+ * The key in `stateDir`, made (32 random bytes, mode 0600) when absent. A key file that others
+ * can read, or that is not this user's, is refused: anyone who can read it can forge approvals.
+ */
+export const loadStateKey = (stateDir: string): Buffer => {
+  const file = NodePath.join(stateDir, STATE_KEY_FILE)
+  NodeFs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+  try {
+    NodeFs.writeFileSync(file, randomBytes(32), { flag: "wx", mode: 0o600 })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+  }
+  const stat = NodeFs.statSync(file)
+  if ((stat.mode & 0o077) !== 0) {
+    throw new Error(
+      `${file} can be read by others (mode ${(stat.mode & 0o777).toString(8)}); it signs approvals. Run: chmod 600 ${file}`
+    )
+  }
+  if (typeof process.getuid === "function" && stat.uid !== process.getuid()) {
+    throw new Error(
+      `${file} belongs to another user (uid ${stat.uid}); it signs approvals. Remove it to make a new one.`
+    )
+  }
+  const key = NodeFs.readFileSync(file)
+  if (key.length < 32)
+    throw new Error(`${file} holds ${key.length} bytes, not a key of 32; remove it to make a new one.`)
+  return key
+}
+
+/**
+ * Which nonces were used. In one process by default; several servers sharing a key must share
+ * this too (a database), or one could accept a state another already took.
+ */
+export interface NonceStore {
+  /** True the first time `nonce` is claimed; false after. Remembered until `expiresAt`. */
+  readonly claim: (nonce: string, expiresAt: number) => boolean
+}
+
+export const memoryNonceStore = (now: () => number = Date.now): NonceStore => {
+  const used = new Map<string, number>()
+  return {
+    claim: (nonce, expiresAt) => {
+      const t = now()
+      for (const [n, exp] of used) if (exp <= t) used.delete(n)
+      if (used.has(nonce)) return false
+      used.set(nonce, expiresAt)
+      return true
+    }
+  }
+}
+
+export interface RequestStates {
+  readonly sign: <P>(binding: StateBinding, payload: P, ttlMs?: number) => string
+  readonly verify: <P>(state: string, binding: StateBinding) => Verified<P>
+}
+
+const refuse = <P>(problem: StateProblem, message: string): Verified<P> => ({ ok: false, problem, message })
+
+export const makeRequestStates = (
+  key: Buffer,
+  nonces: NonceStore = memoryNonceStore(),
+  now: () => number = Date.now
+): RequestStates => {
+  const mac = (body: string) => createHmac("sha256", key).update(body).digest()
+  return {
+    sign: (binding, payload, ttlMs = DEFAULT_STATE_TTL_MS) => {
+      const claims: Claims = {
+        v: 1,
+        tool: binding.tool,
+        args: hashOf(canonicalJson(binding.args)),
+        client: hashOf(binding.client),
+        nonce: randomBytes(16).toString("base64url"),
+        exp: now() + ttlMs,
+        payload
+      }
+      const body = Buffer.from(JSON.stringify(claims)).toString("base64url")
+      return `${body}.${mac(body).toString("base64url")}`
+    },
+    verify: <P>(state: string, binding: StateBinding): Verified<P> => {
+      const [body, signature, ...rest] = typeof state === "string" ? state.split(".") : []
+      if (body === undefined || signature === undefined || rest.length > 0) {
+        return refuse("malformed", "The requestState is not one this server issued; call the tool again without it.")
+      }
+      const given = Buffer.from(signature, "base64url")
+      const expected = mac(body)
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        return refuse(
+          "tampered",
+          "The requestState was altered or signed by another server; call the tool again without it to be asked anew."
+        )
+      }
+      const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Claims
+      if (claims.client !== hashOf(binding.client)) {
+        return refuse("other-client", "The requestState was issued to another client; it cannot be used by this one.")
+      }
+      if (claims.tool !== binding.tool || claims.args !== hashOf(canonicalJson(binding.args))) {
+        return refuse(
+          "other-call",
+          `The requestState belongs to another call (a different tool or arguments); retry ${claims.tool} with the arguments it was issued for, or call without it.`
+        )
+      }
+      if (claims.exp <= now()) {
+        return refuse("expired", "The requestState has expired; call the tool again without it to be asked anew.")
+      }
+      if (!nonces.claim(claims.nonce, claims.exp)) {
+        return refuse(
+          "replayed",
+          "The requestState was already used; an answer counts once. Call the tool again without it to be asked anew."
+        )
+      }
+      return { ok: true, payload: claims.payload as P }
+    }
+  }
+}
