@@ -101,7 +101,11 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
       : { ...base, behavior: "ask", by, reason, grant: s.grant }
   const standing = refusedByProfile(policy, tool)
   if (standing !== undefined) return standing
-  const refused = s.kind === "shell" ? s.shell!.analysis.refusals[0] : undefined
+  // Inside the sandbox its network policy holds for a target only known when it runs (`> "$f"`).
+  const refused =
+    s.kind === "shell"
+      ? s.shell!.analysis.refusals.find((r) => !(s.shell!.sandboxed && r.includes("only known when it runs")))
+      : undefined
   if (refused !== undefined)
     return {
       ...base,

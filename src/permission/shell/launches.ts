@@ -47,7 +47,8 @@ const found = (o: Options | undefined, args: ReadonlyArray<string>): string | un
     : optionsOf(args).find((a) => {
         if (o.words?.test(a)) return true
         if (a.startsWith("--")) {
-          const name = a.slice(2).split("=")[0]!
+          // npm reads `--script_shell` as `--script-shell`.
+          const name = a.slice(2).split("=")[0]!.replaceAll("_", "-")
           return name.length > 1 && (o.long ?? []).some((l) => l.startsWith(name))
         }
         return a.startsWith("-") && a.length > 1 && [...a.slice(1)].some((c) => (o.short ?? "").includes(c))
@@ -55,6 +56,7 @@ const found = (o: Options | undefined, args: ReadonlyArray<string>): string | un
 
 const sed = (args: ReadonlyArray<string>): Launch | undefined => {
   const call = sedCall(args)
+  if (call.unknown !== undefined) return { runs: `sed ${call.unknown} (an option this check does not know)` }
   if (call.fromFile) return { runs: "sed -f (a script file may run commands with e)" }
   const effects = call.scripts.map(sedEffects)
   if (effects.some((e) => e.runs)) return { runs: "a sed script that runs commands (e, s///e) or is not understood" }
@@ -65,8 +67,9 @@ const sed = (args: ReadonlyArray<string>): Launch | undefined => {
 const awk = (args: ReadonlyArray<string>): Launch | undefined => {
   const opt = args.find((a) => /^-(f|-file|-exec|E|i|-include|l|-load)/.test(a))
   if (opt !== undefined) return { runs: `awk ${opt} (a program file or extension this check does not read)` }
-  return args.some((a) => !a.startsWith("-") && awkProgramRuns(a))
-    ? { runs: "an awk program that runs commands (system, |) or loads code (@load)" }
+  // Every word, options' values too (`--source=…`, `-e …`).
+  return args.some(awkProgramRuns)
+    ? { runs: "an awk program that runs commands (system, |), loads code (@load) or connects (/inet)" }
     : undefined
 }
 
@@ -124,7 +127,9 @@ const LAUNCHES: Readonly<Record<string, Spec>> = {
         "index-file"
       ],
       words: /^(-f|--file=?)?[^-/=][^/=]*:/
-    }
+    },
+    // Old-style options: `tar xIf prog a.tar` is a cluster without the dash.
+    check: (args) => (args[0] !== undefined && /^[A-Za-z]*[IF]/.test(args[0]) ? { runs: `tar ${args[0]}` } : undefined)
   },
   git: {
     check: (args) => {

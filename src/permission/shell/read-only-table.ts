@@ -30,6 +30,8 @@ export interface Spec {
   readonly pattern?: ReadonlyArray<string>
   /** Options are judged elsewhere (builtins) or not at all: every word starting with `-` is accepted. */
   readonly anyOption?: boolean
+  /** Why the first operand's text (a filter, a pattern) is not read-only, if it is not. */
+  readonly patternCheck?: (text: string) => string | undefined
   /** What the tables cannot say: why not, or undefined. `args` are the operands. */
   readonly operandCheck?: (operands: ReadonlyArray<string>) => string | undefined
 }

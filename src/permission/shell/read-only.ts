@@ -61,7 +61,11 @@ const byTable =
         break
       }
     }
-    if (spec.pattern !== undefined && !spec.pattern.some((p) => supplied.has(p))) operands.shift()
+    if (spec.pattern !== undefined && !spec.pattern.some((p) => supplied.has(p))) {
+      const text = operands.shift()
+      const bad = text === undefined ? undefined : spec.patternCheck?.(text)
+      if (bad !== undefined) return bad
+    }
     const why = spec.operandCheck?.(operands)
     if (why !== undefined) return why
     return spec.operands === "text" ? paths : [...paths, ...operands]
@@ -160,15 +164,14 @@ const JQ: Spec = {
     arg: "two",
     argjson: "two"
   },
-  pattern: []
+  pattern: [],
+  // The filter is text, but `env`/`$ENV` print the environment and `import`/`include` read other files.
+  patternCheck: (filter) =>
+    /\benv\b|\$ENV|\bimport\b|\binclude\b|\bmodulemeta\b|\binput_filename\b/.test(filter)
+      ? `jq filter ${JSON.stringify(filter)} (it reads the environment or other files)`
+      : undefined
 }
-/** jq: the filter is text, but `env`/`$ENV` print the environment and `import`/`include` read other files. */
-const jq: Parse = (args) => {
-  const filter = args.find((a, i) => !a.startsWith("-") && !/^--(arg|argjson|indent)$/.test(args[i - 1] ?? ""))
-  if (filter !== undefined && /\benv\b|\$ENV|\bimport\b|\binclude\b|\bmodulemeta\b/.test(filter))
-    return `jq filter ${JSON.stringify(filter)} (it reads the environment or other files)`
-  return byTable(JQ, "jq")(args)
-}
+const jq = byTable(JQ, "jq")
 
 const PARSERS: Readonly<Record<string, Parse>> = {
   ...Object.fromEntries(Object.entries(TABLE).map(([name, spec]) => [name, byTable(spec, name)])),

@@ -129,8 +129,16 @@ export interface SedCall {
 }
 
 const SED_FLAGS = /^-[nErsuzb]+$/
-const SED_LONG =
-  /^--(quiet|silent|regexp-extended|separate|unbuffered|null-data|posix|debug|sandbox|binary|follow-symlinks|line-length=\d+)$/
+const SED_LONG = [
+  ..."expression file in-place line-length null-data zero-terminated quiet silent regexp-extended separate".split(" "),
+  ..."sandbox unbuffered posix debug binary follow-symlinks help version".split(" ")
+]
+
+/** A long option by its name or an unambiguous prefix, as getopt reads it. */
+const longName = (given: string): string | undefined => {
+  const all = SED_LONG.filter((l) => l.startsWith(given))
+  return SED_LONG.includes(given) ? given : all.length === 1 ? all[0] : undefined
+}
 
 export const sedCall = (args: ReadonlyArray<string>): SedCall => {
   const scripts: Array<string> = []
@@ -143,13 +151,16 @@ export const sedCall = (args: ReadonlyArray<string>): SedCall => {
     const a = args[i]!
     if (dashes || a === "-" || !a.startsWith("-")) files.push(a)
     else if (a === "--") dashes = true
-    else if (a === "--expression" || a === "--file") {
-      fromFile ||= a === "--file"
-      scripts.push(args[++i] ?? "")
-    } else if (a.startsWith("--expression=")) scripts.push(a.slice("--expression=".length))
-    else if (a.startsWith("--file=")) fromFile = true
-    else if (a === "--in-place" || a.startsWith("--in-place=")) inPlace = true
-    else if (SED_FLAGS.test(a) || SED_LONG.test(a)) continue
+    else if (a.startsWith("--")) {
+      const [given, value] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+      const name = longName(given)
+      if (name === "expression" || name === "file") {
+        fromFile ||= name === "file"
+        scripts.push(value ?? args[++i] ?? "")
+      } else if (name === "in-place") inPlace = true
+      else if (name === "line-length") i += value === undefined ? 1 : 0
+      else if (name === undefined) unknown ??= a
+    } else if (SED_FLAGS.test(a)) continue
     else if (/^-[nErsuzb]*[ef]/.test(a)) {
       // A cluster ending in e or f: the rest of the word, or the next one, is the value.
       const at = a.search(/[ef]/)
@@ -171,4 +182,4 @@ const AWK_REACH = /system|getline|close|fflush|\||>|@|ENVIRON|PROCINFO|ARGV|ARGC
 export const awkProgramIsInert = (program: string): boolean => !AWK_REACH.test(program)
 
 /** Whether an awk program can run a command (`system`, pipes) or load code (`@load`). */
-export const awkProgramRuns = (program: string): boolean => /system|\||@/.test(program)
+export const awkProgramRuns = (program: string): boolean => /system|\||@|\/inet/.test(program)
