@@ -101,6 +101,22 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
       : { ...base, behavior: "ask", by, reason, grant: s.grant }
   const standing = refusedByProfile(policy, tool)
   if (standing !== undefined) return standing
+  // Inside the sandbox its network policy holds for a target only known when it runs (`> "$f"`).
+  const refused =
+    s.kind === "shell"
+      ? s.shell!.analysis.refusals.find((r) => !(s.shell!.sandboxed && r.includes("only known when it runs")))
+      : undefined
+  if (refused !== undefined)
+    return {
+      ...base,
+      behavior: "deny",
+      by: "declaration",
+      reason: `This command is refused: ${refused}. ${
+        /\/dev\/tcp|network/.test(refused)
+          ? "Network connections through bash's /dev/tcp and /dev/udp are not allowed; use a tool made for the request."
+          : "Check the quoting and the operators (;; belongs inside case), and send a command bash can parse."
+      }`
+    }
   const deny = policy.deny.find((c) => touchesAny(where, c, tool, s))
   if (deny !== undefined) {
     const opaque = s.kind === "shell" ? s.shell!.analysis.opaque : []

@@ -3,7 +3,9 @@
  * with regexes or shell-quote: those read a newline as a space and miss `$(…)` inside quotes.
  * The parts live in `shell/`: the grammar (parser), what bash and the grammar read differently
  * (text), words after quote removal (words), builtins, what a command runs besides itself
- * (runs), harmless assignments (env), the walk (analyze), the line read both ways (line) and the read-only list (read-only, scripts).
+ * (runs), harmless assignments (env), the walk (analyze, nodes), what bash cannot parse (syntax),
+ * redirections, the line read both ways (line), what options launch (launches, launch-of) and the
+ * read-only list (read-only, read-only-table, scripts).
  */
 import { Effect } from "effect"
 import type { ShellAnalysis } from "./shell/analysis.ts"

@@ -37,20 +37,32 @@ const makeRepo = (dir: string) => {
 const root = NodePath.join(base, "project")
 makeRepo(root)
 
-const READ_ONLY = [
-  "ls -la src",
-  "ls",
+/**
+ * git subcommands that read the index or diff run what the repository's config names
+ * (core.fsmonitor on every index read, textconv, external diff, gpg for signatures): they ask.
+ * Recursive search reads every file below, secrets included: it asks.
+ */
+const CONFIGURED = [
   "git status",
   "git status --short",
   "git diff",
-  "git diff HEAD -- input.txt",
   "git log --oneline -5",
   "git show --stat HEAD",
+  "git ls-files",
+  "grep -rn a src"
+]
+
+const READ_ONLY = [
+  "ls -la src",
+  "ls",
   "git branch",
   "git branch -a -v",
   "git rev-parse HEAD",
   "cat input.txt | wc -l",
-  "grep -rn a src",
+  "grep -n a src/a.ts",
+  "grep -n '/usr' input.txt",
+  "sed -n -e '/hello/p' input.txt",
+  "awk '/hello/ {print $1}' input.txt",
   "find . -name '*.ts' -not -path './.git/*'",
   "sort -u input.txt",
   "sed -n '1,2p' input.txt",
@@ -141,7 +153,7 @@ describe("read-only commands", () => {
       const engine = yield* PermissionEngine
       const d = yield* engine.decide({
         tool: BashTool as unknown as Tool,
-        args: { command: "npm test && git status" },
+        args: { command: "npm test && git branch" },
         ctx
       })
       expect([d.behavior, d.by, d.rule, d.reason]).toEqual([
@@ -160,7 +172,7 @@ describe("read-only commands", () => {
 
   it.live("run without asking in acceptEdits mode; not in dontAsk, nor when turned off", () =>
     Effect.gen(function* () {
-      const accept = yield* decide(["ls", "git status"]).pipe(
+      const accept = yield* decide(["ls", "git branch"]).pipe(
         Effect.provide(engineWith({ permissions: { defaultMode: "acceptEdits" } }))
       )
       expect(accept.map((d) => d.behavior)).toEqual(["allow", "allow"])
@@ -214,10 +226,25 @@ describe("read-only commands", () => {
     }).pipe(Effect.provide(engineWith({})))
   )
 
+  it("git status runs the repository's core.fsmonitor: the class is live", () => {
+    const dir = NodePath.join(base, "fsmonitor")
+    makeRepo(dir)
+    execFileSync("git", ["config", "core.fsmonitor", "touch fsmonitor-ran; false"], { cwd: dir })
+    execFileSync("/bin/bash", ["-c", "git status >/dev/null 2>&1; git ls-files >/dev/null 2>&1; true"], { cwd: dir })
+    expect(NodeFs.existsSync(NodePath.join(dir, "fsmonitor-ran"))).toBe(true)
+  })
+
+  it.live("git subcommands that run configured programs, and recursive search, ask", () =>
+    Effect.gen(function* () {
+      const decided = yield* decide(CONFIGURED)
+      expect(decided.map((d) => d.behavior)).toEqual(CONFIGURED.map(() => "ask"))
+    }).pipe(Effect.provide(engineWith({})))
+  )
+
   it.live("a deny rule still wins over the list", () =>
     Effect.gen(function* () {
-      const decided = yield* decide(["git status", "ls"])
+      const decided = yield* decide(["git branch", "ls"])
       expect(decided.map((d) => d.behavior)).toEqual(["deny", "allow"])
-    }).pipe(Effect.provide(engineWith({ permissions: { deny: ["Bash(git status:*)"] } })))
+    }).pipe(Effect.provide(engineWith({ permissions: { deny: ["Bash(git branch:*)"] } })))
   )
 })

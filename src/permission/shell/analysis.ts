@@ -39,6 +39,8 @@ export interface ShellAnalysis {
   readonly concerns: ReadonlyArray<string>
   /** Why some command this line runs cannot be known from it: a deny rule that could match refuses. */
   readonly opaque: ReadonlyArray<string>
+  /** Why the line is refused whatever the rules and mode say: bash cannot parse it, or it opens a network connection (`/dev/tcp`). */
+  readonly refusals: ReadonlyArray<string>
   /** Files read through `<` redirections. */
   readonly inputs: ReadonlyArray<{ readonly value: string; readonly shape: Shape }>
 }

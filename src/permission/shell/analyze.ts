@@ -9,31 +9,13 @@ import type { Node, Parser } from "web-tree-sitter"
 import { type Shape, type ShellAnalysis, type SimpleCommand, toSimple, type Word } from "./analysis.ts"
 import { BUILTINS, builtinConcern, EVALUATES_SUBSCRIPTS, holdsSubscriptCode } from "./builtins.ts"
 import { isHarmlessEnv } from "./env.ts"
+import { launchOf } from "./launch-of.ts"
+import { CONTAINERS, SUBSTITUTIONS, WORDS } from "./nodes.ts"
+import { judgeRedirect } from "./redirects.ts"
 import { runsOf, stripWrappers } from "./runs.ts"
+import { syntaxError } from "./syntax.ts"
 import { joinContinuations, unsureCharacter, unsureComment, unsureEscape } from "./text.ts"
 import { evalWord, PLAIN_EXPANSION, PLAIN_SIMPLE_EXPANSION } from "./words.ts"
-
-/** Statement nodes whose named children are statements again. */
-const CONTAINERS = new Set([
-  "program",
-  "list",
-  "pipeline",
-  "subshell",
-  "compound_statement",
-  "redirected_statement",
-  "negated_command"
-])
-/** Node types a word may be. */
-export const WORDS = new Set([
-  "word",
-  "number",
-  "raw_string",
-  "ansi_c_string",
-  "string",
-  "concatenation",
-  "brace_expression"
-])
-const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"])
 
 const isRedirect = (node: Node) => node.type.endsWith("redirect")
 
@@ -45,6 +27,7 @@ export class Analyzer {
   readonly candidates: Array<SimpleCommand> = []
   readonly concerns: Array<string> = []
   readonly opaque: Array<string> = []
+  readonly refusals: Array<string> = []
   readonly inputs: Array<{ value: string; shape: Shape }> = []
   private readonly seen = new Set<string>()
   private depth = 0
@@ -77,40 +60,42 @@ export class Analyzer {
   /** Reads a whole text (the line, or a command string a shell will run). */
   read(text: string): void {
     const unsure = unsureCharacter(text)
-    if (unsure !== undefined) {
-      this.concern(`it contains a character (${unsure}) that bash reads differently from this check`)
-      this.hidden(`it contains a character (${unsure}) that bash reads differently from this check`)
-    }
-    if (unsureComment(text)) {
-      this.concern("a comment ends in a backslash-newline, which bash and this check read differently")
-      this.hidden("a comment ends in a backslash-newline, which bash and this check read differently")
-    }
-    if (unsureEscape(text)) {
-      this.concern("it quotes a blank with a backslash where bash and this check split words differently")
-      this.hidden("it quotes a blank with a backslash where bash and this check split words differently")
-    }
+    if (unsure !== undefined)
+      this.unsure(`it contains a character (${unsure}) that bash reads differently from this check`)
+    if (unsureComment(text))
+      this.unsure("a comment ends in a backslash-newline, which bash and this check read differently")
+    if (unsureEscape(text))
+      this.unsure("it quotes a blank with a backslash where bash and this check split words differently")
     const tree = this.parser.parse(text)
     if (tree === null) {
-      this.concern("the command could not be parsed")
-      this.hidden("the command could not be parsed")
+      this.broken("the command could not be parsed")
       return
     }
     try {
-      if (tree.rootNode.hasError) {
-        // bash runs the commands before a syntax error, so what it runs is not known either.
-        this.concern("the command does not parse as bash")
-        this.hidden("the command does not parse as bash")
-      }
+      // bash runs no command of a line it cannot parse, but what it would run is not known either.
+      const why = tree.rootNode.hasError ? "the command does not parse as bash" : syntaxError(tree.rootNode)
+      if (why !== undefined) this.broken(why)
       this.visit(tree.rootNode)
     } finally {
       tree.delete()
     }
   }
 
+  /** bash may read this differently: no rule vouches for it, and a deny rule refuses. */
+  private unsure(why: string) {
+    this.concern(why)
+    this.hidden(why)
+  }
+
+  /** A line bash cannot parse: refused, whatever the rules say (text inside it, `bash -c '…'`, asks). */
+  private broken(why: string) {
+    this.unsure(why)
+    if (this.depth === 0 && !this.refusals.includes(why)) this.refusals.push(why)
+  }
+
   private visit(node: Node): void {
     if (node.isMissing || node.type === "ERROR") {
-      this.concern("the command does not parse as bash")
-      this.hidden("the command does not parse as bash")
+      this.broken("the command does not parse as bash")
       for (const c of node.namedChildren) this.visit(c)
       return
     }
@@ -142,6 +127,8 @@ export class Analyzer {
       case "variable_assignment":
       case "variable_assignments":
         this.concern(`it sets a shell variable (${node.text.split("=")[0]})`)
+        if (!isHarmlessEnv(node.text.split(/\+?=/)[0]!))
+          this.hidden(`it sets ${node.text.split(/\+?=/)[0]}, which can make a program run other code`)
         for (const c of node.type === "variable_assignment" ? [node] : node.namedChildren) this.assignment(c)
         return
     }
@@ -167,8 +154,7 @@ export class Analyzer {
   private reread(text: string): void {
     const tree = this.parser.parse(text)
     if (tree === null || tree.rootNode.hasError) {
-      this.concern("the command does not parse as bash")
-      this.hidden("the command does not parse as bash")
+      this.broken("the command does not parse as bash")
       tree?.delete()
       return
     }
@@ -254,22 +240,14 @@ export class Analyzer {
   private redirect(node: Node): void {
     const operator = node.children.find((c) => !c.isNamed)?.type ?? ""
     const targets = node.namedChildren.filter((c) => c.type !== "file_descriptor")
-    const target = targets.length === 1 ? this.word(targets[0]!) : undefined
-    if (targets.length > 1) for (const t of targets) this.word(t)
-    if (operator === "<" && target !== undefined) {
-      this.inputs.push({ value: target.value, shape: target.shape })
-      return
-    }
-    if (operator === ">&-" || operator === "<&-") return
-    if ((operator === ">&" || operator === "<&") && target?.shape === "literal" && /^(\d+|-)$/.test(target.value))
-      return
-    if (
-      [">", ">>", "&>", "&>>", ">|", ">&"].includes(operator) &&
-      target?.shape === "literal" &&
-      target.value === "/dev/null"
-    )
-      return
-    this.concern(`it redirects output into a file (${node.text.trim()})`)
+    const words = targets.map((t) => this.word(t))
+    const target = words.length === 1 ? words[0] : undefined
+    const judged = judgeRedirect(operator, words)
+    if (judged.refuse !== undefined) {
+      this.concern(judged.refuse)
+      if (!this.refusals.includes(judged.refuse)) this.refusals.push(judged.refuse)
+    } else if (judged.concern !== undefined) this.concern(judged.concern)
+    else if (operator === "<" && target !== undefined) this.inputs.push({ value: target.value, shape: target.shape })
   }
 
   private assignment(node: Node): string | undefined {
@@ -285,8 +263,7 @@ export class Analyzer {
     }
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name.text)) {
       // The grammar takes `--opt=x` for an assignment; to bash it is a word (here, the program).
-      this.concern(`bash reads ${node.text} as a word, not an assignment`)
-      this.hidden(`bash reads ${node.text} as a word, not an assignment`)
+      this.unsure(`bash reads ${node.text} as a word, not an assignment`)
       return undefined
     }
     const operator = node.text.slice(name.text.length, name.text.length + 2)
@@ -305,14 +282,15 @@ export class Analyzer {
         !isRedirect(previous) &&
         !isRedirect(child)
       ) {
-        this.concern(`bash reads ${previous.text}${child.text} as one word, unlike this check`)
-        this.hidden(`bash reads ${previous.text}${child.text} as one word, unlike this check`)
+        this.unsure(`bash reads ${previous.text}${child.text} as one word, unlike this check`)
       }
       previous = child
       if (child.type === "variable_assignment") {
         const name = this.assignment(child)
-        if (name !== undefined && !isHarmlessEnv(name))
+        if (name !== undefined && !isHarmlessEnv(name)) {
           this.concern(`it sets ${name}, which can change how a command runs`)
+          this.hidden(`it sets ${name}, which can make a program run other code`)
+        }
       } else if (
         child.type === "file_redirect" ||
         child.type === "herestring_redirect" ||
@@ -348,6 +326,13 @@ export class Analyzer {
     if (why !== undefined) this.concern(why)
     const runs = runsOf(words)
     if (runs.concern !== undefined && (!builtin || why !== undefined)) this.concern(runs.concern)
+    const launch = launchOf(words)
+    if (launch !== undefined)
+      this.concern(
+        launch.runs !== undefined
+          ? `it can run another program (${launch.runs}), which a rule for ${head.value} does not cover`
+          : `it writes a file other than its output (${launch.writes})`
+      )
   }
 
   /** Records a command a deny rule must see, and everything it runs in turn. */
@@ -373,6 +358,8 @@ export class Analyzer {
       this.hidden(`${head.value} may evaluate an array subscript, which can run commands`)
     const runs = runsOf(words)
     for (const o of runs.opaque) this.hidden(o)
+    const launch = launchOf(words)
+    if (launch?.runs !== undefined) this.hidden(`${launch.runs} runs code this check cannot read`)
     for (const c of runs.commands) this.candidate(c)
     for (const s of runs.scripts) this.script(s)
   }
@@ -391,7 +378,7 @@ export class Analyzer {
   }
 
   result(): ShellAnalysis {
-    const { commands, candidates, concerns, opaque, inputs } = this
-    return { commands, candidates, concerns, opaque, inputs }
+    const { commands, candidates, concerns, opaque, refusals, inputs } = this
+    return { commands, candidates, concerns, opaque, refusals, inputs }
   }
 }

@@ -14,11 +14,14 @@ const read = (parser: Parser, command: string): ShellAnalysis => {
     analyzer.read(command)
   } catch {
     analyzer.concern("the command could not be analyzed")
-    return { ...analyzer.result(), opaque: [...analyzer.opaque, "the command could not be analyzed"] }
+    const why = "the command could not be analyzed"
+    return { ...analyzer.result(), opaque: [...analyzer.opaque, why], refusals: [...analyzer.refusals, why] }
   }
   if (command.trim() === "") analyzer.concern("the command is empty")
   return analyzer.result()
 }
+
+const isNetworkRefusal = (why: string) => /network/.test(why)
 
 const union = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>) => [...new Set([...a, ...b])]
 
@@ -33,12 +36,15 @@ export const analyzeWith = (shellParser: ShellParser, command: string): ShellAna
   const same =
     JSON.stringify(asWritten.commands.map((c) => c.words)) === JSON.stringify(asBash.commands.map((c) => c.words))
   const concerns = union(asWritten.concerns, asBash.concerns)
+  const unparseable = [asWritten, asBash].every((a) => a.refusals.some((r) => !isNetworkRefusal(r)))
   if (!same) concerns.push("a line continuation (backslash-newline) makes bash read it differently from how it looks")
   return {
     commands: asWritten.commands,
     candidates: [...asWritten.candidates, ...asBash.candidates],
     concerns,
     opaque: union(asWritten.opaque, asBash.opaque),
+    // A line is unparseable only if neither reading parses; a connection in either is refused.
+    refusals: union(asWritten.refusals, asBash.refusals).filter((r) => isNetworkRefusal(r) || unparseable),
     inputs: [...asWritten.inputs, ...asBash.inputs]
   }
 }

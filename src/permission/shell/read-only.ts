@@ -1,81 +1,126 @@
 /**
- * The built-in list of read-only commands: programs (and git subcommands) that only read and
- * print, each with the options that would make it write a file, run a program or reach the
- * network refused. A command on the list runs without asking (docs/permissions.md lists them).
+ * The built-in list of read-only commands. A command is read-only only when every option and
+ * operand has been shown to be: each option is in its program's table (read-only-table.ts, or
+ * a parser below for programs with a grammar of their own: find, sed, awk, git, jq), unknown
+ * options ask, and every word the program opens as a file is inside the project and not a
+ * secret. Which words are files depends on the program and the position: `grep '/usr' f`'s
+ * pattern and `sed -n '/x/p'`'s script are text, not paths. A glob asks when it could expand
+ * to a secret (`.en?`, `*`, `.{e,}nv`) or an option.
  *
- * Options are matched as GNU getopt reads them: short options anywhere in a cluster (`-uo`),
- * long options by any unambiguous prefix (`--out=f` is `--output=f`), and nothing after `--`.
+ * Options are read as GNU getopt reads them: short options in clusters (`-rn`), a value
+ * attached or in the next word, long options by any unambiguous prefix, nothing after `--`.
  */
 import type { SimpleCommand } from "./analysis.ts"
-import { awkProgramIsInert, sedScriptIsInert } from "./scripts.ts"
+import { type Kind, type Spec, TABLE } from "./read-only-table.ts"
+import { awkProgramIsInert, sedCall, sedEffects } from "./scripts.ts"
 
-interface Spec {
-  /** Short options that write, execute or reach the network. */
-  readonly short?: string
-  /** Long options (without `--`) that do. */
-  readonly long?: ReadonlyArray<string>
-  /** What the tables cannot say; returns why not, or undefined. */
-  readonly check?: (args: ReadonlyArray<string>) => string | undefined
-  /** False for programs that never open their operands (`echo /etc`): no path check. */
-  readonly paths?: false
-}
+/** The words a program opens as files, or why it is not read-only. */
+type Parse = (args: ReadonlyArray<string>) => ReadonlyArray<string> | string
 
-const optionsOf = (args: ReadonlyArray<string>) => {
-  const end = args.indexOf("--")
-  return end < 0 ? args : args.slice(0, end)
-}
-
-/** The first refused option among the arguments, by the spec's tables. */
-const refusedOption = (spec: Spec, args: ReadonlyArray<string>): string | undefined =>
-  optionsOf(args).find((a) => {
-    if (a.startsWith("--")) {
-      const name = a.slice(2).split("=")[0]!
-      return name !== "" && (spec.long ?? []).some((l) => l.startsWith(name))
+/** Reads `args` by a table; returns the paths it opens, or why not. */
+const byTable =
+  (spec: Spec, name: string): Parse =>
+  (args) => {
+    const paths: Array<string> = []
+    const operands: Array<string> = []
+    const supplied = new Set<string>()
+    const value = (kind: Kind, v: string | undefined) => {
+      if (kind === "path" && v !== undefined) paths.push(v)
     }
-    return a.startsWith("-") && a.length > 1 && [...a.slice(1)].some((c) => (spec.short ?? "").includes(c))
-  })
-
-const noOperands =
-  (what: string) =>
-  (args: ReadonlyArray<string>): string | undefined =>
-    args.some((a) => !a.startsWith("-")) ? `${what} with an operand` : undefined
-
-const FIND_REFUSED = /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/
-
-const sed = (args: ReadonlyArray<string>): string | undefined => {
-  const scripts: Array<string> = []
-  let operands = 0
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!
-    if (a === "--expression" || /^-[nErsuz]*e$/.test(a)) scripts.push(args[++i] ?? "")
-    else if (a.startsWith("--expression=")) scripts.push(a.slice("--expression=".length))
-    else if (
-      /^-[nErsuz]+$/.test(a) ||
-      /^--(quiet|silent|regexp-extended|separate|unbuffered|null-data|posix|debug|sandbox)$/.test(a)
-    )
-      continue
-    else if (a.startsWith("-")) return `sed ${a}`
-    else if (operands++ === 0 && scripts.length === 0) scripts.push(a)
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]!
+      if (a === "--") {
+        operands.push(...args.slice(i + 1))
+        break
+      }
+      if (a === "-" || !a.startsWith("-") || spec.anyOption || (spec.digits && /^-\d+$/.test(a))) {
+        if (!a.startsWith("-") || a === "-" || spec.operands === "text") operands.push(a)
+        continue
+      }
+      if (a.startsWith("--")) {
+        const [given, attached] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+        const names = Object.keys(spec.long ?? {})
+        const matches = names.includes(given) ? [given] : names.filter((n) => n.startsWith(given))
+        if (matches.length !== 1) return `${name} ${a}`
+        const long = matches[0]!
+        const kind = spec.long![long]!
+        supplied.add(long)
+        if (kind === "flag" && attached !== undefined) return `${name} ${a}`
+        if (kind === "path" || kind === "text") value(kind, attached ?? args[++i])
+        if (kind === "two") i += 2
+        continue
+      }
+      for (let j = 1; j < a.length; j++) {
+        const c = a[j]!
+        if (spec.flags?.includes(c) || (spec.digits && /\d/.test(c))) continue
+        if (spec.attached?.includes(c)) break
+        const kind = spec.values?.[c]
+        if (kind === undefined) return `${name} -${c}`
+        supplied.add(c)
+        value(kind, j + 1 < a.length ? a.slice(j + 1) : args[++i])
+        break
+      }
+    }
+    if (spec.pattern !== undefined && !spec.pattern.some((p) => supplied.has(p))) {
+      const text = operands.shift()
+      const bad = text === undefined ? undefined : spec.patternCheck?.(text)
+      if (bad !== undefined) return bad
+    }
+    const why = spec.operandCheck?.(operands)
+    if (why !== undefined) return why
+    return spec.operands === "text" ? paths : [...paths, ...operands]
   }
-  const bad = scripts.find((s) => !sedScriptIsInert(s))
-  return scripts.length === 0
-    ? "sed without a script"
-    : bad === undefined
-      ? undefined
-      : `sed script ${JSON.stringify(bad)}`
+
+const FIND_FLAGS =
+  /^(-print|-print0|-prune|-true|-false|-empty|-readable|-writable|-executable|-nouser|-nogroup|-depth|-xdev|-mount|-follow|-daystart|-noleaf|-quit|-ls|-not|!|\(|\)|-o|-or|-a|-and|,)$/
+const FIND_TEXT =
+  /^-(name|iname|path|ipath|wholename|iwholename|regex|iregex|lname|ilname|type|xtype|maxdepth|mindepth|mtime|atime|ctime|mmin|amin|cmin|size|perm|user|group|uid|gid|links|inum|printf|fstype|regextype|used)$/
+const FIND_PATH = /^-(newer|anewer|cnewer|samefile|newer[abcmB][abcmB])$/
+
+/** find lists names: its start paths and the files its tests compare with are paths, patterns are text. */
+const find: Parse = (args) => {
+  const paths: Array<string> = []
+  let i = 0
+  while (i < args.length && /^-[HLP]$/.test(args[i]!)) i++
+  while (i < args.length && !/^[-(!),]/.test(args[i]!)) paths.push(args[i++]!)
+  for (; i < args.length; i++) {
+    const a = args[i]!
+    if (FIND_FLAGS.test(a)) continue
+    if (FIND_TEXT.test(a)) i++
+    else if (FIND_PATH.test(a)) paths.push(args[++i] ?? "")
+    else return `find ${a}`
+  }
+  return paths
 }
 
-const awk = (args: ReadonlyArray<string>): string | undefined => {
+const sed: Parse = (args) => {
+  const call = sedCall(args)
+  if (call.unknown !== undefined) return `sed ${call.unknown}`
+  if (call.fromFile) return "sed -f (a script this check does not read)"
+  if (call.inPlace) return "sed -i (it writes the files it reads)"
+  if (call.scripts.length === 0) return "sed without a script"
+  const bad = call.scripts.find((s) => {
+    const e = sedEffects(s)
+    return e.runs || e.writes || e.other
+  })
+  return bad === undefined ? call.files : `sed script ${JSON.stringify(bad)} (it can run, write or read other files)`
+}
+
+const awk: Parse = (args) => {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!
-    if (a === "-v" || a === "-F" || a === "--assign" || a === "--field-separator") i++
+    if (/^(-[vF]|--(assign|field-separator))$/.test(a)) i++
     else if (/^-[vF]./.test(a) || /^--(assign|field-separator)=/.test(a)) continue
-    else if (a === "--") return args[i + 1] !== undefined && awkProgramIsInert(args[i + 1]!) ? undefined : "awk program"
-    else if (a.startsWith("-")) return `awk ${a}`
-    else
-      return awkProgramIsInert(a)
-        ? undefined
-        : `awk program ${JSON.stringify(a)} (it may run a command or write a file)`
+    else if (a.startsWith("-") && a !== "--") return `awk ${a}`
+    else {
+      const at = a === "--" ? i + 1 : i
+      const program = args[at]
+      if (program === undefined) return "awk without a program"
+      if (!awkProgramIsInert(program))
+        return `awk program ${JSON.stringify(program)} (it may run a command, write a file or read one through ARGV or getline)`
+      // Operands: files, or `name=value` assignments awk makes between them.
+      return args.slice(at + 1).filter((o) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(o))
+    }
   }
   return "awk without a program"
 }
@@ -83,145 +128,145 @@ const awk = (args: ReadonlyArray<string>): string | undefined => {
 /** `git branch` only lists: every option is a listing one, and names appear only with a listing option. */
 const BRANCH_LISTING =
   /^(-[arvl]+|-vv|--(all|remotes|verbose|list|show-current|color|no-color|column|no-column|ignore-case|omit-empty)|--(sort|format|color|column|abbrev)=.*|--(merged|no-merged|contains|no-contains|points-at)(=.*)?)$/
-const gitBranch = (args: ReadonlyArray<string>): string | undefined => {
-  const option = args.find((a) => a.startsWith("-") && !BRANCH_LISTING.test(a))
-  if (option !== undefined) return `git branch ${option}`
-  const lists = args.some((a) => /^(-[arvl]*l|--list|--(merged|no-merged|contains|no-contains|points-at))/.test(a))
-  return lists || args.every((a) => a.startsWith("-")) ? undefined : "git branch with a name (it creates a branch)"
-}
 
-/** Options of diff, log and show that write a file or run a program configured for diffs. */
-const GIT_DIFF_LONG = ["output", "ext-diff", "textconv", "no-index", "open-files-in-pager"]
-
-const GIT: Readonly<Record<string, Spec>> = {
-  status: {},
-  diff: { long: GIT_DIFF_LONG },
-  log: { long: GIT_DIFF_LONG },
-  show: { long: GIT_DIFF_LONG },
-  branch: { check: gitBranch },
-  "rev-parse": {},
-  "ls-files": {}
-}
-
-const git = (args: ReadonlyArray<string>): string | undefined => {
+/**
+ * git: only subcommands that run nothing the repository configures. `status`, `diff`, `log`,
+ * `show` and `ls-files` are not here: a repository's own config runs programs for them
+ * (`core.fsmonitor` on every index read, textconv and external diff drivers, `log.showSignature`'s
+ * gpg), and a command line cannot turn all of those off.
+ */
+const git: Parse = (args) => {
   const at = args.findIndex((a) => !a.startsWith("-"))
-  // Global options (-c, -C, --exec-path, --git-dir, -p…) can run programs or look elsewhere.
   const global = args.slice(0, at < 0 ? args.length : at).find((a) => a !== "--no-pager")
   if (global !== undefined) return `git ${global}`
   const sub = at < 0 ? undefined : args[at]!
-  const spec = sub === undefined ? undefined : GIT[sub]
-  if (spec === undefined) return sub === undefined ? "git without a subcommand" : `git ${sub}`
-  return check(spec, args.slice(at + 1), `git ${sub}`)
+  const rest = args.slice(at + 1)
+  if (sub === "rev-parse") return []
+  if (sub !== "branch") return sub === undefined ? "git without a subcommand" : `git ${sub}`
+  const option = rest.find((a) => a.startsWith("-") && !BRANCH_LISTING.test(a))
+  if (option !== undefined) return `git branch ${option}`
+  const lists = rest.some((a) => /^(-[arvl]*l|--list|--(merged|no-merged|contains|no-contains|points-at))/.test(a))
+  return lists || rest.every((a) => a.startsWith("-")) ? [] : "git branch with a name (it creates a branch)"
 }
 
-const DATE_REFUSED = (args: ReadonlyArray<string>) =>
-  args.some((a) => !a.startsWith("-") && !a.startsWith("+")) ? "date with an operand (it sets the clock)" : undefined
-
-/** The list: program → what stops it from being read-only. */
-export const READ_ONLY: Readonly<Record<string, Spec>> = {
-  ls: {},
-  cat: {},
-  head: {},
-  tail: {},
-  wc: {},
-  nl: {},
-  cut: {},
-  tr: {},
-  uniq: {
-    check: (args) => (args.filter((a) => !a.startsWith("-")).length > 1 ? "uniq with an output file" : undefined)
+const JQ: Spec = {
+  flags: "nrjacsSCMReh",
+  long: {
+    ...Object.fromEntries(
+      (
+        "null-input raw-input raw-output raw-output0 join-output ascii-output compact-output slurp sort-keys " +
+        "color-output monochrome-output exit-status tab seq stream stream-errors help version"
+      )
+        .split(" ")
+        .map((n) => [n, "flag" as const])
+    ),
+    indent: "text",
+    arg: "two",
+    argjson: "two"
   },
-  sort: { short: "oT", long: ["output", "compress-program", "temporary-directory"] },
-  grep: {},
-  egrep: {},
-  fgrep: {},
-  rg: { short: "z", long: ["pre", "pre-glob", "search-zip", "hostname-bin"] },
-  find: {
-    check: (args) => {
-      const refused = args.find((a) => FIND_REFUSED.test(a))
-      return refused === undefined ? undefined : `find ${refused}`
-    }
-  },
-  sed: { short: "i", long: ["in-place", "file"], check: sed },
-  awk: { check: awk },
-  gawk: { check: awk },
-  mawk: { check: awk },
-  git: { check: git },
-  diff: {},
-  cmp: {},
-  comm: {},
-  stat: {},
-  file: { short: "C", long: ["compile"] },
-  du: {},
-  df: {},
-  // -R reruns tree in every directory with -o 00Tree.html.
-  tree: { short: "oR", long: ["output"] },
-  basename: { paths: false },
-  dirname: { paths: false },
-  realpath: {},
-  readlink: {},
-  which: { paths: false },
-  whoami: { paths: false },
-  id: { paths: false },
-  uname: { paths: false },
-  hostname: { short: "Fb", long: ["file", "boot"], check: noOperands("hostname"), paths: false },
-  date: { short: "s", long: ["set"], check: DATE_REFUSED, paths: false },
-  jq: {},
-  md5sum: {},
-  sha1sum: {},
-  sha256sum: {},
-  sha512sum: {},
-  od: {},
-  hexdump: {},
-  seq: { paths: false },
-  echo: { paths: false },
-  printf: { paths: false },
-  pwd: { paths: false },
-  true: { paths: false },
-  false: { paths: false },
-  test: {},
-  "[": {},
-  type: { paths: false },
-  command: { paths: false }
+  pattern: [],
+  // The filter is text, but `env`/`$ENV` print the environment and `import`/`include` read other files.
+  patternCheck: (filter) =>
+    /\benv\b|\$ENV|\bimport\b|\binclude\b|\bmodulemeta\b|\binput_filename\b/.test(filter)
+      ? `jq filter ${JSON.stringify(filter)} (it reads the environment or other files)`
+      : undefined
+}
+const jq = byTable(JQ, "jq")
+
+const PARSERS: Readonly<Record<string, Parse>> = {
+  ...Object.fromEntries(Object.entries(TABLE).map(([name, spec]) => [name, byTable(spec, name)])),
+  find,
+  sed,
+  awk,
+  gawk: awk,
+  mawk: awk,
+  git,
+  jq
 }
 
-const check = (spec: Spec, args: ReadonlyArray<string>, name: string): string | undefined => {
-  const option = refusedOption(spec, args)
-  if (option !== undefined) return `${name} ${option}`
-  return spec.check?.(args)
+/** The programs on the list (docs/permissions.md). */
+export const READ_ONLY: Readonly<Record<string, unknown>> = PARSERS
+
+/** Programs whose operands are never opened: a glob there only prints names. */
+const NAMES_ONLY = new Set(Object.entries(TABLE).flatMap(([n, s]) => (s.operands === "text" ? [n] : [])))
+
+/** The paths a command on the list opens, or why it is not read-only. */
+const parse = (words: ReadonlyArray<string>): ReadonlyArray<string> | string => {
+  const name = words[0]
+  const p = name === undefined ? undefined : PARSERS[name]
+  if (name === undefined || p === undefined) return `${name ?? "an empty command"} is not on the read-only list`
+  const r = p(words.slice(1))
+  return typeof r === "string" ? `${r} is not known to be read-only (it can write, run or read something else)` : r
 }
+
+/** Why a command is not read-only by the list (words only, no file checks), or undefined. */
+export const notReadOnly = (words: ReadonlyArray<string>): string | undefined => {
+  const r = parse(words)
+  return typeof r === "string" ? r : undefined
+}
+
+/** Sample names a glob must not be able to match (checked with the caller's secret rule). */
+const SECRET_SAMPLES = [
+  "id_rsa",
+  "id_ed25519",
+  "x.pem",
+  "x.key",
+  "x.p12",
+  "x.pfx",
+  "credentials",
+  "credentials.json",
+  "secrets.json",
+  "x.env"
+]
+
+const globRegExp = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .replace(/\[!/g, "[^")
+      .replace(/[.+^$|\\]/g, "\\$&")
+      .replace(/\*/g, "[^/]*")
+      .replace(/\?/g, "[^/]")}$`
+  )
 
 /**
- * Why a command is not read-only by the list, or undefined when it is. `words` are the
- * command's words after quote removal; the caller has already proven every construct inert.
+ * Whether a glob stays away from secrets: no braces or extended patterns, no wildcard in a name
+ * that starts with a dot (bash's globs skip dotfiles only when the dot is literal), and a last
+ * name that ends in a literal extension no secret has (`src/*.ts`).
  */
-export const notReadOnly = (words: ReadonlyArray<string>): string | undefined => {
-  const name = words[0]
-  const spec = name === undefined ? undefined : READ_ONLY[name]
-  if (name === undefined || spec === undefined) return `${name ?? "an empty command"} is not on the read-only list`
-  const why = check(spec, words.slice(1), name)
-  return why === undefined ? undefined : `${why} can write, run or fetch something`
+const globSafe = (glob: string, readable: (path: string) => boolean): boolean => {
+  if (/[{}()~]/.test(glob)) return false
+  const parts = glob.split("/")
+  const wild = (p: string) => /[*?[]/.test(p)
+  if (parts.some((p) => wild(p) && /^[.[]/.test(p))) return false
+  const first = parts.findIndex(wild)
+  const dir = parts.slice(0, first).join("/") || "."
+  if (!readable(dir)) return false
+  const last = parts[parts.length - 1]!
+  if (!wild(last)) return readable(`${dir}/x/${last}`)
+  const tail = /[^*?\]]*$/.exec(last)![0]
+  if (!/^[^/]*\.[\w-]+$/.test(tail) || !readable(`${dir}/x${tail}`)) return false
+  const re = globRegExp(last)
+  return SECRET_SAMPLES.every((s) => !re.test(s) || readable(`${dir}/${s}`))
 }
 
 /**
  * Why a simple command may not run as read-only, or undefined when it may. Every word must be
  * known (a glob may not start where it could expand to an option), the command must be on the
- * list, and every operand and option value that could name a file must pass `readable` (the
- * caller's check that a path is inside the project and not a secret), as the read tool would.
+ * list, and every word it opens must pass `readable` (inside the project and not a secret), as
+ * the read tool would require; a glob must stay away from secrets.
  */
 export const readOnlyConcern = (command: SimpleCommand, readable: (path: string) => boolean): string | undefined => {
+  const names = NAMES_ONLY.has(command.words[0] ?? "")
   for (let i = 0; i < command.words.length; i++) {
     const word = command.words[i]!
     const shape = command.shapes[i]
     if (shape === "dynamic") return `${word} is only known when it runs`
     if (shape === "pattern" && /^[-*?[{~]/.test(word)) return `${word} may expand to an option or a path elsewhere`
+    if (shape === "pattern" && !names && !globSafe(word, readable))
+      return `${word} may expand to a file that holds secrets or lies outside the project`
   }
-  const why = notReadOnly(command.words)
-  if (why !== undefined) return why
-  if (READ_ONLY[command.words[0]!]!.paths === false) return undefined
-  for (const word of command.words.slice(1)) {
-    const value = word.startsWith("-") ? (word.includes("=") ? word.slice(word.indexOf("=") + 1) : "") : word
-    const path = value.replace(/[*?[{].*$/s, "")
-    if (path !== "" && !readable(path)) return `${word} names a file outside the project or one that may hold secrets`
-  }
-  return undefined
+  const paths = parse(command.words)
+  if (typeof paths === "string") return paths
+  const outside = paths.find((p) => !readable(p))
+  return outside === undefined ? undefined : `${outside} is outside the project or may hold secrets`
 }

@@ -1,7 +1,7 @@
 /** A rule's command text as words, read with the same grammar as the commands it is matched against. */
 
 import type { ShellParser, Word } from "./analysis.ts"
-import { WORDS } from "./analyze.ts"
+import { WORDS } from "./nodes.ts"
 import { stripWrappers } from "./runs.ts"
 import { unsureCharacter, unsureEscape } from "./text.ts"
 import { unwrap } from "./unwrap.ts"

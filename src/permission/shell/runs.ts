@@ -5,6 +5,10 @@
  * `source`). Deny rules are matched against all of it; allow rules never vouch for it.
  */
 import type { Word } from "./analysis.ts"
+import { isHarmlessEnv } from "./env.ts"
+
+/** Builtins and programs that set variables for what runs next. */
+const SETS_ENV: ReadonlySet<string> = new Set(["env", "export", "declare", "typeset", "local", "readonly"])
 
 export interface Runs {
   /** Argument lists that run as commands of their own (the caller checks each the same way). */
@@ -39,17 +43,54 @@ const WRAPPERS: ReadonlySet<string> = new Set(
   ).split(" ")
 )
 
-/** Interpreters and the options that hand them code on the command line. */
-const INLINE_CODE: ReadonlyArray<readonly [RegExp, RegExp]> = [
-  [/^python[0-9.]*$|^pypy[0-9.]*$/, /^-[A-Za-z]*c/],
-  [/^perl[0-9.]*$/, /^-[A-Za-z]*[eE]/],
-  [/^ruby[0-9.]*$|^irb$/, /^-[A-Za-z]*e/],
-  [/^(node|nodejs|bun|deno|tsx|ts-node)$/, /^(-[A-Za-z]*[ep]|--eval|--print|eval$)/],
-  [/^php[0-9.]*$/, /^-[A-Za-z]*r/],
-  [/^(lua|luajit)[0-9.]*$/, /^-[A-Za-z]*e/],
-  [/^(Rscript|osascript|jshell|groovy|scala|elixir|erl)$/, /^-[A-Za-z]*e/],
-  [/^(tclsh|wish|expect)[0-9.]*$/, /^-c$/]
+/**
+ * Interpreters, with the options that carry no code (`safe`) and those whose next word is a
+ * plain value (`valued`). Any other option may hand it code on the line (`-c`, `-e`, `-M`,
+ * `--import data:…`, `-m timeit -s …`), and a program read from its input (no script,
+ * `-`, `/dev/stdin`) is code the line does not show: either is opaque to a deny rule. A script
+ * file named by its path is not read (docs/permissions.md: where the line is).
+ */
+const INTERPRETERS: ReadonlyArray<{ readonly name: RegExp; readonly safe: RegExp; readonly valued?: RegExp }> = [
+  {
+    name: /^python[0-9.]*$|^pypy[0-9.]*$/,
+    safe: /^(-[bBdEhiIOqsSuvVx]+|--(version|help|check-hash-based-pycs=\w+))$/,
+    valued: /^-[WX]$/
+  },
+  { name: /^perl[0-9.]*$/, safe: /^(-[acnpsTtUuWwX]+|-[l0][0-7]*|-i[\w.]*|-I.+|-v|--version|--help)$/ },
+  { name: /^ruby[0-9.]*$|^irb$/, safe: /^(-[acdlnpsvwW]+|-I.+|--version|--help)$/ },
+  {
+    name: /^(node|nodejs|bun|deno|tsx|ts-node)$/,
+    safe: /^(--(version|help|test|watch|no-warnings|trace-warnings|enable-source-maps|experimental-strip-types|inspect|inspect-brk|trace-uncaught|trace-deprecation|throw-deprecation|preserve-symlinks)|-v|-h|run|test)$/
+  },
+  { name: /^php[0-9.]*$/, safe: /^(-[lnqsv]+|--version|--help)$/ },
+  { name: /^(lua|luajit)[0-9.]*$/, safe: /^(-[vW]|--version)$/ },
+  { name: /^(Rscript|osascript|jshell|groovy|scala|elixir|erl|julia|guile|racket)$/, safe: /^(--version|--help)$/ },
+  { name: /^(tclsh|wish|expect)[0-9.]*$/, safe: /^(--version)$/ }
 ]
+/** Modules `python -m` runs whose arguments are never code. */
+const PYTHON_MODULES = new Set(
+  "pytest pip venv unittest json.tool http.server mypy black ruff build twine isort flake8 pylint coverage".split(" ")
+)
+/** Paths that are the program's own input. */
+const STDIN = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/[^/]+\/fd\/\d+)$/
+
+/** Why an interpreter's command line carries code this check cannot read, if it does. */
+const interpreterCode = (name: string, args: ReadonlyArray<Word>): string | undefined => {
+  const spec = INTERPRETERS.find((i) => i.name.test(name))
+  if (spec === undefined) return undefined
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    if (a.shape !== "literal") return `${name} is given an argument only known when it runs (${a.text})`
+    if (STDIN.test(a.value)) return `${name} reads the code it runs from its input (${a.value})`
+    if (!a.value.startsWith("-")) return undefined // a script file by path: not read here
+    if (a.value === "-m" && /^python|^pypy/.test(name) && PYTHON_MODULES.has(args[i + 1]?.value ?? "")) return undefined
+    if (spec.valued?.test(a.value)) i++
+    else if (!spec.safe.test(a.value)) return `${name} ${a.value} runs code this check cannot read`
+  }
+  return args.some((a) => /^(--version|-V|--help|-h|-v)$/.test(a.value))
+    ? undefined
+    : `${name} reads the code it runs from its input`
+}
 const AWK = /^(awk|gawk|mawk|nawk|busybox-awk)$/
 
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"])
@@ -118,7 +159,8 @@ export const runsOf = (words: ReadonlyArray<Word>): Runs => {
   const plain = args.every((a) => a.shape === "literal")
   if (SHELLS.has(name)) return shell(name, args)
   if (name === "command" && args[0] !== undefined && /^-[vV]$/.test(args[0].value)) return NOTHING
-  if (WRAPPERS.has(name)) return wrapper(name, args)
+  const wrapped = WRAPPERS.has(name) ? wrapper(name, args) : NOTHING
+  if (WRAPPERS.has(name) && name !== "env") return wrapped
   if (name === "find") return find(args)
   if (name === "eval")
     return plain
@@ -145,26 +187,21 @@ export const runsOf = (words: ReadonlyArray<Word>): Runs => {
       concern: `it runs text as a command (${name})`
     }
   }
-  if (name === "git") {
-    const sub = args.findIndex((a) => !a.value.startsWith("-"))
-    const globals = args.slice(0, sub < 0 ? undefined : sub)
-    const config = globals.find((a) => /^(-c|--config-env|--exec-path)/.test(a.value))
-    if (config !== undefined) return { ...NOTHING, opaque: [`git ${config.value} can make git run any command`] }
-    return NOTHING
-  }
   if (AWK.test(name)) {
     const code = args.find((a) => a.shape !== "literal" || /system|\||getline|@|ENVIRON/.test(a.value))
     return code === undefined ? NOTHING : { ...NOTHING, opaque: [`${name}'s program can run commands (${code.text})`] }
   }
-  for (const [program, flag] of INLINE_CODE) {
-    if (!program.test(name)) continue
-    const inline = args.find((a) => flag.test(a.value))
-    if (inline !== undefined)
-      return { ...NOTHING, opaque: [`${name} ${inline.value} runs code this check cannot read`] }
-    if (args.length === 0 || args.some((a) => a.value === "-"))
-      return { ...NOTHING, opaque: [`${name} reads the code it runs from its input`] }
+  const code = interpreterCode(name, args)
+  if (code !== undefined) return { ...NOTHING, opaque: [code] }
+  if (SETS_ENV.has(name)) {
+    const set = args.find((a) => {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(a.value)
+      return a.shape !== "literal" || (m !== null && !isHarmlessEnv(m[1]!))
+    })
+    if (set !== undefined)
+      return { ...wrapped, opaque: [`${name} ${set.text} sets a variable that can make a program run other code`] }
   }
-  return NOTHING
+  return wrapped
 }
 
 /** Options of `timeout` that take a value. */
