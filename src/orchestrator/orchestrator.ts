@@ -35,7 +35,7 @@ import { afterHooks, announce, type EventBase, type EventSink, publishResult, sh
 import { type Outcome, type Recorded, record } from "./record.ts"
 import { buildResult } from "./result.ts"
 import type { Shaped } from "./shape.ts"
-import { type ShapeSettings, shapeOutput } from "./views.ts"
+import { joinHooks, type ShapeInput, type ShapeSettings, shapeOutput } from "./views.ts"
 
 export { MAX_ATTEMPTS, RETRY_BACKOFF_MS } from "./attempt.ts"
 export { BATCH_CONCURRENCY } from "./batching.ts"
@@ -193,17 +193,29 @@ export class Orchestrator extends Context.Service<
       ): Effect.Effect<ToolResult> => {
         const published = (result: ToolResult): Effect.Effect<ToolResult> =>
           events.listening() ? Effect.as(publishResult(sink, rec.base, result), result) : Effect.succeed(result)
-        const built = (recorded: Recorded, shaped: Shaped): Effect.Effect<ToolResult> => {
-          const result = buildResult({
+        const shapeInput: ShapeInput = {
+          sessionId: rec.context.sessionId,
+          callId: rec.call.id,
+          tool: rec.tool,
+          outputKind: rec.outputKind,
+          failed: failedCall(
+            Result.isFailure(outcome),
+            Result.isSuccess(outcome) ? outcome.success.metadata : undefined
+          )
+        }
+        const build = (recorded: Recorded, shaped: Shaped, extra: Readonly<Record<string, unknown>>) =>
+          buildResult({
             callId: rec.call.id,
             tool: rec.base.tool,
             outcome,
             recorded,
             shaped,
-            metadata: rec.outputKind === undefined ? metadata : { outputKind: rec.outputKind, ...metadata },
+            metadata: rec.outputKind === undefined ? extra : { outputKind: rec.outputKind, ...extra },
             attempts: rec.attempts,
             durationMs: rec.clock.currentTimeMillisUnsafe() - rec.started
           })
+        const built = (recorded: Recorded, shaped: Shaped): Effect.Effect<ToolResult> => {
+          const result = build(recorded, shaped, metadata)
           if (hooks === undefined) return published(result)
           const { state } = hooks
           const inputs = {
@@ -213,7 +225,20 @@ export class Orchestrator extends Context.Service<
             notes: state.notes,
             outcomes: state.outcomes
           }
-          return Effect.flatMap(afterHooks(inputs, rec.context.sessionId, result), published)
+          // The hooks' text joins before the budget: the shape stage writes the model's copy last.
+          return Effect.flatMap(afterHooks(inputs, rec.context.sessionId, result), (words) =>
+            words.texts.length === 0 && words.outcomes.length === 0
+              ? published(result)
+              : Effect.flatMap(joinHooks(shaping, shapeInput, recorded, shaped, words.texts), (joined) =>
+                  published(
+                    build(
+                      recorded,
+                      joined,
+                      words.outcomes.length === 0 ? metadata : { ...metadata, hooks: words.outcomes }
+                    )
+                  )
+                )
+          )
         }
         const stored = Effect.flatMap(
           record(
@@ -221,24 +246,7 @@ export class Orchestrator extends Context.Service<
             { sessionId: rec.context.sessionId, callId: rec.call.id, tool: rec.base.tool, live: rec.live },
             outcome
           ),
-          (recorded) =>
-            Effect.flatMap(
-              shapeOutput(
-                shaping,
-                {
-                  sessionId: rec.context.sessionId,
-                  callId: rec.call.id,
-                  tool: rec.tool,
-                  outputKind: rec.outputKind,
-                  failed: failedCall(
-                    Result.isFailure(outcome),
-                    Result.isSuccess(outcome) ? outcome.success.metadata : undefined
-                  )
-                },
-                recorded
-              ),
-              (shaped) => built(recorded, shaped)
-            )
+          (recorded) => Effect.flatMap(shapeOutput(shaping, shapeInput, recorded), (shaped) => built(recorded, shaped))
         )
         // (Guarded here, not run as no-ops: most calls have no listener and emit nothing.)
         const first =

@@ -228,10 +228,10 @@ describe("publish", () => {
         ...result,
         modelOutput: "out"
       })
-      expect(out.modelOutput).toBe("out\n\n[hook] note\n\n[hook] lint it")
-      expect((out.metadata.hooks as Array<unknown>).length).toBe(1)
+      expect(out.texts).toEqual(["note", "lint it"])
+      expect(out.outcomes.length).toBe(1)
       const none = yield* afterHooks({ hooks: undefined, root: "/", input: {}, notes: [], outcomes: [] }, "s", result)
-      expect(none).toEqual(result)
+      expect(none).toEqual({ texts: [], outcomes: [] })
     })
   )
 
