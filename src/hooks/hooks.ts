@@ -131,7 +131,7 @@ const encoder = new TextEncoder()
 /**
  * A hook prints what it likes; what we keep of one stream is bounded (the first
  * HOOK_OUTPUT_MAX_CHARS characters, the rest read and dropped so the hook never blocks on a full
- * pipe). The model's copy is cut to its budget later, with the rest stored (src/orchestrator/views.ts).
+ * pipe). The model's copy is cut to its budget later, with the rest stored (src/orchestrator/shape.ts).
  */
 export const HOOK_OUTPUT_MAX_CHARS = 1_000_000
 

@@ -7,7 +7,7 @@
  *   tool_start                sent here, once, for every call (publish.ts `announce`)
  *   attempt (attempt.ts)      timeout, cancel, retry → Attempted
  *   record (record.ts)        OutputStore.put of the FULL output → Recorded
- *   shape (views.ts)          compression, the model's budget, hook text, the UI cap → Shaped
+ *   shape (shape.ts)          compression, the model's budget, hook text, the UI cap → Shaped
  *   build (result.ts)         the ToolResult
  *   publish (publish.ts)      events
  *

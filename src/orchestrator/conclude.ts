@@ -20,8 +20,8 @@ import type { LiveOutput } from "./live.ts"
 import { afterHooks, type EventBase, type EventSink, publishResult } from "./publish.ts"
 import { type Recorded, record } from "./record.ts"
 import { buildResult } from "./result.ts"
-import type { Shaped } from "./shape.ts"
-import { joinHooks, type ShapeInput, type ShapeSettings, shapeOutput } from "./views.ts"
+import type { Shaped } from "./cut.ts"
+import { joinHooks, type ShapeInput, type ShapeSettings, shapeOutput } from "./shape.ts"
 
 /** What the path holds for the whole of one call, from the moment it is opened. */
 export interface Opened {

@@ -6,7 +6,7 @@ import { Result } from "effect"
 import type { ToolError } from "../tool/errors.ts"
 import type { ToolResult, ToolStatus } from "../tool/result.ts"
 import type { Outcome, Recorded } from "./record.ts"
-import type { Shaped } from "./shape.ts"
+import type { Shaped } from "./cut.ts"
 
 const STATUS: Record<ToolError["_tag"], ToolStatus> = {
   UnknownTool: "error",
