@@ -17,7 +17,7 @@
  * so only the tool's own checks run. Routes are values made once per dispatcher or surface.
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
-import { Context, Effect, FileSystem, Layer, Result, Semaphore } from "effect"
+import { Context, Effect, FileSystem, Layer, Result, Semaphore, Tracer } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
 import type { Hooks } from "../hooks/hooks.ts"
 import { compressEnabledConfig } from "../output/compress/index.ts"
@@ -88,6 +88,22 @@ const pathMetadata = (state: GateState): Readonly<Record<string, unknown>> => {
     ...(inv.via === undefined ? {} : { via: inv.via })
   }
 }
+
+/**
+ * A span per call, `tool.call`, with the name and call id as sent, and the tool and status it
+ * came to: what an embedder's tracer (OpenTelemetry through @effect/opentelemetry, or any
+ * `Tracer.Tracer` it provides) exports. With Effect's own tracer, which nobody collects from,
+ * no span is made, so a call costs one reference read for it.
+ */
+const traced = (call: ToolCall, run: Effect.Effect<ToolResult>): Effect.Effect<ToolResult> =>
+  Effect.withFiber((fiber) =>
+    fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer
+      ? run
+      : run.pipe(
+          Effect.tap((result) => Effect.annotateCurrentSpan({ "tool.id": result.tool, "tool.status": result.status })),
+          Effect.withSpan("tool.call", { attributes: { "tool.name": call.name, "tool.call_id": call.id } })
+        )
+  )
 
 const NO_OPERATIONS: ReadonlyArray<Operation> = []
 const NO_PATHS: ReadonlyArray<string> = []
@@ -171,6 +187,9 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
         events.listening() ? Effect.andThen(announce(sink, opened.base, input, paths, operations), next) : next
 
       const run = (call: ToolCall, context: CallContext, r: Route): Effect.Effect<ToolResult> =>
+        traced(call, unTraced(call, context, r))
+
+      const unTraced = (call: ToolCall, context: CallContext, r: Route): Effect.Effect<ToolResult> =>
         Effect.clockWith((clock) => {
           const env = finishing(() => clock.currentTimeMillisUnsafe())
           const at = clock.currentTimeMillisUnsafe()

@@ -16,11 +16,11 @@ import type { Tool } from "../tool/tool.ts"
 import type { Outcome } from "./attempt.ts"
 import type { GateState } from "./authorize.ts"
 import type { CallContext } from "./context.ts"
+import type { Shaped } from "./cut.ts"
 import type { LiveOutput } from "./live.ts"
 import { afterHooks, type EventBase, type EventSink, publishResult } from "./publish.ts"
 import { type Recorded, record } from "./record.ts"
 import { buildResult } from "./result.ts"
-import type { Shaped } from "./cut.ts"
 import { joinHooks, type ShapeInput, type ShapeSettings, shapeOutput } from "./shape.ts"
 
 /** What the path holds for the whole of one call, from the moment it is opened. */

@@ -12,8 +12,8 @@ import type { OutputStore, PutResult } from "../output/store.ts"
 import { adaptiveTruncate, countLines, tailCap } from "../output/truncate.ts"
 import { truncateSpilled } from "../output/truncate-spilled.ts"
 import type { Tool } from "../tool/tool.ts"
-import type { Recorded } from "./record.ts"
 import { cut, type Shaped } from "./cut.ts"
+import type { Recorded } from "./record.ts"
 
 export interface ShapeSettings {
   readonly maxChars: number
