@@ -13,8 +13,8 @@
  * is answered in full instead of with a pointer to a copy that is no longer there.
  */
 import { Context, Effect, Layer } from "effect"
-import { positiveIntOr } from "../setting/positive-int.ts"
 import { ReadState } from "../read-state/read-state.ts"
+import { positiveIntOr } from "../setting/positive-int.ts"
 
 export interface HistoryResult {
   /** The tool call id (also the key of the full output in the OutputStore). */
