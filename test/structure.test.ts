@@ -1,6 +1,7 @@
 /**
  * The shape of src/ stays true: no two top-level folders import each other (directly or round
- * a longer loop), and no source file grows past 400 lines. Imports are read from the source
+ * a longer loop), no two files of one folder either (type-only imports count: a service's shape
+ * lives apart from the layers that implement it), and no source file grows past 400 lines. Imports are read from the source
  * text, so the check needs no build and no dependency.
  */
 import { readdirSync, readFileSync } from "node:fs"
@@ -52,6 +53,21 @@ const folderEdges = (): Array<Edge> =>
         toFile: relative(SRC, target)
       }))
       .filter((e) => e.from !== e.to)
+  )
+
+/** Every import from one file of src/ into another file of the same folder (below it too). */
+const fileEdges = (): Array<Edge> =>
+  sourceFiles(SRC).flatMap((file) =>
+    importsOf(readFileSync(file, "utf8"))
+      .filter((spec) => spec.startsWith("."))
+      .map((spec) => normalize(join(dirname(file), spec)))
+      .filter((target) => target.startsWith(SRC + sep) && folderOf(target) === folderOf(file))
+      .map((target) => ({
+        from: relative(SRC, file),
+        to: relative(SRC, target),
+        fromFile: relative(SRC, file),
+        toFile: relative(SRC, target)
+      }))
   )
 
 /** The strongly connected sets of two or more folders (Tarjan), each a folder cycle. */
@@ -144,6 +160,12 @@ describe("src/", () => {
         .sort()
     }))
     expect(cycles).toEqual([])
+  })
+
+  it("has no cycle between the files of one folder, type-only imports included", () => {
+    const edges = fileEdges()
+    expect(edges.some((e) => e.from === "orchestrator/call-path.ts" && e.to === "orchestrator/prepare.ts")).toBe(true)
+    expect(folderCycles(edges)).toEqual([])
   })
 
   it("keeps the pure helpers a leaf: path/, text/ and load/ import no other folder of src/", () => {

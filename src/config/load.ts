@@ -35,8 +35,6 @@ export interface FreecodeConfigShape {
   readonly skipped: ReadonlyArray<string>
 }
 
-export const emptyConfig: FreecodeConfigShape = { file: undefined, values: {}, sources: [], skipped: [] }
-
 /** A section's value in the configuration (validated against its schema when it was loaded). */
 export const sectionOf = <A>(config: FreecodeConfigShape | undefined, section: ConfigSection<A>): A | undefined =>
   config?.values[section.key] as A | undefined

@@ -1,20 +1,16 @@
 /**
- * What a loop (and the CLI, and the MCP server) calls for each model tool call: the call path
- * (src/orchestrator/orchestrator.ts) with every gate — the permission engine under this
- * dispatcher's profiles, PreToolUse and PostToolUse hooks, and the system's Approval.
+ * What a loop (and the CLI, and the MCP server) calls for each model tool call: the one door
+ * (`CallPath`, src/orchestrator/call-path.ts) on a route with every gate — the permission engine
+ * under this dispatcher's profiles, PreToolUse and PostToolUse hooks, and the system's Approval.
+ * A thin facade: it makes its routes once and adds the profiles' narrowing.
  * The decision and the hook outcomes go into the result's metadata (`permission`, `hooks`).
  */
 import { Context, Effect, Layer } from "effect"
 import type { ConfigError } from "../config/load.ts"
 import { Hooks } from "../hooks/hooks.ts"
-import { declaredConcurrencySafe, runInBatches } from "../orchestrator/batching.ts"
-import {
-  type CallContext,
-  type Catalog,
-  Orchestrator,
-  type Route,
-  registryCatalog
-} from "../orchestrator/orchestrator.ts"
+import { CallPath } from "../orchestrator/call-path.ts"
+import type { CallContext } from "../orchestrator/context.ts"
+import type { Catalog } from "../orchestrator/prepare.ts"
 import { Approval } from "../permission/approval.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
@@ -59,29 +55,20 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
   static readonly layer = Layer.effect(
     Dispatcher,
     Effect.gen(function* () {
-      const orchestrator = yield* Orchestrator
+      const path = yield* CallPath
       const registry = yield* ToolRegistry
       const engine = yield* PermissionEngine
       const hooks = yield* Hooks
       const approval = yield* Approval
-      const catalog = registryCatalog(registry)
 
       const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
-        // One route per catalog (a surface's is made once), so the path's per-route state is reused.
-        const routes = new WeakMap<Catalog, Route>()
-        const route = (c: Catalog): Route => {
-          const known = routes.get(c)
-          if (known !== undefined) return known
-          const made: Route = { catalog: c, engine, chain, hooks, approval }
-          routes.set(c, made)
-          return made
-        }
-        const own = route(catalog)
-        const dispatch = (call: ToolCall, context: CallContext) => orchestrator.run(call, context, own)
+        const own = path.route({ engine, chain, hooks, approval })
+        const dispatch = (call: ToolCall, context: CallContext) => path.run(call, context, own)
         const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-          Effect.flatMap(registry.tools, (tools) =>
-            runInBatches(calls, declaredConcurrencySafe(tools), (call) => dispatch(call, context))
-          )
+          path.runBatch(calls, context, own)
+        // A surface's catalog: the same gates (a route is two fields; made per call, nothing cached).
+        const dispatchIn = (catalog: Catalog, call: ToolCall, context: CallContext) =>
+          path.run(call, context, { catalog, gates: own.gates })
 
         // A narrowed dispatcher runs its calls as the CurrentDispatcher, so an `agent` call made
         // through it starts its child from these rules, never from the wider system's.
@@ -89,7 +76,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
           chain.length === 0 ? effect : Effect.provideService(effect, CurrentDispatcher, shape)
         const shape: DispatcherShape = {
           dispatch: (call, context) => asCurrent(dispatch(call, context)),
-          dispatchIn: (c, call, context) => asCurrent(orchestrator.run(call, context, route(c))),
+          dispatchIn: (c, call, context) => asCurrent(dispatchIn(c, call, context)),
           dispatchBatch: (calls, context) => asCurrent(dispatchBatch(calls, context)),
           withProfile: (profile) =>
             Effect.map(typeof profile === "string" ? engine.profile(profile) : Effect.succeed(profile), (p) =>

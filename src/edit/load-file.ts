@@ -7,7 +7,7 @@ import type { Effect, PlatformError } from "effect"
 import { fingerprint } from "../read-state/fingerprint.ts"
 import type { FileView } from "../read-state/read-state.ts"
 import { descriptorPath, io, MovedError } from "./atomic-write.ts"
-import type { FileKind, LoadedFile } from "./write-fs.ts"
+import type { FileKind, LoadedFile } from "./write-fs-shape.ts"
 
 const kindOf = (st: NFS.Stats): FileKind =>
   st.isFile() ? "File" : st.isDirectory() ? "Directory" : st.isSymbolicLink() ? "SymbolicLink" : "Other"

@@ -103,10 +103,3 @@ export const nativeCommitSteps = (fs: FileSystem.FileSystem, staging: string | u
     staging === undefined ? Effect.succeed(undefined) : io("write", staging, () => writeJournal(staging, entries)),
   endJournal: (journal) => Effect.sync(() => NFS.rmSync(journal, { force: true }))
 })
-
-/** Commits `changes` on node:fs through `staging` (the rename through the FileSystem service). */
-export const commitChanges = (
-  changes: ReadonlyArray<Change>,
-  staging: string | undefined
-): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => commitWith(nativeCommitSteps(fs, staging), changes))

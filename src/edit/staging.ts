@@ -162,10 +162,3 @@ export const recoverStaging = (staging: string): Effect.Effect<void> =>
       }
     }
   })
-
-const recovered = new Set<string>()
-/** Recovery of a staging folder, once per process (the first write after a start). */
-export const recoverOnce = (staging: string): Effect.Effect<void> =>
-  recovered.has(staging)
-    ? Effect.void
-    : Effect.tap(recoverStaging(staging), () => Effect.sync(() => recovered.add(staging)))

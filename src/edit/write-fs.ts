@@ -13,57 +13,13 @@
  * `WriteFs.layer` chooses: native over Node's own FileSystem, platform over any other (as
  * layers/live.ts chooses LocalFs's), so the edit tools change the files the read tools see.
  */
-import { Context, Effect, FileSystem, Layer, type PlatformError } from "effect"
+import { Context, Effect, FileSystem, Layer } from "effect"
 import { sameAsNode } from "../fs/node-fs.ts"
-import type { FileView } from "../read-state/read-state.ts"
-import type { Change } from "./patch-commit.ts"
+import type { WriteFsShape } from "./write-fs-shape.ts"
 import { makeNativeWriteFs } from "./write-native.ts"
 import { makePlatformWriteFs } from "./write-platform.ts"
 
-export type FileKind = "File" | "Directory" | "SymbolicLink" | "Other"
-
-export interface LoadedFile {
-  readonly bytes: Uint8Array
-  readonly view: FileView
-  readonly type: FileKind
-}
-
-export interface WriteFsShape {
-  /**
-   * Where a write to `abs` (absolute) lands: every symbolic link on the way followed, the last
-   * one too, also when it dangles (landing.ts); undefined for a loop of links.
-   */
-  readonly landing: (abs: string) => Effect.Effect<string | undefined>
-  /**
-   * The staging folder of a project (its real root), its dead owners' work recovered on first
-   * use; undefined when there is none (each file is then still written atomically).
-   */
-  readonly staging: (realRoot: string) => Effect.Effect<string | undefined>
-  /**
-   * Runs `effect` holding the write lock of every target (keyed by its real path, taken in
-   * sorted order), so a read-modify-write of a file never interleaves with another.
-   */
-  readonly withLocks: <A, E, R>(
-    targets: ReadonlyArray<string>,
-    staging: string | undefined,
-    effect: Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | PlatformError.PlatformError, R>
-  /** `target` (a landing path) as it is now, or undefined when it does not exist. */
-  readonly load: (target: string) => Effect.Effect<LoadedFile | undefined, PlatformError.PlatformError>
-  /** Replaces `target` with `bytes` atomically: a failure leaves the old content. */
-  readonly write: (
-    target: string,
-    bytes: Uint8Array,
-    staging: string | undefined
-  ) => Effect.Effect<void, PlatformError.PlatformError>
-  /** Makes every change or none (patch-commit.ts). */
-  readonly commit: (
-    changes: ReadonlyArray<Change>,
-    staging: string | undefined
-  ) => Effect.Effect<void, PlatformError.PlatformError>
-  /** The modification time of `target`, or undefined when it cannot be read. */
-  readonly mtimeOf: (target: string) => Effect.Effect<number | undefined>
-}
+export type { FileKind, LoadedFile, WriteFsShape } from "./write-fs-shape.ts"
 
 /** The FileSystem calls the native layer makes on node:fs instead (the rename it leaves to the FileSystem). */
 const BYPASSED = [

@@ -13,7 +13,7 @@ import { loadFile } from "./load-file.ts"
 import { commitWith, nativeCommitSteps } from "./patch-commit.ts"
 import { recoverExclusively, withPathLocksOn } from "./path-lock.ts"
 import { stagingFolder } from "./staging.ts"
-import type { WriteFsShape } from "./write-fs.ts"
+import type { WriteFsShape } from "./write-fs-shape.ts"
 
 /** Staging folders recovered by this process: a process recovers each once, on its first write. */
 const recovered = new Set<string>()

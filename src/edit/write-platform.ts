@@ -18,7 +18,7 @@ import { fingerprint } from "../read-state/fingerprint.ts"
 import { landingPathWith } from "./landing.ts"
 import { type CommitSteps, commitWith } from "./patch-commit.ts"
 import { makeLockTable } from "./path-lock.ts"
-import type { FileKind, LoadedFile, WriteFsShape } from "./write-fs.ts"
+import type { FileKind, LoadedFile, WriteFsShape } from "./write-fs-shape.ts"
 
 const kindOf = (type: FileSystem.File.Type): FileKind =>
   type === "File" || type === "Directory" || type === "SymbolicLink" ? type : "Other"

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { childPath } from "../path/path.ts"
-import type { DirectoryEntry, FileType } from "./local-fs.ts"
+import type { DirectoryEntry, FileType } from "./local-fs-shape.ts"
 
 export const fillUnknownTypes = <E>(
   dir: string,

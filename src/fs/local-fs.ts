@@ -9,98 +9,20 @@
  *
  * Both give the same answers; tests run the same cases over each.
  */
-import { Context, Effect, FileSystem, Layer, type PlatformError, type Scope } from "effect"
+import { Context, Effect, FileSystem, Layer } from "effect"
+import type { LocalFsShape } from "./local-fs-shape.ts"
 import { makeNativeFs, type NativeFsOptions } from "./native.ts"
 import { makePlatformFs } from "./platform.ts"
 
-/** What kind of file a path is, in the words Effect's FileSystem uses ("Unknown": could not say). */
-export type FileType =
-  | "File"
-  | "Directory"
-  | "SymbolicLink"
-  | "BlockDevice"
-  | "CharacterDevice"
-  | "FIFO"
-  | "Socket"
-  | "Unknown"
-
-/** A directory entry: its name, and its type (of the entry itself, links not followed). */
-export interface DirectoryEntry {
-  readonly name: string
-  readonly type: FileType
-}
-
-/** What is known of a file opened for reading. */
-export interface FileStats {
-  readonly type: FileType
-  readonly size: number
-  /** Milliseconds since the epoch (0 when the file system keeps none). */
-  readonly mtimeMs: number
-}
-
-/** A file opened read-only; closed when the scope closes. */
-export interface OpenFile {
-  readonly stats: FileStats
-  /** Reads into `buffer` from `position`; the number of bytes read (0 at the end). */
-  readonly read: (buffer: Uint8Array, position: number) => Effect.Effect<number, PlatformError.PlatformError>
-}
-
-/** A file stat'ed and, when it is a small regular file, read whole. */
-export interface WholeFile {
-  readonly stats: FileStats
-  /** Its content; undefined when it is not a regular file, is `maxBytes` or larger, or grew while read. */
-  readonly bytes: Uint8Array | undefined
-}
-
-/**
- * Something derived from a file's text (a compiled .gitignore). A layer may keep what it derived
- * while the file is unchanged: the spec is the cache's identity, so it must be a constant.
- */
-export interface DerivedSpec<V> {
-  readonly name: string
-  readonly derive: (dir: string, text: string) => V
-  /** Most files kept. */
-  readonly maxPaths: number
-}
-
-export interface LocalFsShape {
-  /**
-   * Whether paths name files on this machine's disk as a child process sees them: only then
-   * may grep and glob hand a search to rg (search/auto.ts). False for the platform layer,
-   * whose FileSystem may be anything.
-   */
-  readonly onDisk: boolean
-  /** Where `path` (absolute) really is, symlinks followed; NotFound when it does not exist. */
-  readonly realPath: (path: string) => Effect.Effect<string, PlatformError.PlatformError>
-  /**
-   * True when every component of `path` below `base` exists and none is a symbolic link, so
-   * `path` is its own real path when `base` is. False when a link or a missing component is
-   * found, or when this layer cannot tell cheaply (the caller then asks realPath).
-   */
-  readonly linkFreeBelow: (base: string, path: string) => boolean
-  /** A directory's entries, sorted by name (UTF-16 code units). The array must not be changed. */
-  readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError>
-  /**
-   * Opens `path` for reading without waiting on what it is (a FIFO, a terminal): the caller
-   * checks `stats.type` and reads only a regular file.
-   */
-  readonly openForReading: (path: string) => Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope>
-  /**
-   * A small regular file read whole in one step, or undefined when this layer has no such fast
-   * path for `path` (the caller then opens it and streams).
-   */
-  readonly readWhole: (
-    path: string,
-    maxBytes: number
-  ) => Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined
-  /** A whole file's bytes (grep's own search). */
-  readonly readFile: (path: string) => Effect.Effect<Uint8Array, PlatformError.PlatformError>
-  /**
-   * What `spec` derives from `dir/name`'s text, or undefined when that is not a readable
-   * regular file. Kept by the layer while the file is unchanged, when it can tell.
-   */
-  readonly readDerived: <V>(dir: string, name: string, spec: DerivedSpec<V>) => Effect.Effect<V | undefined>
-}
+export type {
+  DerivedSpec,
+  DirectoryEntry,
+  FileStats,
+  FileType,
+  LocalFsShape,
+  OpenFile,
+  WholeFile
+} from "./local-fs-shape.ts"
 
 export class LocalFs extends Context.Service<LocalFs, LocalFsShape>()("freecode/LocalFs") {
   /** node:fs, synchronous on local mounts (the mount table read once, when the layer is built). */

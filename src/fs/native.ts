@@ -22,7 +22,15 @@ import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
 import { childPath } from "../path/path.ts"
 import { fillUnknownTypes } from "./entry-types.ts"
-import type { DerivedSpec, DirectoryEntry, FileStats, FileType, LocalFsShape, OpenFile, WholeFile } from "./local-fs.ts"
+import type {
+  DerivedSpec,
+  DirectoryEntry,
+  FileStats,
+  FileType,
+  LocalFsShape,
+  OpenFile,
+  WholeFile
+} from "./local-fs-shape.ts"
 import { type Mount, makeMountLookup, readMountTable } from "./local-mounts.ts"
 import { makeStatCache, type StatCache } from "./stat-cache.ts"
 

@@ -7,7 +7,7 @@
 import { Effect, type FileSystem, Option } from "effect"
 import { childPath } from "../path/path.ts"
 import { fillUnknownTypes } from "./entry-types.ts"
-import type { DerivedSpec, DirectoryEntry, FileStats, LocalFsShape, OpenFile } from "./local-fs.ts"
+import type { DerivedSpec, DirectoryEntry, FileStats, LocalFsShape, OpenFile } from "./local-fs-shape.ts"
 
 const statsOf = (info: FileSystem.File.Info): FileStats => ({
   type: info.type,

@@ -17,6 +17,7 @@ import { Context, Duration, Effect, Fiber, Layer, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { isRecord } from "../schema/json-schema.ts"
+import { headOf } from "../text/cut.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { type CommandHookConfig, type HookMatcherConfig, hooksSection } from "./config.ts"
 
@@ -127,12 +128,27 @@ export const parseHookJson = (json: unknown): HookResponse | string => {
 
 const encoder = new TextEncoder()
 
+/**
+ * A hook prints what it likes; what we keep of one stream is bounded (the first
+ * HOOK_OUTPUT_MAX_CHARS characters, the rest read and dropped so the hook never blocks on a full
+ * pipe). The model's copy is cut to its budget later, with the rest stored (src/orchestrator/shape.ts).
+ */
+export const HOOK_OUTPUT_MAX_CHARS = 1_000_000
+
 const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
   stream.pipe(
     Stream.decodeText(),
     Stream.runFold(
-      () => "",
-      (acc: string, s: string) => acc + s
+      () => ({ text: "", dropped: 0 }),
+      (acc, s: string) => {
+        const room = HOOK_OUTPUT_MAX_CHARS - acc.text.length
+        if (room >= s.length) return { text: acc.text + s, dropped: acc.dropped }
+        const kept = headOf(s, room)
+        return { text: acc.text + kept, dropped: acc.dropped + s.length - kept.length }
+      }
+    ),
+    Effect.map(({ text, dropped }) =>
+      dropped === 0 ? text : `${text}\n[… the hook printed ${dropped} more characters, not kept …]`
     ),
     Effect.orElseSucceed(() => "")
   )

@@ -16,6 +16,7 @@ import { type FunctionHook, Hooks } from "../hooks/hooks.ts"
 import { Jobs } from "../jobs/jobs.ts"
 import { LspClients } from "../lsp/service.ts"
 import { McpClients } from "../mcp/clients.ts"
+import { CallPath } from "../orchestrator/call-path.ts"
 import { Orchestrator } from "../orchestrator/orchestrator.ts"
 import { type InvalidSetting, OutputConfig, type OutputSettings } from "../output/config.ts"
 import { HistoryBudget } from "../output/history-budget.ts"
@@ -244,6 +245,7 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   )
   const system = overridable(Dispatcher, Dispatcher.layer).pipe(
     Layer.provideMerge(overridable(Orchestrator, Orchestrator.layer)),
+    Layer.provideMerge(overridable(CallPath, CallPath.layer)),
     Layer.provideMerge(overridable(HistoryBudget, HistoryBudget.layer)),
     // MCP servers connect in the background: building the system never waits on one.
     Layer.provideMerge(overridable(McpClients, McpClients.layerFromConfig)),

@@ -15,11 +15,10 @@ import { Effect, Result, Semaphore } from "effect"
 import type { HookOutcome, Hooks } from "../hooks/hooks.ts"
 import type { Approval, ApprovalAnswer, ApprovalQuestion } from "../permission/approval.ts"
 import type { Decision, PermissionEngineShape, Policy } from "../permission/engine.ts"
-import { SessionStoreError } from "../session/store.ts"
 import { InvalidArguments, PermissionDenied, type ToolError } from "../tool/errors.ts"
 import type { Searchability, ToolContext } from "../tool/tool.ts"
-import { guard } from "./attempt.ts"
 import type { CallContext } from "./context.ts"
+import { guard, stateProblem } from "./defect.ts"
 import { decodeInput, type Invocation } from "./prepare.ts"
 
 /** What authorize consults. Absent services are steps that do not run. */
@@ -75,43 +74,30 @@ const ask = (gates: Gates, context: CallContext, q: ApprovalQuestion): Effect.Ef
   )
 
 /** The engine's answer; a bug in the engine must not run the call: fail closed. */
-const decide = (gates: Gates, engine: PermissionEngineShape, inv: Invocation, context: CallContext) =>
-  engine
-    .decide(
-      {
-        tool: inv.tool,
-        args: inv.args,
-        ctx: {
-          sessionId: context.sessionId,
-          callId: inv.call.id,
-          root: gates.root,
-          canSeeImages: context.canSeeImages ?? false,
-          emit: () => Effect.void
-        }
-      },
-      gates.chain
+const decide = (gates: Gates, engine: PermissionEngineShape, inv: Invocation) =>
+  engine.decide({ tool: inv.tool, args: inv.args, ctx: inv.scope, paths: inv.paths }, gates.chain).pipe(
+    Effect.catchDefect((defect) =>
+      Effect.succeed<Decision>({
+        behavior: "deny",
+        by: "error",
+        policy: "project",
+        reason: (() => {
+          const state = stateProblem(defect)
+          return state !== undefined
+            ? `The permission check could not read saved approvals, so the call was not run: ${state}`
+            : `The permission check failed (${String(defect)}), so the call was not run. This is a bug in freecode-tools, not in your call.`
+        })()
+      })
     )
-    .pipe(
-      Effect.catchDefect((defect) =>
-        Effect.succeed<Decision>({
-          behavior: "deny",
-          by: "error",
-          policy: "project",
-          reason:
-            defect instanceof SessionStoreError
-              ? `The permission check could not read saved approvals, so the call was not run: ${defect.message}`
-              : `The permission check failed (${String(defect)}), so the call was not run. This is a bug in freecode-tools, not in your call.`
-        })
-      )
-    )
+  )
 
 /** Step 1: the rules. */
 const byRules =
-  (gates: Gates, context: CallContext) =>
+  (gates: Gates) =>
   (state: GateState): Step => {
     const engine = gates.engine
     if (engine === undefined) return Effect.succeed(state)
-    return Effect.map(decide(gates, engine, state.invocation, context), (decision) =>
+    return Effect.map(decide(gates, engine, state.invocation), (decision) =>
       decision.behavior === "deny" ? denied(state, decision, decision.reason) : { ...state, decision }
     )
   }
@@ -146,12 +132,13 @@ const byHooks =
         )
       }
       if (pre.updatedInput !== undefined) {
-        const again = decodeInput(inv.call, inv.tool, pre.updatedInput, inv.via)
+        const again = decodeInput(inv.call, inv.tool, pre.updatedInput, inv.scope, inv.via)
         if (Result.isFailure(again)) {
+          if (again.failure._tag === "ToolFailure") return refused(next, again.failure)
           const message = `A PreToolUse hook rewrote the input into invalid arguments: ${again.failure.message}`
           return refused(next, new InvalidArguments({ tool: inv.tool.id, issues: again.failure.issues, message }))
         }
-        const decided = yield* byRules(gates, context)({ ...next, invocation: again.success })
+        const decided = yield* byRules(gates)({ ...next, invocation: again.success })
         if (isVerdict(decided)) return decided
         next = decided
       }
@@ -286,7 +273,7 @@ export const authorize = (
       : gates.hooks?.has("PreToolUse", invocation.tool.id) === true
         ? Effect.flatMap(byHooks(gates, context)(s), person)
         : person(s)
-  return gates.engine === undefined ? hooked(start) : Effect.flatMap(byRules(gates, context)(start), hooked)
+  return gates.engine === undefined ? hooked(start) : Effect.flatMap(byRules(gates)(start), hooked)
 }
 
 /** What a decision puts in a result's metadata. */

@@ -5,7 +5,7 @@
  * the tool's own schema. A tool that forwards (tool_call) names the call to prepare instead.
  * Everything after this works on decoded arguments and never parses or decodes again.
  */
-import { Result } from "effect"
+import { Effect, Result } from "effect"
 import { unknownTool } from "../registry/suggest.ts"
 import { coerceArgs } from "../schema/coerce.ts"
 import { exceedsDepth, MAX_ARGUMENT_DEPTH } from "../schema/depth.ts"
@@ -13,7 +13,8 @@ import { dropStrictNulls } from "../schema/dialects/openai-strict.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { InvalidArguments, type ToolFailure, type UnknownTool } from "../tool/errors.ts"
 import type { ToolCall } from "../tool/result.ts"
-import type { Tool } from "../tool/tool.ts"
+import type { Tool, ToolContext } from "../tool/tool.ts"
+import { defectFailure } from "./defect.ts"
 
 /** A name a catalog knows but does not let this caller reach (a surface's `shell`). */
 export interface Unreachable {
@@ -45,7 +46,22 @@ export interface Invocation {
   readonly coerced: ReadonlyArray<string>
   /** The forwarding tool the call came through (tool_call), if any. */
   readonly via?: string
+  /** What the call touches, as the tool declares it: asked once, here. */
+  readonly paths: ReadonlyArray<string>
+  /** The kind of output the tool declares for these arguments (for compression). */
+  readonly outputKind: string | undefined
+  /** The context the declarations were asked in: the call's session and root, nothing emitted. */
+  readonly scope: ToolContext
 }
+
+/** Who a call is prepared for: its session, the project root its paths resolve against. */
+export interface Asker {
+  readonly sessionId: string
+  readonly root: string
+  readonly canSeeImages?: boolean
+}
+
+const NO_EMIT = () => Effect.void
 
 /** A call that never became an invocation, and why. */
 export interface NotPrepared {
@@ -101,22 +117,49 @@ const hasNull = (value: unknown): boolean => {
   return false
 }
 
-/** Coerces and decodes parsed arguments against the tool's schema: the one decode of a call. */
+/**
+ * Coerces and decodes parsed arguments against the tool's schema — the one decode of a call —
+ * then asks the tool what the call touches and what kind of output it makes. One policy for a
+ * declaration that throws: the call does not run (a ToolFailure naming the bug), so the
+ * permission check, tool_start and compression never see a guess.
+ */
 export const decodeInput = (
   call: ToolCall,
   tool: Tool,
   input: Readonly<Record<string, unknown>>,
+  asker: Asker,
   via?: string
-): Result.Result<Invocation, InvalidArguments> => {
+): Result.Result<Invocation, InvalidArguments | ToolFailure> => {
   const repaired = coerceArgs(tool.inputSchema, input)
-  return Result.map(tool.decode(repaired.value), (args) => ({
+  const decoded = tool.decode(repaired.value)
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+  const args = decoded.success
+  const scope: ToolContext = {
+    sessionId: asker.sessionId,
+    callId: call.id,
+    root: asker.root,
+    canSeeImages: asker.canSeeImages ?? false,
+    emit: NO_EMIT
+  }
+  let paths: ReadonlyArray<string>
+  let outputKind: string | undefined
+  try {
+    paths = tool.paths(args, scope)
+    outputKind = tool.outputKind?.(args)
+  } catch (defect) {
+    return Result.fail(defectFailure(tool.id, defect))
+  }
+  return Result.succeed({
     call,
     tool,
     input,
     args,
     coerced: repaired.paths,
-    ...(via === undefined ? {} : { via })
-  }))
+    ...(via === undefined ? {} : { via }),
+    paths,
+    outputKind,
+    scope
+  })
 }
 
 const notPrepared = (
@@ -129,11 +172,11 @@ const notPrepared = (
 const prepareAs = (
   catalog: Catalog,
   call: ToolCall,
-  sessionId: string,
+  asker: Asker,
   strictNulls: boolean,
   via: string | undefined
 ): Result.Result<Invocation, NotPrepared> => {
-  const found = catalog.find(call.name, sessionId)
+  const found = catalog.find(call.name, asker.sessionId)
   if (found === undefined) return notPrepared(call, call.name, unknownTool(call.name, catalog.names()))
   if ("_tag" in found) return notPrepared(call, found.tool, found.error, found.metadata)
   const tool = found
@@ -141,7 +184,7 @@ const prepareAs = (
   if (Result.isFailure(parsed)) return notPrepared(call, tool.id, parsed.failure)
   const input =
     strictNulls && hasNull(parsed.success) ? dropStrictNulls(tool.inputSchema, parsed.success) : parsed.success
-  const decoded = decodeInput(call, tool, input as Record<string, unknown>, via)
+  const decoded = decodeInput(call, tool, input as Record<string, unknown>, asker, via)
   if (Result.isFailure(decoded)) return notPrepared(call, tool.id, decoded.failure)
   const forward = tool.forwards
   if (forward === undefined) return Result.succeed(decoded.success)
@@ -150,14 +193,14 @@ const prepareAs = (
   if (Result.isFailure(inner)) return notPrepared(call, tool.id, inner.failure)
   // The inner arguments come from a model too, always under the same strict-null reading.
   const forwarded = { id: call.id, name: inner.success.name, args: inner.success.args }
-  return Result.mapError(prepareAs(catalog, forwarded, sessionId, true, tool.id), (np) => ({
+  return Result.mapError(prepareAs(catalog, forwarded, asker, true, tool.id), (np) => ({
     ...np,
     metadata: { ...np.metadata, via: tool.id }
   }))
 }
 
 /** The call as an invocation, or why it is none. */
-export const prepare = (catalog: Catalog, call: ToolCall, sessionId: string): Result.Result<Invocation, NotPrepared> =>
-  prepareAs(catalog, call, sessionId, catalog.strictNulls, undefined)
+export const prepare = (catalog: Catalog, call: ToolCall, asker: Asker): Result.Result<Invocation, NotPrepared> =>
+  prepareAs(catalog, call, asker, catalog.strictNulls, undefined)
 
 export { MAX_ARGUMENT_DEPTH } from "../schema/depth.ts"

@@ -81,26 +81,19 @@ export interface HookInputs {
   readonly outcomes: ReadonlyArray<HookOutcome>
 }
 
-const joinHookText = (
-  result: ToolResult,
-  extra: ReadonlyArray<string>,
-  outcomes: ReadonlyArray<HookOutcome>
-): ToolResult =>
-  extra.length === 0 && outcomes.length === 0
-    ? result
-    : {
-        ...result,
-        modelOutput:
-          extra.length === 0
-            ? result.modelOutput
-            : [result.modelOutput, ...extra.map((t) => `[hook] ${t}`)].join("\n\n"),
-        metadata: outcomes.length === 0 ? result.metadata : { ...result.metadata, hooks: outcomes }
-      }
+/** What the hooks said about a call: text for the model (shaped in with the output), and their outcomes. */
+export interface HookWords {
+  readonly texts: ReadonlyArray<string>
+  readonly outcomes: ReadonlyArray<HookOutcome>
+}
 
-/** PostToolUse hooks on a call that ran; their feedback and the PreToolUse context join the model's copy. */
-export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult): Effect.Effect<ToolResult> => {
+/**
+ * PostToolUse hooks on a call that ran, shown the result as the model would see it without
+ * them; their feedback follows the PreToolUse context. The shape stage joins the text in.
+ */
+export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult): Effect.Effect<HookWords> => {
   if (h.hooks === undefined || !h.hooks.has("PostToolUse", result.tool))
-    return Effect.succeed(joinHookText(result, h.notes, h.outcomes))
+    return Effect.succeed({ texts: h.notes, outcomes: h.outcomes })
   return Effect.map(
     h.hooks.post({
       session_id: sessionId,
@@ -110,7 +103,7 @@ export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult)
       tool_use_id: result.id,
       tool_response: { status: result.status, output: result.modelOutput, metadata: result.metadata }
     }),
-    (post) => joinHookText(result, [...h.notes, ...post.feedback], [...h.outcomes, ...post.outcomes])
+    (post) => ({ texts: [...h.notes, ...post.feedback], outcomes: [...h.outcomes, ...post.outcomes] })
   )
 }
 

@@ -7,11 +7,10 @@ import { Effect, Result } from "effect"
 import type { OutputView } from "../output/spill.ts"
 import type { OutputStore, PutResult } from "../output/store.ts"
 import { countLines } from "../output/truncate.ts"
-import type { ToolError } from "../tool/errors.ts"
-import type { ToolOutput } from "../tool/tool.ts"
+import type { Outcome } from "./attempt.ts"
 import type { LiveOutput } from "./live.ts"
 
-export type Outcome = Result.Result<ToolOutput, ToolError>
+export type { Outcome } from "./attempt.ts"
 
 /** The output as stored, and how the rest of the path may read it. */
 export interface Recorded {
@@ -35,21 +34,21 @@ export const record = (store: OutputStore["Service"], rec: RecordInput, outcome:
   const { live } = rec
   const fromLive = Result.isSuccess(outcome)
     ? outcome.success.streamed === true
-    : error !== undefined && "partialOutput" in error && (partial !== "" || live.size > 0)
-  if (fromLive && live.spilled) {
+    : error !== undefined && "partialOutput" in error && (partial !== "" || live.size() > 0)
+  if (fromLive && live.spilled()) {
     return Effect.map(live.commit(), ({ result, view }) => ({
       stored: result,
       view,
       lines: view.kind === "text" ? countLines(view.text) : view.lines
     }))
   }
-  const full = fromLive ? live.text : Result.isSuccess(outcome) ? outcome.success.output : partial
+  const full = fromLive ? live.text() : Result.isSuccess(outcome) ? outcome.success.output : partial
   const lines = countLines(full)
   const put: Effect.Effect<PutResult> =
     full.length === 0
       ? Effect.succeed(NOT_STORED_EMPTY)
       : store.put({ sessionId: rec.sessionId, id: rec.callId, tool: rec.tool, text: full, lines })
-  return Effect.map(live.active ? Effect.andThen(live.discard, put) : put, (stored) => ({
+  return Effect.map(live.active() ? Effect.andThen(live.discard(), put) : put, (stored) => ({
     stored,
     view: { kind: "text", text: full },
     lines

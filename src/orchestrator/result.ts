@@ -5,8 +5,8 @@
 import { Result } from "effect"
 import type { ToolError } from "../tool/errors.ts"
 import type { ToolResult, ToolStatus } from "../tool/result.ts"
+import type { Shaped } from "./cut.ts"
 import type { Outcome, Recorded } from "./record.ts"
-import type { Shaped } from "./shape.ts"
 
 const STATUS: Record<ToolError["_tag"], ToolStatus> = {
   UnknownTool: "error",

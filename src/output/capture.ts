@@ -16,7 +16,7 @@ import { fail, type ToolFailure } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import type { Capture } from "../tool/tool.ts"
 import type { OutputView, OutputWriter } from "./spill.ts"
-import type { PutRequest, PutResult, StoredOutput } from "./store.ts"
+import type { PutRequest, PutResult, StoredOutput } from "./stored-output.ts"
 
 /** An OutputWriter whose output a child writes into `path` (ToolContext.capture). */
 export interface CaptureWriter extends OutputWriter, Capture {}

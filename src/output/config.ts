@@ -2,7 +2,8 @@
  * The five FREECODE_OUTPUT_* settings, read through Effect Config when the layer is built
  * (not at module load), so a test or an embedder can provide its own ConfigProvider.
  */
-import { Config, Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { type InvalidSetting, positiveIntOr } from "../setting/positive-int.ts"
 
 export interface OutputSettings {
   /** Most characters of one result the model sees (a tool may ask for less). */
@@ -35,16 +36,11 @@ export const outputSettingNames: { readonly [K in keyof OutputSettings]: string 
   storeSessions: "FREECODE_OUTPUT_STORE_SESSIONS"
 }
 
-/** A setting that is present but unusable: never silently replaced by the default. */
-export class InvalidSetting extends Schema.TaggedError<InvalidSetting>()("InvalidSetting", {
-  name: Schema.String,
-  message: Schema.String
-}) {}
+export { InvalidSetting } from "../setting/positive-int.ts"
 
-const setting = (key: keyof OutputSettings) =>
-  Config.Int(outputSettingNames[key]).pipe(Config.withDefault(defaultOutputSettings[key]))
+const setting = (key: keyof OutputSettings) => positiveIntOr(outputSettingNames[key], defaultOutputSettings[key])
 
-export const outputSettingsConfig: Config.Config<OutputSettings> = Config.all({
+export const outputSettingsConfig: Effect.Effect<OutputSettings, InvalidSetting> = Effect.all({
   maxChars: setting("maxChars"),
   maxLines: setting("maxLines"),
   uiMaxChars: setting("uiMaxChars"),
@@ -56,19 +52,7 @@ export class OutputConfig extends Context.Service<OutputConfig, OutputSettings>(
   /** Reads the environment (or whatever ConfigProvider is in scope) once, when built. */
   static readonly layer = Layer.effect(
     OutputConfig,
-    Effect.gen(function* () {
-      const settings = yield* outputSettingsConfig
-      for (const key of Object.keys(settings) as Array<keyof OutputSettings>) {
-        if (settings[key] <= 0) {
-          const name = outputSettingNames[key]
-          return yield* new InvalidSetting({
-            name,
-            message: `${name} must be a positive integer, got ${settings[key]}`
-          })
-        }
-      }
-      return OutputConfig.of(settings)
-    })
+    Effect.map(outputSettingsConfig, (settings) => OutputConfig.of(settings))
   )
   /** Fixed settings, for tests and embedders that configure in code. */
   static readonly layerWith = (settings: Partial<OutputSettings>) =>
@@ -85,15 +69,7 @@ export const SPILL_BYTES_NAME = "FREECODE_OUTPUT_SPILL_BYTES"
 export const defaultSpillBytes = 1024 * 1024 * 1024
 
 /** Reads FREECODE_OUTPUT_SPILL_BYTES (default 1 GiB); a set but unusable value is an error. */
-export const spillSettingsConfig: Effect.Effect<SpillSettings, Config.ConfigError | InvalidSetting> = Effect.gen(
-  function* () {
-    const spillBytes = yield* Config.Int(SPILL_BYTES_NAME).pipe(Config.withDefault(defaultSpillBytes))
-    if (spillBytes <= 0) {
-      return yield* new InvalidSetting({
-        name: SPILL_BYTES_NAME,
-        message: `${SPILL_BYTES_NAME} must be a positive integer, got ${spillBytes}`
-      })
-    }
-    return { spillBytes }
-  }
+export const spillSettingsConfig: Effect.Effect<SpillSettings, InvalidSetting> = Effect.map(
+  positiveIntOr(SPILL_BYTES_NAME, defaultSpillBytes),
+  (spillBytes) => ({ spillBytes })
 )

@@ -12,9 +12,9 @@
  * A pruned `read` result is reported to ReadState (markReadPruned), so the next identical read
  * is answered in full instead of with a pointer to a copy that is no longer there.
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { ReadState } from "../read-state/read-state.ts"
-import { InvalidSetting } from "./config.ts"
+import { positiveIntOr } from "../setting/positive-int.ts"
 
 export interface HistoryResult {
   /** The tool call id (also the key of the full output in the OutputStore). */
@@ -103,15 +103,7 @@ export class HistoryBudget extends Context.Service<
   static readonly layer = Layer.effect(
     HistoryBudget,
     Effect.gen(function* () {
-      const maxChars = yield* Config.Int(HISTORY_MAX_CHARS_NAME).pipe(
-        Config.withDefault(defaultHistorySettings.maxChars)
-      )
-      if (maxChars <= 0) {
-        return yield* new InvalidSetting({
-          name: HISTORY_MAX_CHARS_NAME,
-          message: `${HISTORY_MAX_CHARS_NAME} must be a positive integer, got ${maxChars}`
-        })
-      }
+      const maxChars = yield* positiveIntOr(HISTORY_MAX_CHARS_NAME, defaultHistorySettings.maxChars)
       return yield* HistoryBudget.make({ ...defaultHistorySettings, maxChars })
     })
   )

@@ -7,7 +7,7 @@
  */
 import { Effect, Exit, type FileSystem, type PlatformError, Scope, Semaphore, Stream } from "effect"
 import { headOf, sliceWhole, tailOf } from "../text/cut.ts"
-import type { PutRequest, PutResult, StoredOutput } from "./store.ts"
+import type { PutRequest, PutResult, StoredOutput } from "./stored-output.ts"
 
 /** Where a store puts outputs too large for memory. */
 export interface Spill {

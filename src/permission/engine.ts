@@ -35,6 +35,8 @@ export interface PermissionRequest {
   /** Decoded arguments. */
   readonly args: unknown
   readonly ctx: ToolContext
+  /** What the call touches, when the caller has asked the tool already (the call path's prepare). */
+  readonly paths?: ReadonlyArray<string>
 }
 
 export interface PermissionEngineShape {

@@ -47,6 +47,8 @@ export interface SubjectsRequest {
   readonly tool: Tool
   readonly args: unknown
   readonly ctx: ToolContext
+  /** What the call touches, when the caller asked the tool already. */
+  readonly paths?: ReadonlyArray<string>
 }
 
 const shellSubjects = (grammar: Grammar, sandbox: SandboxShape, id: string, args: unknown): Effect.Effect<Subjects> =>
@@ -100,7 +102,7 @@ export const subjectsOf = (
   if (kind === "shell") return shellSubjects(grammar, sandbox, id, args)
   let declared: ReadonlyArray<string>
   try {
-    declared = tool.paths(args, ctx)
+    declared = req.paths ?? tool.paths(args, ctx)
   } catch (e) {
     // A declaration that cannot say what it touches is treated as touching the unknown.
     const reason = `${id} could not say which paths it touches (${e instanceof Error ? e.message : String(e)})`

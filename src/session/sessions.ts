@@ -13,7 +13,8 @@
  * - ending drops its entry from every slot at once, then runs each slot's cleanup (jobs stopped,
  *   a transport closed, spilled files removed).
  */
-import { Config, Context, Data, Effect, Fiber, Layer, Option } from "effect"
+import { Context, Effect, Fiber, Layer, Option } from "effect"
+import { positiveInt } from "../setting/positive-int.ts"
 
 export interface SessionSettings {
   /** Sessions alive at once; past it the least recently used one ends. */
@@ -182,23 +183,8 @@ export const makeSessions = (settings: SessionSettings): SessionsShape & { reado
   }
 }
 
-export class SessionSettingError extends Data.TaggedError("SessionSettingError")<{ readonly message: string }> {}
-
-/** An integer setting that must be positive when set; undefined when unset. */
-export const positiveSetting = (name: string): Effect.Effect<number | undefined, SessionSettingError> =>
-  Effect.gen(function* () {
-    const set = yield* Effect.orElseSucceed(
-      Effect.gen(function* () {
-        return yield* Config.option(Config.String(name))
-      }),
-      () => Option.none<string>()
-    )
-    if (Option.isNone(set)) return undefined
-    const text = set.value.trim()
-    const n = Number(text)
-    if (text !== "" && Number.isSafeInteger(n) && n > 0) return n
-    return yield* new SessionSettingError({ message: `${name} must be a positive integer, got "${set.value}"` })
-  })
+/** An integer setting that must be positive when set; undefined when unset (src/setting/positive-int.ts). */
+export const positiveSetting = positiveInt
 
 /**
  * FREECODE_SESSIONS_MAX (else the older FREECODE_OUTPUT_STORE_SESSIONS, else 50) and the idle

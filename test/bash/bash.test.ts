@@ -160,6 +160,9 @@ describe("bash", () => {
         Effect.gen(function* () {
           const orchestrator = yield* Orchestrator
           const cancel = yield* Deferred.make<void>()
+          // Cancelled once its output is seen, not after a pause: "working" follows both pids.
+          const working = yield* Deferred.make<void>()
+          let seen = ""
           const fiber = yield* Effect.forkChild(
             orchestrator.execute(
               {
@@ -167,21 +170,17 @@ describe("bash", () => {
                 name: "bash",
                 args: { command: `echo $$ > ${root}/pid; sleep 200 & echo $! >> ${root}/pid; echo working; wait` }
               },
-              { sessionId: "s", cancelled: Deferred.await(cancel) }
+              {
+                sessionId: "s",
+                cancelled: Deferred.await(cancel),
+                onOutput: (chunk) => {
+                  seen += chunk
+                  if (seen.includes("working\n")) Deferred.doneUnsafe(working, Effect.void)
+                }
+              }
             )
           )
-          for (let i = 0; i < 100; i++) {
-            const text = yield* Effect.sync(() => {
-              try {
-                return readFileSync(`${root}/pid`, "utf8")
-              } catch {
-                return ""
-              }
-            })
-            if (text.trim().split("\n").length >= 2) break
-            yield* Effect.sleep("50 millis")
-          }
-          yield* Effect.sleep("200 millis")
+          yield* Deferred.await(working)
           yield* Deferred.succeed(cancel, undefined)
           const result = yield* Fiber.join(fiber)
           expect(result.status).toBe("interrupted")

@@ -7,7 +7,7 @@ import { Effect, FileSystem, Layer, Schema } from "effect"
 import type { FunctionHook } from "../../src/hooks/hooks.ts"
 import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { toolSystem } from "../../src/layers/system.ts"
-import { OutputConfig } from "../../src/output/config.ts"
+import { OutputConfig, type OutputSettings } from "../../src/output/config.ts"
 import { resolvePath } from "../../src/path/path.ts"
 import { Approval, type ApprovalAnswer, type ApprovalQuestion } from "../../src/permission/approval.ts"
 import { fail } from "../../src/tool/errors.ts"
@@ -87,10 +87,11 @@ export const system = (options: {
   readonly asked?: Array<ApprovalQuestion>
   readonly hooks?: ReadonlyArray<FunctionHook>
   readonly tools?: ReadonlyArray<Tool<BuiltinRequirements>>
+  readonly output?: Partial<OutputSettings>
 }) =>
   toolSystem({
     root: options.root,
-    outputConfig: OutputConfig.layerWith({}),
+    outputConfig: OutputConfig.layerWith(options.output ?? {}),
     tools: options.tools ?? testTools,
     config: options.config ?? {},
     ...(options.answer === undefined ? {} : { approval: Approval.layerTest(options.answer, options.asked ?? []) }),

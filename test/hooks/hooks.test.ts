@@ -1,10 +1,11 @@
 /** PreToolUse / PostToolUse with real hook scripts, through the Dispatcher. */
 import * as NodeFs from "node:fs"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import type { HookOutcome } from "../../src/hooks/hooks.ts"
 import type { FreecodeConfigData } from "../../src/layers/config.ts"
+import { OutputStore } from "../../src/output/store.ts"
 import type { ApprovalQuestion } from "../../src/permission/approval.ts"
 import { BashTool } from "../../src/tools/bash.ts"
 import { Look, makeRoot, system, Touch } from "../dispatch/helpers.ts"
@@ -291,6 +292,70 @@ describe("hooks", () => {
                   decision: "deny" as const,
                   reason: `function hook says no to ${(input.tool_input as { filePath: string }).filePath}`
                 })
+            }
+          ]
+        })
+      )
+    )
+  )
+
+  const LOUD = script("loud.sh", `cat > /dev/null\nyes "the hook has a lot to say about this call" | head -c 300000`)
+  it.live("a hook printing far more than the budget: the model's copy stays within it, the whole text is stored", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const store = yield* OutputStore
+      const r = yield* d.dispatch({ id: "loud", name: "look", args: { n: 3 } }, { sessionId: "hb" })
+      expect(r.status).toBe("ok")
+      expect(r.modelOutput.length).toBeLessThanOrEqual(10_000)
+      expect(r.truncated).toBe(true)
+      expect(r.modelOutput.startsWith("looked 3\n\n[hook] the hook has a lot to say")).toBe(true)
+      // The marker names the stored hook text, and all of it is there.
+      expect(r.modelOutput).toContain(`output {"id": "loud.hooks"`)
+      const stored = yield* store.get("hb", "loud.hooks")
+      expect(Option.isSome(stored)).toBe(true)
+      const text = Option.getOrThrow(stored).text
+      expect(text.length).toBe("[hook] ".length + 300_000)
+      expect(text.startsWith("[hook] the hook has a lot to say about this call\n")).toBe(true)
+      // The tool's own output is stored under the call id, as always.
+      expect(r.outputId).toBe("loud")
+      expect(Option.getOrThrow(yield* store.get("hb", "loud")).text).toBe("looked 3")
+    }).pipe(
+      Effect.provide(
+        system({
+          root,
+          tools,
+          answer: { answer: "once" },
+          output: { maxChars: 10_000 },
+          config: { hooks: { PostToolUse: [pre("look", LOUD)] } }
+        })
+      )
+    )
+  )
+
+  it.live("a long one-line hook context and a tool output over budget share it: both cut, the sum within", () =>
+    Effect.gen(function* () {
+      const d = yield* Dispatcher
+      const store = yield* OutputStore
+      const r = yield* d.dispatch({ id: "wide", name: "bash", args: { command: "seq 1 20000" } }, { sessionId: "hw" })
+      expect(r.status).toBe("ok")
+      expect(r.modelOutput.length).toBeLessThanOrEqual(10_000)
+      expect(r.truncated).toBe(true)
+      expect(r.modelOutput).toContain("[hook] xxxx")
+      expect(r.modelOutput).toContain(`output {"id": "wide"`)
+      expect(Option.getOrThrow(yield* store.get("hw", "wide")).text.split("\n").length).toBe(20_001)
+      expect(Option.getOrThrow(yield* store.get("hw", "wide.hooks")).text).toBe(`[hook] ${"x".repeat(50_000)}`)
+    }).pipe(
+      Effect.provide(
+        system({
+          root,
+          tools,
+          answer: { answer: "once" },
+          output: { maxChars: 10_000 },
+          hooks: [
+            {
+              event: "PreToolUse",
+              name: "wide",
+              run: () => Effect.succeed({ additionalContext: "x".repeat(50_000) })
             }
           ]
         })

@@ -9,6 +9,8 @@ import type { Approval, ApprovalQuestion } from "../../src/permission/approval.t
 import type { Decision, PermissionEngineShape } from "../../src/permission/engine.ts"
 import { defineTool, invalidArguments, type Tool, type ToolContext } from "../../src/tool/tool.ts"
 
+const ASKER = { sessionId: "s", root: "/" }
+
 const Write = defineTool({
   id: "write_it",
   description: "Writes.",
@@ -35,7 +37,7 @@ const catalog: Catalog = {
   strictNulls: false
 }
 const invocation = (path: string) => {
-  const r = prepare(catalog, { id: "c", name: "write_it", args: { path } }, "s")
+  const r = prepare(catalog, { id: "c", name: "write_it", args: { path } }, ASKER)
   if (Result.isFailure(r)) throw new Error(r.failure.error.message)
   return r.success
 }

@@ -6,6 +6,8 @@ import { type Catalog, MAX_ARGUMENT_DEPTH, prepare } from "../../src/orchestrato
 import { callTool } from "../../src/surface/bridge.ts"
 import { defineTool, type Tool } from "../../src/tool/tool.ts"
 
+const ASKER = { sessionId: "s", root: "/" }
+
 const Count = defineTool({
   id: "count",
   description: "Counts.",
@@ -41,18 +43,18 @@ const failure = (r: ReturnType<typeof prepare>) => {
 
 describe("prepare", () => {
   it("resolves an exact id, repairs a wrong-case name, and names the closest tools for an unknown one", () => {
-    const exact = prepare(catalog, { id: "1", name: "count", args: { n: 1 } }, "s")
+    const exact = prepare(catalog, { id: "1", name: "count", args: { n: 1 } }, ASKER)
     expect(Result.isSuccess(exact) && exact.success.tool.id).toBe("count")
-    const cased = prepare(catalog, { id: "2", name: "COUNT", args: { n: 1 } }, "s")
+    const cased = prepare(catalog, { id: "2", name: "COUNT", args: { n: 1 } }, ASKER)
     expect(Result.isSuccess(cased) && cased.success.tool.id).toBe("count")
-    const unknown = failure(prepare(catalog, { id: "3", name: "cuont", args: {} }, "s"))
+    const unknown = failure(prepare(catalog, { id: "3", name: "cuont", args: {} }, ASKER))
     expect(unknown.error._tag).toBe("UnknownTool")
     expect(unknown.error.message).toContain('Did you mean "count"')
     expect(unknown.tool).toBe("cuont")
   })
 
   it("parses a JSON string once, coerces quoted scalars and decodes into the tool's arguments", () => {
-    const r = prepare(catalog, { id: "1", name: "count", args: '{"n": "7"}' }, "s")
+    const r = prepare(catalog, { id: "1", name: "count", args: '{"n": "7"}' }, ASKER)
     if (Result.isFailure(r)) throw new Error(r.failure.error.message)
     expect(r.success.args).toEqual({ n: 7 })
     expect(r.success.input).toEqual({ n: "7" })
@@ -67,14 +69,14 @@ describe("prepare", () => {
         })
       ]),
       { id: "2", name: "none", args: "  " },
-      "s"
+      ASKER
     )
     expect(Result.isSuccess(empty)).toBe(true)
   })
 
   it("refuses what is not a JSON object, with InvalidArguments that say what to send", () => {
     for (const args of ["{not json", "[1,2]", 42, '"text"']) {
-      const f = failure(prepare(catalog, { id: "1", name: "count", args }, "s"))
+      const f = failure(prepare(catalog, { id: "1", name: "count", args }, ASKER))
       expect(f.error._tag).toBe("InvalidArguments")
       expect(f.tool).toBe("count")
     }
@@ -84,37 +86,37 @@ describe("prepare", () => {
     // (Written by hand: JSON.stringify itself overflows the stack at this depth.)
     const asText = `{"root":${'{"a":'.repeat(5000)}1${"}".repeat(5000)}}`
     for (const args of [{ root: nested(5000) }, asText, { root: [nested(100_000)] }]) {
-      const f = failure(prepare(catalog, { id: "1", name: "tree", args }, "s"))
+      const f = failure(prepare(catalog, { id: "1", name: "tree", args }, ASKER))
       expect(f.error._tag).toBe("InvalidArguments")
       expect(f.error.message).toContain(`deeper than ${MAX_ARGUMENT_DEPTH} levels`)
     }
     // Under strict nulls too (the null walk would meet the depth first).
     const strict = catalogOf([Tree], true)
-    const f = failure(prepare(strict, { id: "2", name: "tree", args: { root: nested(5000) } }, "s"))
+    const f = failure(prepare(strict, { id: "2", name: "tree", args: { root: nested(5000) } }, ASKER))
     expect(f.error._tag).toBe("InvalidArguments")
-    const ok = prepare(catalog, { id: "3", name: "tree", args: { root: nested(MAX_ARGUMENT_DEPTH - 2) } }, "s")
+    const ok = prepare(catalog, { id: "3", name: "tree", args: { root: nested(MAX_ARGUMENT_DEPTH - 2) } }, ASKER)
     expect(Result.isSuccess(ok)).toBe(true)
   })
 
   it("drops a strict-mode null for an optional argument only when the catalog reads nulls so", () => {
     const call = { id: "1", name: "count", args: { n: 1, note: null } }
-    expect(failure(prepare(catalog, call, "s")).error._tag).toBe("InvalidArguments")
-    const strict = prepare(catalogOf([Count], true), call, "s")
+    expect(failure(prepare(catalog, call, ASKER)).error._tag).toBe("InvalidArguments")
+    const strict = prepare(catalogOf([Count], true), call, ASKER)
     expect(Result.isSuccess(strict) && strict.success.args).toEqual({ n: 1 })
   })
 
   it("a forwarding tool is replaced by the call it names, decoded against that tool's schema", () => {
-    const r = prepare(catalog, { id: "f", name: "tool_call", args: { name: "count", arguments: '{"n": 3}' } }, "s")
+    const r = prepare(catalog, { id: "f", name: "tool_call", args: { name: "count", arguments: '{"n": 3}' } }, ASKER)
     if (Result.isFailure(r)) throw new Error(r.failure.error.message)
     expect(r.success).toMatchObject({ tool: { id: "count" }, args: { n: 3 }, via: "tool_call", call: { id: "f" } })
     const bad = failure(
-      prepare(catalog, { id: "g", name: "tool_call", args: { name: "count", arguments: { n: "x" } } }, "s")
+      prepare(catalog, { id: "g", name: "tool_call", args: { name: "count", arguments: { n: "x" } } }, ASKER)
     )
     expect(bad).toMatchObject({ tool: "count", error: { _tag: "InvalidArguments" }, metadata: { via: "tool_call" } })
-    const self = failure(prepare(catalog, { id: "h", name: "tool_call", args: { name: "tool_call" } }, "s"))
+    const self = failure(prepare(catalog, { id: "h", name: "tool_call", args: { name: "tool_call" } }, ASKER))
     expect(self.error.message).toBe("Call tool_call directly, not through tool_call.")
     const deep = failure(
-      prepare(catalog, { id: "i", name: "tool_call", args: { name: "tree", arguments: { root: nested(5000) } } }, "s")
+      prepare(catalog, { id: "i", name: "tool_call", args: { name: "tree", arguments: { root: nested(5000) } } }, ASKER)
     )
     expect(deep.error._tag).toBe("InvalidArguments")
   })
@@ -138,7 +140,7 @@ describe("prepare, on generated input", () => {
               const r = prepare(
                 c,
                 { id: "p", name, args: name === "tool_call" ? { name: "tree", arguments: sent } : sent },
-                "s"
+                ASKER
               )
               if (Result.isFailure(r)) expect(["InvalidArguments", "UnknownTool"]).toContain(r.failure.error._tag)
               else expect(depth).toBeLessThan(MAX_ARGUMENT_DEPTH)

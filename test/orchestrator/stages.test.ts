@@ -5,11 +5,11 @@ import { TestClock } from "effect/testing"
 import { type ToolEvent, ToolEvents } from "../../src/events/events.ts"
 import type { Hooks } from "../../src/hooks/hooks.ts"
 import { attempt, MAX_ATTEMPTS } from "../../src/orchestrator/attempt.ts"
-import { LiveOutput } from "../../src/orchestrator/live.ts"
+import { liveOutput } from "../../src/orchestrator/live.ts"
 import { afterHooks, argsForEvent, publishResult } from "../../src/orchestrator/publish.ts"
 import { type Recorded, record } from "../../src/orchestrator/record.ts"
 import { buildResult } from "../../src/orchestrator/result.ts"
-import { shapeOutput } from "../../src/orchestrator/views.ts"
+import { shapeOutput } from "../../src/orchestrator/shape.ts"
 import { makeMemoryStore, type PutRequest } from "../../src/output/store.ts"
 import { makeSessions } from "../../src/session/sessions.ts"
 import { fail, PermissionDenied, ToolTimeout } from "../../src/tool/errors.ts"
@@ -37,11 +37,11 @@ const store = () => {
 
 const live = () => {
   const s = store().store
-  return new LiveOutput(
-    () => s.open({ sessionId: "s", id: "c", tool: "t" }),
-    () => s.capture({ sessionId: "s", id: "c", tool: "t" }, () => Effect.void),
-    () => Effect.void
-  )
+  return liveOutput({
+    open: () => s.open({ sessionId: "s", id: "c", tool: "t" }),
+    openCapture: () => s.capture({ sessionId: "s", id: "c", tool: "t" }, () => Effect.void),
+    show: () => Effect.void
+  })
 }
 
 const text = (t: string, stored = true): Recorded => ({
@@ -51,33 +51,32 @@ const text = (t: string, stored = true): Recorded => ({
 })
 
 describe("attempt", () => {
-  it.effect("a retrySafe tool gets one more attempt after a transient failure, and the record counts them", () =>
+  it.effect("a retrySafe tool gets one more attempt after a transient failure, and the result counts them", () =>
     Effect.gen(function* () {
       const { tool } = flaky("f", true, 1)
-      const rec = { context: { sessionId: "s" }, live: live(), attempts: 0 }
-      const fiber = yield* Effect.forkChild(attempt(rec, tool, {}, ctx))
+      const context = { sessionId: "s" }
+      const fiber = yield* Effect.forkChild(attempt(context, live(), tool, {}, ctx))
       yield* TestClock.adjust("1 second")
       const out = yield* Fiber.join(fiber)
-      expect(out.output).toBe("ok on run 2")
-      expect(rec.attempts).toBe(MAX_ATTEMPTS)
+      expect(Result.isSuccess(out.outcome) && out.outcome.success.output).toBe("ok on run 2")
+      expect(out.attempts).toBe(MAX_ATTEMPTS)
       const once = flaky("g", false, 1)
-      const rec2 = { context: { sessionId: "s" }, live: live(), attempts: 0 }
-      const failed = yield* Effect.result(attempt(rec2, once.tool, {}, ctx))
-      expect(Result.isFailure(failed) && failed.failure._tag).toBe("TransientFailure")
-      expect(rec2.attempts).toBe(1)
+      const failed = yield* attempt(context, live(), once.tool, {}, ctx)
+      expect(Result.isFailure(failed.outcome) && failed.outcome.failure._tag).toBe("TransientFailure")
+      expect(failed.attempts).toBe(1)
     })
   )
 
   it.effect("a tool past its timeout fails with ToolTimeout; one that throws is a ToolFailure", () =>
     Effect.gen(function* () {
       const slow = hang("slow", "block", "1 second")
-      const rec = { context: { sessionId: "s" }, live: live(), attempts: 0 }
-      const fiber = yield* Effect.forkChild(Effect.result(attempt(rec, slow, {}, ctx)))
+      const context = { sessionId: "s" }
+      const fiber = yield* Effect.forkChild(attempt(context, live(), slow, {}, ctx))
       yield* TestClock.adjust("2 seconds")
-      const timed = yield* Fiber.join(fiber)
+      const timed = (yield* Fiber.join(fiber)).outcome
       expect(Result.isFailure(timed) && timed.failure._tag).toBe("ToolTimeout")
       const throws: Tool = { ...Lines, execute: () => Effect.die(new Error("kaput")) }
-      const broke = yield* Effect.result(attempt({ ...rec, attempts: 0 }, throws, { lines: 1 }, ctx))
+      const broke = (yield* attempt(context, live(), throws, { lines: 1 }, ctx)).outcome
       expect(Result.isFailure(broke) && broke.failure).toMatchObject({ _tag: "ToolFailure" })
       expect(Result.isFailure(broke) && broke.failure.message).toContain("kaput")
     })
@@ -104,7 +103,7 @@ describe("record", () => {
       const s = store()
       const emitted = live()
       yield* emitted.add("so far")
-      const error = new ToolTimeout({ tool: "t", timeoutMs: 1, partialOutput: emitted.text, message: "timed out" })
+      const error = new ToolTimeout({ tool: "t", timeoutMs: 1, partialOutput: emitted.text(), message: "timed out" })
       const got = yield* record(s.store, { sessionId: "s", callId: "c", tool: "t", live: emitted }, Result.fail(error))
       expect(s.puts.map((p) => p.text)).toEqual(["so far"])
       expect(got.view).toEqual({ kind: "text", text: "so far" })
@@ -228,10 +227,10 @@ describe("publish", () => {
         ...result,
         modelOutput: "out"
       })
-      expect(out.modelOutput).toBe("out\n\n[hook] note\n\n[hook] lint it")
-      expect((out.metadata.hooks as Array<unknown>).length).toBe(1)
+      expect(out.texts).toEqual(["note", "lint it"])
+      expect(out.outcomes.length).toBe(1)
       const none = yield* afterHooks({ hooks: undefined, root: "/", input: {}, notes: [], outcomes: [] }, "s", result)
-      expect(none).toEqual(result)
+      expect(none).toEqual({ texts: [], outcomes: [] })
     })
   )
 
