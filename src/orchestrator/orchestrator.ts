@@ -127,7 +127,10 @@ export class Orchestrator extends Context.Service<
         tool: Tool | undefined,
         id: string
       ) => {
-        const base: EventBase = { sessionId: context.sessionId, callId: call.id, tool: id }
+        const base: EventBase =
+          context.parentCallId === undefined
+            ? { sessionId: context.sessionId, callId: call.id, tool: id }
+            : { sessionId: context.sessionId, callId: call.id, tool: id, parentCallId: context.parentCallId }
         const show = (chunk: string, at: number) => showLive(sink, base, context.onOutput, chunk, at)
         const key = { sessionId: context.sessionId, id: call.id, tool: id }
         const live = new LiveOutput(
@@ -157,6 +160,7 @@ export class Orchestrator extends Context.Service<
           callId: rec.call.id,
           root,
           canSeeImages: rec.context.canSeeImages ?? false,
+          caller: rec.context,
           emit: (chunk) => (chunk.length === 0 ? Effect.void : rec.live.add(chunk)),
           capture: Effect.suspend(() => rec.live.capture()),
           ...(searchable === undefined ? {} : { searchable })
@@ -213,7 +217,7 @@ export class Orchestrator extends Context.Service<
             notes: state.notes,
             outcomes: state.outcomes
           }
-          return Effect.flatMap(afterHooks(inputs, rec.context.sessionId, result), published)
+          return Effect.flatMap(afterHooks(inputs, rec.context.sessionId, result, rec.context.parentCallId), published)
         }
         const stored = Effect.flatMap(
           record(

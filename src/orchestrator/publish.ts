@@ -22,6 +22,8 @@ export interface EventBase {
   readonly sessionId: string
   readonly callId: string
   readonly tool: string
+  /** The program's call id, on a call a program made. */
+  readonly parentCallId?: string
 }
 
 /**
@@ -98,7 +100,12 @@ const joinHookText = (
       }
 
 /** PostToolUse hooks on a call that ran; their feedback and the PreToolUse context join the model's copy. */
-export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult): Effect.Effect<ToolResult> => {
+export const afterHooks = (
+  h: HookInputs,
+  sessionId: string,
+  result: ToolResult,
+  parentCallId?: string
+): Effect.Effect<ToolResult> => {
   if (h.hooks === undefined || !h.hooks.has("PostToolUse", result.tool))
     return Effect.succeed(joinHookText(result, h.notes, h.outcomes))
   return Effect.map(
@@ -108,6 +115,7 @@ export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult)
       tool_name: result.tool,
       tool_input: h.input,
       tool_use_id: result.id,
+      ...(parentCallId === undefined ? {} : { parent_tool_use_id: parentCallId }),
       tool_response: { status: result.status, output: result.modelOutput, metadata: result.metadata }
     }),
     (post) => joinHookText(result, [...h.notes, ...post.feedback], [...h.outcomes, ...post.outcomes])
