@@ -48,8 +48,10 @@ export interface BridgeDeps {
 
 export interface Bridge {
   readonly host: ProgramHost
-  /** Every nested call so far, in the order the program made them. */
+  /** Every nested call so far, in the order the program made them (up to the call limit). */
   readonly calls: ReadonlyArray<NestedCall>
+  /** Calls refused because the program had made `maxCalls` already (not listed one by one). */
+  readonly overLimit: () => number
 }
 
 /** A plain JSON value, made read-only all the way down. */
@@ -78,6 +80,7 @@ const plainMetadata = (metadata: Readonly<Record<string, unknown>>): unknown => 
 export const makeBridge = (deps: BridgeDeps): Bridge => {
   const { dispatcher, limits, store } = deps
   const calls: Array<NestedCall> = []
+  let over = 0
   const order = makeCallOrder()
   const byName = new Map(deps.tools.map((t) => [t.id.toLowerCase(), t]))
   const names = identifiers(deps.tools)
@@ -115,7 +118,15 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
       return Effect.succeed(rejection(id, name, status, message))
     }
     if (calls.length >= limits.maxCalls) {
-      return refuse("denied", `This program made more than ${limits.maxCalls} tool calls; no more are run.`)
+      over += 1
+      return Effect.succeed(
+        rejection(
+          `${deps.parentCallId}.${calls.length + over}`,
+          name,
+          "denied",
+          `This program made ${limits.maxCalls} tool calls, its limit; no more are run.`
+        )
+      )
     }
     if (deps.programTools.has(name.toLowerCase())) {
       return refuse("denied", "A program cannot run a program: call the tools it would call directly.")
@@ -146,8 +157,9 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
   const search = (query: string): string => {
     const found = rankTools(query, deps.tools, 5)
     const identifier = new Map(names.map(([i, t]) => [t, i]))
-    return reply(
-      found.map((t) => {
+    return reply({
+      ok: true,
+      value: found.map((t) => {
         const ident = identifier.get(t.id)
         return {
           name: t.id,
@@ -156,8 +168,8 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
           signature: signatureOf(ident ?? "call", t).trim()
         }
       })
-    )
+    })
   }
 
-  return { host: { names, call, search }, calls }
+  return { host: { names, call, search }, calls, overLimit: () => over }
 }

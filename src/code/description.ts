@@ -17,7 +17,7 @@ const intro = (limits: CodeLimits) =>
     "What you console.log (or text()) and return is this tool's output: nested results stay out of your context unless you print them, so print only what you need.",
     "Promise.all runs read-only calls in parallel and changing ones one at a time, in order. No require, import, fs, network, process or timers: only `tools`.",
     `Limits: ${Math.round(limits.wallMs / 1000)} s, ${Math.round(limits.memoryBytes / 1048576)} MiB, ${limits.maxCalls} tool calls.`,
-    'tools.search("words") returns [{name, call, description, signature}] for tools not listed below; tools.call(name, args) calls a tool by name.'
+    'await tools.search("words") gives [{name, call, description, signature}] for tools not listed below; tools.call(name, args) calls a tool by name.'
   ].join("\n")
 
 /** The description for the tools a program can reach (never the program tools themselves). */

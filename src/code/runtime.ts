@@ -1,29 +1,28 @@
 /**
- * Runs one program in its own QuickJS runtime and drives it: the interpreter runs until every
- * promise it can settle has settled, then the driver starts the nested calls the program asked
- * for (in the order it asked), waits for the next reply, hands it in, and runs the interpreter
- * again — until the program's promise settles, a limit is hit, or nothing is left to wait for.
- *
- * Nothing of the host crosses into the interpreter but strings: the four functions the prelude
- * receives take and return strings and numbers, and never throw (a host exception would carry
- * its message and stack into the program).
+ * Runs one program on an interpreter thread (thread.ts) and serves its calls: each `call`
+ * message starts the nested call (in the order the program made them, so the host can order side
+ * effects), and its reply goes back as a message. The wall time is the host's to keep: at the
+ * deadline the thread is told to stop, and a thread that does not answer (stuck in one native
+ * step) is terminated. Every end is a value; nothing of the host crosses into the program but
+ * the JSON text of replies.
  */
+import type { Worker } from "node:worker_threads"
 import { Effect, FiberSet, Option, Queue, type Scope } from "effect"
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core"
 import type { CodeLimits } from "./limits.ts"
-import { PRELUDE } from "./prelude.ts"
-import { dropModule, quickjsModule } from "./quickjs.ts"
 import { stripTypes } from "./strip.ts"
+import { acquire, release } from "./thread.ts"
 
-/** How a program ended. Every end is a value; none is an exception in the host. */
+/** How a program ended. */
 export type ProgramEnd = "ok" | "error" | "timeout" | "memory" | "stack" | "output" | "stalled" | "crashed"
 
 export interface ProgramOutcome {
   readonly end: ProgramEnd
-  /** What the program printed, then what it returned (or the error it ended with). */
+  /** What the program printed, then what it returned. */
   readonly output: string
   /** Set when end is not "ok": what happened, in words for the model. */
   readonly message?: string
+  /** Tool calls the program made, those refused at its call limit included (when known). */
+  readonly made?: number
 }
 
 /** What the program may reach: the tools by identifier, each call started in program order. */
@@ -31,13 +30,16 @@ export interface ProgramHost {
   /** [identifier, tool name] pairs: `tools.<identifier>(args)` calls that tool. */
   readonly names: ReadonlyArray<readonly [string, string]>
   /**
-   * Called synchronously, in the order the program made its calls (so the host can order side
-   * effects); the effect it returns runs the call and yields the reply's JSON: {ok, value|error}.
+   * Called synchronously, in the order the program made its calls; the effect it returns runs
+   * the call and yields the reply's JSON ({ok, value} or {ok: false, error}).
    */
   readonly call: (name: string, argsJson: string) => Effect.Effect<string>
-  /** tools.search: a JSON array, answered at once. */
+  /** tools.search: the reply's JSON, answered at once. */
   readonly search: (query: string) => string
 }
+
+/** How long a thread told to stop has to answer before it is terminated. */
+const GRACE_MS = 1_000
 
 const MESSAGES: Record<Exclude<ProgramEnd, "ok" | "error">, (l: CodeLimits) => string> = {
   timeout: (l) => `The program ran past its wall time (${l.wallMs} ms) and was stopped.`,
@@ -49,206 +51,119 @@ const MESSAGES: Record<Exclude<ProgramEnd, "ok" | "error">, (l: CodeLimits) => s
   crashed: () => "The program's interpreter failed and was stopped; the host is unaffected. Simplify the program."
 }
 
-/** A thrown value's end: the interpreter's own out-of-memory and stack errors are limits. */
-const endOfError = (message: string): ProgramEnd =>
-  /out of memory/i.test(message) ? "memory" : /stack overflow|too much recursion/i.test(message) ? "stack" : "error"
+type FromThread =
+  | {
+      readonly type: "call"
+      readonly n: number
+      readonly name: string
+      readonly json: string
+      readonly search: boolean
+    }
+  | { readonly type: "end"; readonly outcome: ThreadOutcome; readonly healthy: boolean }
+  | { readonly type: "dead" }
 
-interface Reply {
-  readonly n: number
-  readonly json: string
+interface ThreadOutcome {
+  readonly end: ProgramEnd | "syntax"
+  readonly output?: string
+  readonly message?: string
+  /** end "ok": the returned value as text, and the characters printed before it. */
+  readonly value?: string
+  readonly chars?: number
+  readonly made?: number
 }
 
-/** Settles every job the interpreter can run now; a trap there is the interpreter failing. */
-const settle = (rt: QuickJSRuntime): boolean => {
-  const r = rt.executePendingJobs()
-  if ("error" in r && r.error !== undefined) r.error.dispose()
-  return true
+const toOutcome = (o: ThreadOutcome, limits: CodeLimits): ProgramOutcome => {
+  const made = o.made === undefined ? {} : { made: o.made }
+  return { ...endOf(o, limits), ...made }
+}
+
+const endOf = (o: ThreadOutcome, limits: CodeLimits): ProgramOutcome => {
+  const output = o.output ?? ""
+  switch (o.end) {
+    case "ok": {
+      const value = o.value ?? ""
+      if ((o.chars ?? 0) + value.length > limits.outputChars)
+        return { end: "output", output, message: MESSAGES.output(limits) }
+      return { end: "ok", output: value === "" ? output : output === "" ? value : `${output}\n${value}` }
+    }
+    case "syntax":
+      return { end: "error", output: "", message: `The program does not parse: ${o.message ?? "syntax error"}` }
+    case "error":
+      return { end: "error", output, message: `The program threw ${o.message ?? "an error"}` }
+    default:
+      return { end: o.end, output, message: MESSAGES[o.end](limits) }
+  }
+}
+
+/** One run on one thread; "syntax" is returned as is, so the caller can retry with types stripped. */
+const runOnce = (source: string, host: ProgramHost, limits: CodeLimits) =>
+  Effect.gen(function* (): Effect.fn.Return<ThreadOutcome, never, Scope.Scope> {
+    const worker: Worker = acquire()
+    const inbox = yield* Queue.unbounded<FromThread>()
+    let ended = false
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (!ended) {
+          worker.removeAllListeners()
+          void worker.terminate()
+        }
+      })
+    )
+    worker.on("message", (m: FromThread) => Queue.offerUnsafe(inbox, m))
+    worker.on("error", () => Queue.offerUnsafe(inbox, { type: "dead" }))
+    worker.on("exit", () => Queue.offerUnsafe(inbox, { type: "dead" }))
+    const fibers = yield* FiberSet.make<void>()
+    const deadline = Date.now() + limits.wallMs
+    let stopping: number | undefined
+    worker.postMessage({ type: "start", source, names: host.names, limits })
+    while (true) {
+      const until = (stopping ?? deadline) - Date.now()
+      const next = until <= 0 ? Option.none<FromThread>() : yield* Effect.timeoutOption(Queue.take(inbox), until)
+      if (Option.isNone(next)) {
+        if (stopping !== undefined) return { end: "timeout" }
+        // Past the deadline while the program waits on calls (or spins): tell it, then give it a moment.
+        worker.postMessage({ type: "abort", reason: "timeout" })
+        stopping = Date.now() + GRACE_MS
+        continue
+      }
+      const m = next.value
+      if (m.type === "dead") return { end: "crashed" }
+      if (m.type === "end") {
+        ended = true
+        release(worker, m.healthy)
+        return m.outcome
+      }
+      if (m.search) {
+        worker.postMessage({ type: "reply", n: m.n, json: host.search(safeParse(m.json)) })
+        continue
+      }
+      const run = host.call(m.name, m.json)
+      yield* FiberSet.run(
+        fibers,
+        Effect.flatMap(run, (json) => Effect.sync(() => worker.postMessage({ type: "reply", n: m.n, json })))
+      )
+    }
+  })
+
+const safeParse = (json: string): string => {
+  try {
+    return String(JSON.parse(json))
+  } catch {
+    return ""
+  }
 }
 
 export const runProgram = (source: string, host: ProgramHost, limits: CodeLimits): Effect.Effect<ProgramOutcome> =>
-  Effect.scoped(
-    Effect.gen(function* (): Effect.fn.Return<ProgramOutcome, never, Scope.Scope> {
-      const loaded = yield* Effect.tryPromise(quickjsModule).pipe(Effect.option)
-      if (Option.isNone(loaded)) return { end: "crashed", output: "", message: MESSAGES.crashed(limits) } as const
-      const started = Date.now()
-      const deadline = started + limits.wallMs
-      const printed: Array<string> = []
-      let printedChars = 0
-      let stop: ProgramEnd | undefined
-      let done: { ok: boolean; text: string } | undefined
-      const requests: Array<{ n: number; name: string; json: string }> = []
-      let issued = 0
-
-      const rt = loaded.value.newRuntime()
-      const vm = rt.newContext()
-      const held: Array<QuickJSHandle> = []
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          try {
-            for (const h of held) if (h.alive) h.dispose()
-            vm.dispose()
-            rt.dispose()
-          } catch {
-            dropModule()
-          }
-        })
-      )
-      rt.setMemoryLimit(limits.memoryBytes)
-      rt.setMaxStackSize(limits.stackBytes)
-      rt.setInterruptHandler(() => {
-        if (stop !== undefined) return true
-        if (Date.now() > deadline) stop = "timeout"
-        return stop !== undefined
-      })
-
-      const fn = (name: string, impl: (...args: Array<QuickJSHandle>) => QuickJSHandle | undefined) => {
-        const h = vm.newFunction(name, (...args) => {
-          try {
-            return impl(...args)
-          } catch {
-            // Never let a host exception (its message, its stack) into the program.
-            stop ??= "crashed"
-            return undefined
-          }
-        })
-        held.push(h)
-        return h
-      }
-      const hostCall = fn("call", (name, json) => {
-        issued += 1
-        requests.push({ n: issued, name: vm.getString(name!), json: vm.getString(json!) })
-        return vm.newNumber(issued)
-      })
-      const hostPrint = fn("print", (text) => {
-        const s = vm.getString(text!)
-        printedChars += s.length + 1
-        if (printedChars > limits.outputChars) stop ??= "output"
-        else printed.push(s)
-        return undefined
-      })
-      const hostSearch = fn("search", (query) => vm.newString(host.search(vm.getString(query!))))
-      const hostDone = fn("done", (ok, text) => {
-        done ??= { ok: vm.dump(ok!) === true, text: vm.getString(text!) }
-        return undefined
-      })
-      const crashed = (): ProgramOutcome => ({
-        end: "crashed",
-        output: printed.join("\n"),
-        message: MESSAGES.crashed(limits)
-      })
-      const names = vm.newString(JSON.stringify(host.names))
-      held.push(names)
-      // Build the prelude and hand it the host's functions; it returns [deliver, start].
-      const prelude = vm.evalCode(PRELUDE, "prelude.js")
-      if (prelude.error !== undefined) {
-        prelude.error.dispose()
-        return crashed()
-      }
-      held.push(prelude.value)
-      const pair = vm.callFunction(prelude.value, vm.undefined, hostCall, hostPrint, hostSearch, hostDone, names)
-      if (pair.error !== undefined) {
-        pair.error.dispose()
-        return crashed()
-      }
-      held.push(pair.value)
-      const deliver = vm.getProp(pair.value, 0)
-      const start = vm.getProp(pair.value, 1)
-      held.push(deliver, start)
-
-      // The program, as the body of an async function on its first line (line numbers stay).
-      let compiled = vm.evalCode(`(async () => {${source}\n})`, "program.js")
-      if (compiled.error !== undefined) {
-        const stripped = stripTypes(source)
-        if (stripped !== undefined && stripped !== source) {
-          const retry = vm.evalCode(`(async () => {${stripped}\n})`, "program.js")
-          if (retry.error === undefined) {
-            compiled.error.dispose()
-            compiled = retry
-          } else retry.error.dispose()
-        }
-      }
-      if (compiled.error !== undefined) {
-        const message = describeHandle(vm, compiled.error)
-        compiled.error.dispose()
-        return { end: "error", output: "", message: `The program does not parse: ${message}` }
-      }
-      held.push(compiled.value)
-      const begun = vm.callFunction(start, vm.undefined, compiled.value)
-      if (begun.error !== undefined) begun.error.dispose()
-      else begun.value.dispose()
-
-      const replies = yield* Queue.unbounded<Reply>()
-      const fibers = yield* FiberSet.make<void>()
-      let inFlight = 0
-
-      while (true) {
-        settle(rt)
-        if (stop !== undefined || done !== undefined) break
-        while (requests.length > 0) {
-          const r = requests.shift()!
-          inFlight += 1
-          const run = host.call(r.name, r.json)
-          yield* FiberSet.run(
-            fibers,
-            Effect.flatMap(run, (json) => Queue.offer(replies, { n: r.n, json }))
-          )
-        }
-        if (inFlight === 0) {
-          stop = "stalled"
-          break
-        }
-        const remaining = deadline - Date.now()
-        const next = remaining <= 0 ? Option.none<Reply>() : yield* Effect.timeoutOption(Queue.take(replies), remaining)
-        if (Option.isNone(next)) {
-          stop = "timeout"
-          break
-        }
-        inFlight -= 1
-        const n = vm.newNumber(next.value.n)
-        const json = vm.newString(next.value.json)
-        const delivered = vm.callFunction(deliver, vm.undefined, n, json)
-        n.dispose()
-        json.dispose()
-        if (delivered.error !== undefined) {
-          const message = describeHandle(vm, delivered.error)
-          delivered.error.dispose()
-          stop ??= endOfError(message) === "error" ? "crashed" : endOfError(message)
-        } else delivered.value.dispose()
-      }
-
-      const output = printed.join("\n")
-      if (stop !== undefined)
-        return { end: stop, output, message: MESSAGES[stop as Exclude<ProgramEnd, "ok" | "error">](limits) }
-      const result = done!
-      if (result.ok)
-        return {
-          end: "ok",
-          output: result.text === "" ? output : output === "" ? result.text : `${output}\n${result.text}`
-        }
-      const end = endOfError(result.text)
-      return {
-        end,
-        output,
-        message: end === "error" ? `The program threw ${result.text}` : MESSAGES[end as "memory"](limits)
-      }
-    })
-  ).pipe(
-    Effect.catchDefect(() => {
-      dropModule()
-      return Effect.succeed<ProgramOutcome>({ end: "crashed", output: "", message: MESSAGES.crashed({} as CodeLimits) })
-    })
+  Effect.gen(function* () {
+    const first = yield* Effect.scoped(runOnce(source, host, limits))
+    if (first.end !== "syntax") return toOutcome(first, limits)
+    // Not JavaScript: perhaps TypeScript. Its types stripped, it gets one more run.
+    const stripped = stripTypes(source)
+    if (stripped === undefined || stripped === source) return toOutcome(first, limits)
+    const second = yield* Effect.scoped(runOnce(stripped, host, limits))
+    return toOutcome(second.end === "syntax" ? first : second, limits)
+  }).pipe(
+    Effect.catchDefect(() =>
+      Effect.succeed<ProgramOutcome>({ end: "crashed", output: "", message: MESSAGES.crashed(limits) })
+    )
   )
-
-/** An error value's text, read inside the interpreter (never a host object). */
-const describeHandle = (vm: QuickJSContext, handle: QuickJSHandle): string => {
-  try {
-    const v = vm.dump(handle) as unknown
-    if (typeof v === "object" && v !== null && "message" in v) {
-      const name = "name" in v ? String((v as { name: unknown }).name) : "Error"
-      return `${name}: ${String((v as { message: unknown }).message)}`
-    }
-    return String(v)
-  } catch {
-    return "an error that cannot be shown"
-  }
-}

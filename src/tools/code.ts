@@ -36,13 +36,14 @@ const Parameters = Schema.Struct({
 })
 
 /** The summary of a program's calls: counts by status, then one line per call that did not succeed. */
-export const callSummary = (calls: ReadonlyArray<NestedCall>): string => {
+export const callSummary = (calls: ReadonlyArray<NestedCall>, overLimit = 0): string => {
   if (calls.length === 0) return ""
   const counts = new Map<string, number>()
   for (const c of calls) counts.set(c.status, (counts.get(c.status) ?? 0) + 1)
   const head = `[${plural(calls.length, "tool call")}: ${[...counts].map(([s, n]) => `${n} ${s}`).join(", ")}]`
   const failed = calls.filter((c) => c.status !== "ok").map((c) => `- ${c.id} ${c.tool} ${c.status}: ${c.error ?? ""}`)
-  return [head, ...failed].join("\n")
+  const over = overLimit === 0 ? [] : [`- ${plural(overLimit, "more call")} refused: past the limit of tool calls`]
+  return [head, ...failed, ...over].join("\n")
 }
 
 interface CodeDeps {
@@ -105,8 +106,10 @@ export const makeCodeTool = (deps: CodeDeps) =>
           programTools: new Set([CODE_TOOL])
         })
         const outcome = yield* runProgram(program, bridge.host, deps.limits)
-        const summary = callSummary(bridge.calls)
-        const metadata = { end: outcome.end, calls: bridge.calls }
+        // Calls past the limit are refused inside the interpreter, without a round trip: counted, not listed.
+        const over = Math.max(bridge.overLimit(), (outcome.made ?? 0) - bridge.calls.length)
+        const summary = callSummary(bridge.calls, over)
+        const metadata = { end: outcome.end, calls: bridge.calls, refusedOverLimit: over }
         if (outcome.end !== "ok") {
           const printed = outcome.output === "" ? "" : `\nOutput before it ended:\n${outcome.output}`
           return yield* fail(`${outcome.message}${printed}${summary === "" ? "" : `\n${summary}`}`, metadata)
