@@ -12,6 +12,7 @@ import { makeBridge, type NestedCall } from "../code/bridge.ts"
 import { describeCode } from "../code/description.ts"
 import { type CodeLimits, resolveLimits } from "../code/limits.ts"
 import { runProgram } from "../code/runtime.ts"
+import { warm } from "../code/thread.ts"
 import { CurrentDispatcher, Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
 import type { CallContext } from "../orchestrator/context.ts"
 import { OutputStore } from "../output/store.ts"
@@ -137,5 +138,7 @@ export const codeLayer = (options: CodeToolOptions = {}) =>
       const limits = resolveLimits(options.limits, process.env)
       const description = describeCode(reachable(yield* base.tools, base, engine), limits)
       yield* registry.register(makeCodeTool({ base, store, engine, limits, description }))
+      // The first program should not wait for a thread and the interpreter to load.
+      warm()
     }).pipe(Effect.orDie)
   )
