@@ -9,7 +9,7 @@
  * a program's cold and warm start, and a nested call's overhead over a direct dispatch.
  *   node bench/code-mode.ts
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
@@ -23,14 +23,18 @@ import { encodeO200k } from "../src/surface/tokens.ts"
 import type { ToolCall, ToolResult } from "../src/tool/result.ts"
 
 const FILES: Record<string, string> = {
-  "docker-compose.yml": "services:\n  api:\n    environment:\n      - DB_HOST=db\n      - DB_HOST_OLD=legacy\n      - DB_PORT=5432\n",
+  "docker-compose.yml":
+    "services:\n  api:\n    environment:\n      - DB_HOST=db\n      - DB_HOST_OLD=legacy\n      - DB_PORT=5432\n",
   "infra/main.tf": 'variable "DB_HOST" {}\nresource "x" "y" {\n  host = var.DB_HOST\n  old  = var.DB_HOST_OLD\n}\n',
   ".env": "DB_HOST=localhost\nDB_HOST_OLD=old.local\n",
   "docs/setup.md": "# Setup\nSet DB_HOST to the database host. DB_HOST_OLD is kept for the migration.\n",
   "src/users/repo.ts": "export class UserRepo {\n  getUserById(id: string) { return db.find(id) }\n}\n",
-  "src/admin/repo.ts": "export class AdminRepo {\n  // not the user one: getUserById here reads admins\n  getUserById(id: string) { return admins.find(id) }\n}\n",
-  "src/api/handler.ts": 'import { UserRepo } from "../users/repo"\nconst repo = new UserRepo()\nexport const get = (id: string) => repo.getUserById(id)\n',
-  "src/api/admin.ts": 'import { AdminRepo } from "../admin/repo"\nexport const admin = (id: string) => new AdminRepo().getUserById(id)\n',
+  "src/admin/repo.ts":
+    "export class AdminRepo {\n  // not the user one: getUserById here reads admins\n  getUserById(id: string) { return admins.find(id) }\n}\n",
+  "src/api/handler.ts":
+    'import { UserRepo } from "../users/repo"\nconst repo = new UserRepo()\nexport const get = (id: string) => repo.getUserById(id)\n',
+  "src/api/admin.ts":
+    'import { AdminRepo } from "../admin/repo"\nexport const admin = (id: string) => new AdminRepo().getUserById(id)\n',
   "docs/api.md": "getUserById(id) returns the user; see src/users/repo.ts.\n"
 }
 
@@ -45,9 +49,13 @@ const project = () => {
 
 const system = (root: string, config: FreecodeConfigData = {}) =>
   Layer.build(
-    toolSystem({ root, config, outputConfig: OutputConfig.layerWith({}), code: true, approval: Approval.layerApproveAll }).pipe(
-      Layer.provideMerge(NodeServices.layer)
-    )
+    toolSystem({
+      root,
+      config,
+      outputConfig: OutputConfig.layerWith({}),
+      code: true,
+      approval: Approval.layerApproveAll
+    }).pipe(Layer.provideMerge(NodeServices.layer))
   )
 
 interface Tally {
@@ -59,7 +67,10 @@ interface Tally {
 }
 
 /** Runs turns of calls (each turn one round trip) and counts what enters the context. */
-const drive = (dispatcher: Dispatcher["Service"], turns: ReadonlyArray<(prev: ReadonlyArray<ToolResult>) => ReadonlyArray<ToolCall>>) =>
+const drive = (
+  dispatcher: Dispatcher["Service"],
+  turns: ReadonlyArray<(prev: ReadonlyArray<ToolResult>) => ReadonlyArray<ToolCall>>
+) =>
   Effect.gen(function* () {
     const t: Tally = { trips: 0, calls: 0, chars: 0, tokens: 0, ms: 0 }
     const started = performance.now()
@@ -69,7 +80,10 @@ const drive = (dispatcher: Dispatcher["Service"], turns: ReadonlyArray<(prev: Re
       t.trips += 1
       t.calls += calls.length
       prev = yield* dispatcher.dispatchBatch(calls, { sessionId: "bench" })
-      const text = [...calls.map((c) => JSON.stringify({ name: c.name, args: c.args })), ...prev.map((r) => r.modelOutput)].join("\n")
+      const text = [
+        ...calls.map((c) => JSON.stringify({ name: c.name, args: c.args })),
+        ...prev.map((r) => r.modelOutput)
+      ].join("\n")
       t.chars += text.length
       t.tokens += encodeO200k(text).length
     }
@@ -94,40 +108,35 @@ const renameGranular = [
   ],
   () => [call("grep", { pattern: "DB_HOST\\b", "-n": true })]
 ]
-const SED = "sed -i -E 's/DB_HOST([^_A-Za-z0-9]|$)/DATABASE_HOST\\1/g' docker-compose.yml infra/main.tf .env docs/setup.md && grep -rn 'DB_HOST\\b' . || true"
+const SED =
+  "sed -i -E 's/DB_HOST([^_A-Za-z0-9]|$)/DATABASE_HOST\\1/g' docker-compose.yml infra/main.tf .env docs/setup.md && grep -rn 'DB_HOST\\b' . || true"
 const renameShell = [() => [call("bash", { command: SED, description: "rename DB_HOST" })]]
-const RENAME_PROGRAM = `const files = ["docker-compose.yml", "infra/main.tf", ".env", "docs/setup.md"]
-const done = []
-for (const f of files) {
-  const r = await tools.read({ filePath: f })
-  const lines = r.output.split("\\n").map((l) => l.replace(/^\\s*\\d+\\t/, ""))
-  for (const l of lines) {
-    if (!/DB_HOST\\b/.test(l)) continue
-    try {
-      await tools.edit({ filePath: f, oldString: l, newString: l.replace(/DB_HOST\\b/g, "DATABASE_HOST") })
-      done.push(f)
-    } catch (e) { console.log(f + ": " + e.status) }
-  }
-}
-return "renamed in " + [...new Set(done)].join(", ")`
+const RENAME_PROGRAM = `for (const f of ["docker-compose.yml", "infra/main.tf", ".env", "docs/setup.md"])
+  for (let l of (await tools.read({ filePath: f })).output.split("\\n")) {
+    l = l.replace(/^\\s*\\d+\\t/, "")
+    if (/DB_HOST\\b/.test(l)) await tools.edit({ filePath: f, oldString: l, newString: l.replace(/DB_HOST\\b/g, "DATABASE_HOST") }).catch((e) => text(f, e.status))
+  }`
 const renameProgram = [() => [call("code", { program: RENAME_PROGRAM })]]
 
 /** Reference lookup of getUserById callers. */
 const refsGranular = [
   () => [call("grep", { pattern: "getUserById", "-n": true })],
-  () => ["src/users/repo.ts", "src/admin/repo.ts", "src/api/handler.ts", "src/api/admin.ts"].map((f) => call("read", { filePath: f }))
+  () =>
+    ["src/users/repo.ts", "src/admin/repo.ts", "src/api/handler.ts", "src/api/admin.ts"].map((f) =>
+      call("read", { filePath: f })
+    )
 ]
-const refsShell = [() => [call("bash", { command: "rg -n 'getUserById' --type-add 'd:*.md' ; rg -n 'UserRepo|AdminRepo' src", description: "find callers" })]]
-const REFS_PROGRAM = `const g = await tools.grep({ pattern: "getUserById\\\\(", "-n": true })
-const hits = g.output.split("\\n").filter((l) => /:\\d+:/.test(l) && !/\\/\\/|^docs/.test(l) && !/getUserById\\(id: string\\)/.test(l))
-const out = []
-for (const h of hits) {
-  const file = h.split(":")[0]
-  const r = await tools.read({ filePath: file })
-  const repo = /UserRepo/.test(r.output) ? "UserRepo" : /AdminRepo/.test(r.output) ? "AdminRepo" : "?"
-  out.push(h + "  [" + repo + "]")
-}
-return out.join("\\n")`
+const refsShell = [
+  () => [
+    call("bash", {
+      command: "rg -n 'getUserById' --type-add 'd:*.md' ; rg -n 'UserRepo|AdminRepo' src",
+      description: "find callers"
+    })
+  ]
+]
+const REFS_PROGRAM = `for (const h of (await tools.grep({ pattern: "getUserById\\\\(", "-n": true })).output.split("\\n"))
+  if (/^src.*:\\d+:/.test(h) && !/\\/\\/|\\(id: string\\)/.test(h))
+    text(h, /UserRepo/.test((await tools.read({ filePath: h.split(":")[0] })).output) ? "UserRepo" : "AdminRepo")`
 const refsProgram = [() => [call("code", { program: REFS_PROGRAM })]]
 
 const row = (name: string, t: Tally) =>
@@ -163,13 +172,17 @@ const main = Effect.gen(function* () {
   }
   const ratio = (a: number, b: number) => (a / b).toFixed(2)
   const [, rs, rp, , fs, fp] = results
-  console.log(`\nprogram / shell: rename trips ${ratio(rp!.tally.trips, rs!.tally.trips)}, tokens ${ratio(rp!.tally.tokens, rs!.tally.tokens)}; references trips ${ratio(fp!.tally.trips, fs!.tally.trips)}, tokens ${ratio(fp!.tally.tokens, fs!.tally.tokens)}`)
+  console.log(
+    `\nprogram / shell: rename trips ${ratio(rp!.tally.trips, rs!.tally.trips)}, tokens ${ratio(rp!.tally.tokens, rs!.tally.tokens)}; references trips ${ratio(fp!.tally.trips, fs!.tally.trips)}, tokens ${ratio(fp!.tally.tokens, fs!.tally.tokens)}`
+  )
 
   // A deny rule on .env: the shell's one approval covered the whole command; the program's edit is refused.
   const deny: FreecodeConfigData = { permissions: { deny: ["Edit(./.env)"] } }
   const shell = yield* measure("shell with deny", renameShell, deny)
   const program = yield* measure("program with deny", renameProgram, deny)
-  console.log(`\nwith deny Edit(./.env): after the shell command .env reads ${JSON.stringify(shell.env.split("\n")[0])}; after the program ${JSON.stringify(program.env.split("\n")[0])}`)
+  console.log(
+    `\nwith deny Edit(./.env): after the shell command .env reads ${JSON.stringify(shell.env.split("\n")[0])}; after the program ${JSON.stringify(program.env.split("\n")[0])}`
+  )
   console.log(`program's answer: ${program.last[0]!.modelOutput.replace(/\n/g, " | ")}`)
 
   // The runtime: cold start (first program in the process), warm start, nested call overhead.
@@ -196,8 +209,12 @@ const main = Effect.gen(function* () {
       t = performance.now()
       yield* run(`for (let i = 0; i < ${N}; i++) await tools.read({ filePath: "docs/api.md" })`)
       const nested = (performance.now() - t - warm[10]!) / N
-      console.log(`\nprogram start: cold ${cold.toFixed(1)} ms (thread + interpreter load), warm median ${warm[10]!.toFixed(1)} ms`)
-      console.log(`read: direct dispatch ${direct.toFixed(3)} ms/call, from a program ${nested.toFixed(3)} ms/call, overhead ${(nested - direct).toFixed(3)} ms`)
+      console.log(
+        `\nprogram start: cold ${cold.toFixed(1)} ms (thread + interpreter load), warm median ${warm[10]!.toFixed(1)} ms`
+      )
+      console.log(
+        `read: direct dispatch ${direct.toFixed(3)} ms/call, from a program ${nested.toFixed(3)} ms/call, overhead ${(nested - direct).toFixed(3)} ms`
+      )
       rmSync(root, { recursive: true, force: true })
     })
   )
