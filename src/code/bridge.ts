@@ -15,6 +15,7 @@
 import { Effect, Option } from "effect"
 import type { DispatcherShape } from "../dispatch/dispatcher.ts"
 import type { CallContext } from "../orchestrator/context.ts"
+import type { Catalog } from "../orchestrator/prepare.ts"
 import type { OutputStore } from "../output/store.ts"
 import { rankTools } from "../surface/search.ts"
 import type { ToolResult, ToolStatus } from "../tool/result.ts"
@@ -35,6 +36,11 @@ export interface NestedCall {
 
 export interface BridgeDeps {
   readonly dispatcher: DispatcherShape
+  /**
+   * Where a program's names resolve: the registry, whatever surface the program's own call came
+   * through (a sub-agent's CurrentDispatcher may be a surface's, whose catalog declares only a few).
+   */
+  readonly catalog: Catalog
   /** The tools this dispatcher can reach, hidden ones left out. */
   readonly tools: ReadonlyArray<Tool>
   /** The program's own call: its id, and the context its nested calls inherit. */
@@ -140,7 +146,7 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
     const slot = calls.length
     record({ id, tool: name, status: "ok" })
     const safe = byName.get(name.toLowerCase())?.concurrencySafe ?? false
-    const run = Effect.flatMap(dispatcher.dispatch({ id, name, args }, context), (result) =>
+    const run = Effect.flatMap(dispatcher.dispatchIn(deps.catalog, { id, name, args }, context), (result) =>
       Effect.map(fullOutput(result), (output) => {
         const value = toValue(result, output)
         const ok = result.status === "ok"

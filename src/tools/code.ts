@@ -15,6 +15,7 @@ import { runProgram } from "../code/runtime.ts"
 import { warm } from "../code/thread.ts"
 import { CurrentDispatcher, Dispatcher, type DispatcherShape } from "../dispatch/dispatcher.ts"
 import type { CallContext } from "../orchestrator/context.ts"
+import { type Catalog, registryCatalog } from "../orchestrator/orchestrator.ts"
 import { OutputStore } from "../output/store.ts"
 import { PermissionEngine, type PermissionEngineShape } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
@@ -49,6 +50,7 @@ export const callSummary = (calls: ReadonlyArray<NestedCall>, overLimit = 0): st
 
 interface CodeDeps {
   readonly base: DispatcherShape
+  readonly catalog: Catalog
   readonly store: OutputStore["Service"]
   readonly engine: PermissionEngineShape | undefined
   readonly limits: CodeLimits
@@ -99,6 +101,7 @@ export const makeCodeTool = (deps: CodeDeps) =>
         const tools = reachable(yield* dispatcher.tools, dispatcher, deps.engine)
         const bridge = makeBridge({
           dispatcher,
+          catalog: deps.catalog,
           tools,
           parentCallId: ctx.callId,
           context: nestedContext(ctx),
@@ -137,7 +140,8 @@ export const codeLayer = (options: CodeToolOptions = {}) =>
       const engine = Option.getOrUndefined(yield* Effect.serviceOption(PermissionEngine))
       const limits = resolveLimits(options.limits, process.env)
       const description = describeCode(reachable(yield* base.tools, base, engine), limits)
-      yield* registry.register(makeCodeTool({ base, store, engine, limits, description }))
+      const catalog = registryCatalog(registry)
+      yield* registry.register(makeCodeTool({ base, catalog, store, engine, limits, description }))
       // The first program should not wait for a thread and the interpreter to load.
       warm()
     }).pipe(Effect.orDie)
