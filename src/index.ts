@@ -15,6 +15,7 @@ export {
   SubagentRunner
 } from "./agent/runner.ts"
 export { dispatcherToolkit } from "./agent/toolkit.ts"
+export { type CodeLimits, DEFAULT_LIMITS as DEFAULT_CODE_LIMITS } from "./code/limits.ts"
 export { ConfigError, ConfigSource, FreecodeConfig, type FreecodeConfigShape, sectionOf } from "./config/load.ts"
 export type { ConfigSection } from "./config/section.ts"
 export { Dispatcher, type DispatcherShape, type PermissionMetadata } from "./dispatch/dispatcher.ts"
@@ -145,6 +146,7 @@ export {
   type TruncateDirection
 } from "./tool/tool.ts"
 export { Workspace } from "./tool/workspace.ts"
+export { CODE_TOOL, type CodeToolOptions, codeLayer } from "./tools/code.ts"
 export { type BuiltinRequirements, builtinTools } from "./tools/index.ts"
 export { webfetchHost } from "./tools/webfetch.ts"
 export { webSearchLayer } from "./tools/websearch.ts"

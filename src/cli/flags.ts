@@ -24,7 +24,7 @@ export const config = Flag.String("config").pipe(
 
 export const surface = Flag.Literals("surface", SURFACES).pipe(
   Flag.withDescription(
-    "Which tools are declared: all; deferred (a small core plus tool_search and tool_call, the rest found on demand); shell (bash and output only). Default: `surface.mode` in freecode.json, else all."
+    "Which tools are declared: all; deferred (a small core plus tool_search and tool_call, the rest found on demand); shell (bash and output only); code (one program tool, `code`, whose program calls every tool through the same rules, and output). Default: `surface.mode` in freecode.json, else all."
   ),
   Flag.optional
 )

@@ -12,7 +12,8 @@ import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { loadConfig } from "../layers/config.ts"
 import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
-import type { ToolRegistry } from "../registry/registry.ts"
+import type { OutputStore } from "../output/store.ts"
+import { ToolRegistry } from "../registry/registry.ts"
 import { describeSandbox, Sandbox } from "../sandbox/sandbox.ts"
 import { SessionPersistence } from "../session/store.ts"
 import { SharedStoreSetting } from "../state/layer.ts"
@@ -27,6 +28,7 @@ import {
   surfaceIn,
   ToolSurface
 } from "../surface/surface.ts"
+import { CODE_TOOL, codeLayer } from "../tools/code.ts"
 import { describeError, Misuse } from "./errors.ts"
 import type { Surface } from "./flags.ts"
 import { type Cancellation, Interrupts } from "./interrupts.ts"
@@ -220,6 +222,12 @@ export const buildToolSystem = (
     // clients hear about late tools through list_changed.
     const mcp = Context.getOption(context, McpClients)
     if (options.awaitMcpServers !== false && Option.isSome(mcp)) yield* mcp.value.ready
+    // The code surface's program tool, over the system's own Dispatcher (docs/code-mode.md).
+    if (surface === "code" && Context.get(context, ToolRegistry).lookup(CODE_TOOL) === undefined) {
+      // Every tool system holds an OutputStore; the factory's type names only what the commands use.
+      const services = context as Context.Context<ToolRegistry | Dispatcher | OutputStore>
+      yield* Layer.build(codeLayer().pipe(Layer.provide(Layer.succeedContext(services))))
+    }
     // The commands get the Dispatcher under the surface (and the profile): what they list and reach.
     const autoDeferTokens = yield* Config.Int(AUTO_DEFER_NAME).pipe(
       Config.withDefault(fromFile ?? DEFAULT_AUTO_DEFER_TOKENS),

@@ -17,6 +17,8 @@ export interface ToolStartEvent {
   readonly sessionId: string
   readonly callId: string
   readonly tool: string
+  /** Set on a call a program made: the program's call id. */
+  readonly parentCallId?: string
   readonly args: unknown
   readonly paths: ReadonlyArray<string>
   readonly operations: ReadonlyArray<Operation>
@@ -27,6 +29,8 @@ export interface ToolOutputEvent {
   readonly sessionId: string
   readonly callId: string
   readonly tool: string
+  /** Set on a call a program made: the program's call id. */
+  readonly parentCallId?: string
   /** "live" while the tool runs; "final" is the UI copy of the result, sent before tool_complete. */
   readonly phase: "live" | "final"
   /** Character offset of this window within its phase's output. */
@@ -46,6 +50,8 @@ export interface ToolCompleteEvent {
   readonly sessionId: string
   readonly callId: string
   readonly tool: string
+  /** Set on a call a program made: the program's call id. */
+  readonly parentCallId?: string
   /**
    * The result without its UI copy, which arrived as "final" tool_output windows; its
    * modelOutput is tail-capped to the UI cap and its metadata bounded (boundedMetadata).

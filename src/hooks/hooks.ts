@@ -33,6 +33,8 @@ export interface HookInput {
   readonly tool_use_id: string
   /** PostToolUse: the result. */
   readonly tool_response?: unknown
+  /** Set when a program made this call (the `code` tool): the program's call id. */
+  readonly parent_tool_use_id?: string
 }
 
 /** What a hook answers, after parsing. */

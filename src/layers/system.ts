@@ -43,6 +43,7 @@ import { type SurfaceOptions, surfaceLayer } from "../surface/surface.ts"
 import type { Tool } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { agentLayer } from "../tools/agent.ts"
+import { type CodeToolOptions, codeLayer } from "../tools/code.ts"
 import { type BuiltinRequirements, builtinTools } from "../tools/index.ts"
 import { skillLayer } from "../tools/skill.ts"
 import { webSearchLayer } from "../tools/websearch.ts"
@@ -98,6 +99,11 @@ export interface ToolSystemOptions<E = never, R = never> {
    * then this surface over the registry. Default: no surface, every tool declared.
    */
   readonly surface?: SurfaceOptions
+  /**
+   * The program tool `code` (docs/code-mode.md): registered when given (true: the default
+   * limits), and always under the `code` surface. Default: not registered.
+   */
+  readonly code?: CodeToolOptions | boolean
   /**
    * Whether bash runs in the OS sandbox when freecode.json's `sandbox.enabled` is absent
    * (docs/sandbox.md). Default: what `SandboxByDefault` says (false; the `mcp` command sets true).
@@ -252,6 +258,12 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     Layer.provideMerge(permissions),
     Layer.provideMerge(withTools)
   )
+  // `code` dispatches through the system's own Dispatcher, so it is registered under any surface.
+  const code = options.code ?? (options.surface?.surface === "code" ? true : undefined)
+  const withCode =
+    code === undefined || code === false
+      ? system
+      : codeLayer(code === true ? {} : code).pipe(Layer.provideMerge(system))
   // `agent` exists only with a model to run it; its runner needs the Dispatcher, so it goes on top.
   const agent: Layer.Layer<never, never, Dispatcher | ToolRegistry | HistoryBudget> =
     options.agent === undefined
@@ -268,10 +280,10 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
   // (A Dispatcher given by the embedder is theirs: no surface is put over it.)
   const surfaced =
     options.surface === undefined
-      ? system
+      ? withCode
       : Layer.unwrap(
           Effect.map(Effect.serviceOption(Dispatcher), (given) =>
-            given._tag === "Some" ? system : surfaceLayer(options.surface!).pipe(Layer.provideMerge(system))
+            given._tag === "Some" ? withCode : surfaceLayer(options.surface!).pipe(Layer.provideMerge(withCode))
           )
         )
   return agent.pipe(Layer.provideMerge(surfaced))

@@ -54,7 +54,7 @@ export const callParams = (params: unknown): { readonly name: string; readonly a
   return { name: p.name, args: (p.arguments as Record<string, unknown> | undefined) ?? {} }
 }
 
-const OPEN_WORLD = new Set(["network.fetch", "mcp.call", "agent.spawn", "person.ask"])
+const OPEN_WORLD = new Set(["network.fetch", "mcp.call", "agent.spawn", "person.ask", "program.run"])
 
 /** A tool declaration as an MCP client sees it; the annotations come from the declaration. */
 export const toMcpTool = (tool: Tool): McpTool => ({

@@ -115,7 +115,8 @@ const byHooks =
         cwd: gates.root,
         tool_name: inv.tool.id,
         tool_input: inv.input,
-        tool_use_id: inv.call.id
+        tool_use_id: inv.call.id,
+        ...(context.parentCallId === undefined ? {} : { parent_tool_use_id: context.parentCallId })
       })
       let next: GateState = {
         ...state,

@@ -36,7 +36,7 @@ import { conclude, type Finishing, type Opened } from "./conclude.ts"
 import type { CallContext } from "./context.ts"
 import { liveOutput } from "./live.ts"
 import { type Catalog, prepare } from "./prepare.ts"
-import { announce, type EventSink, showLive } from "./publish.ts"
+import { announce, type EventBase, type EventSink, showLive } from "./publish.ts"
 
 /** Where a call's name resolves and which gates it passes. */
 export interface Route {
@@ -155,7 +155,10 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
       const ungated = route({})
 
       const open = (call: ToolCall, context: CallContext, started: number, id: string, tool: Tool | undefined) => {
-        const base = { sessionId: context.sessionId, callId: call.id, tool: id }
+        const base: EventBase =
+          context.parentCallId === undefined
+            ? { sessionId: context.sessionId, callId: call.id, tool: id }
+            : { sessionId: context.sessionId, callId: call.id, tool: id, parentCallId: context.parentCallId }
         const key = { sessionId: context.sessionId, id: call.id, tool: id }
         const show = (chunk: string, at: number) => showLive(sink, base, context.onOutput, chunk, at)
         const live = liveOutput({ open: () => store.open(key), openCapture: () => store.capture(key, show), show })
@@ -170,6 +173,7 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
           callId: opened.callId,
           root,
           canSeeImages: opened.context.canSeeImages ?? false,
+          caller: opened.context,
           emit: (chunk) => (chunk.length === 0 ? Effect.void : opened.live.add(chunk)),
           capture: Effect.suspend(() => opened.live.capture()),
           ...(searchable === undefined ? {} : { searchable })

@@ -93,7 +93,7 @@ export const conclude = (env: Finishing, opened: Opened, ending: Ending): Effect
       outcomes: state.outcomes
     }
     // The hooks' text joins before the budget: the shape stage writes the model's copy last.
-    return Effect.flatMap(afterHooks(inputs, context.sessionId, result), (words) =>
+    return Effect.flatMap(afterHooks(inputs, context.sessionId, result, context.parentCallId), (words) =>
       words.texts.length === 0 && words.outcomes.length === 0
         ? published(result)
         : Effect.flatMap(joinHooks(env.shaping, shapeInput, recorded, shaped, words.texts), (joined) =>

@@ -25,4 +25,9 @@ export interface CallContext {
    * it to its client). Called synchronously: it must not block. ToolEvents carries the same.
    */
   readonly onOutput?: (chunk: string, offset: number) => void
+  /**
+   * Set on a call a program made (the `code` tool): the program's own call id. Hooks see it as
+   * `parent_tool_use_id`, events as `parentCallId`.
+   */
+  readonly parentCallId?: string
 }

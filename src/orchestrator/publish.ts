@@ -22,6 +22,8 @@ export interface EventBase {
   readonly sessionId: string
   readonly callId: string
   readonly tool: string
+  /** The program's call id, on a call a program made. */
+  readonly parentCallId?: string
 }
 
 /**
@@ -91,7 +93,12 @@ export interface HookWords {
  * PostToolUse hooks on a call that ran, shown the result as the model would see it without
  * them; their feedback follows the PreToolUse context. The shape stage joins the text in.
  */
-export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult): Effect.Effect<HookWords> => {
+export const afterHooks = (
+  h: HookInputs,
+  sessionId: string,
+  result: ToolResult,
+  parentCallId?: string
+): Effect.Effect<HookWords> => {
   if (h.hooks === undefined || !h.hooks.has("PostToolUse", result.tool))
     return Effect.succeed({ texts: h.notes, outcomes: h.outcomes })
   return Effect.map(
@@ -101,6 +108,7 @@ export const afterHooks = (h: HookInputs, sessionId: string, result: ToolResult)
       tool_name: result.tool,
       tool_input: h.input,
       tool_use_id: result.id,
+      ...(parentCallId === undefined ? {} : { parent_tool_use_id: parentCallId }),
       tool_response: { status: result.status, output: result.modelOutput, metadata: result.metadata }
     }),
     (post) => ({ texts: [...h.notes, ...post.feedback], outcomes: [...h.outcomes, ...post.outcomes] })

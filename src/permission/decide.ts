@@ -255,6 +255,14 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
     }
   }
   if (tool.requiresApproval) return ask(`${tool.id} requires approval for every call.`)
+  // A program is never approved as a whole: each call it makes takes this path and is decided alone.
+  if (tool.operations.includes("program.run"))
+    return {
+      ...base,
+      behavior: "allow",
+      by: "declaration",
+      reason: `${tool.id}: each call it makes is decided on its own.`
+    }
   if (tool.mutates) return ask(`${tool.id} changes things; this call needs approval.`)
   return { ...base, behavior: "allow", by: "declaration", reason: `${tool.id} only reads.` }
 }

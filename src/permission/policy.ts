@@ -80,7 +80,8 @@ export const compileAll = (parser: () => ShellParser, texts: ReadonlyArray<strin
 
 export const toolFilter = (tools: ProfileConfig["tools"]): ((tool: Tool) => boolean) => {
   if (tools === undefined || tools === "all") return () => true
-  if (tools === "read-only") return changesNothing
+  // A program (`code`) changes nothing itself: each call it makes is decided under this same profile.
+  if (tools === "read-only") return (tool) => changesNothing(tool) || tool.operations.includes("program.run")
   const names = new Set(tools.map((t) => t.toLowerCase()))
   return (tool) => names.has(tool.id.toLowerCase())
 }
@@ -121,12 +122,15 @@ export const refusedByRule = (policy: StandingPolicy, tool: Tool, rule: Rule): D
 })
 
 /**
- * Plan mode: nothing that mutates runs. `agent` is the exception: its child runs under this same
+ * Plan mode: nothing that mutates runs. `agent` and `code` are the exceptions: a child (each call of a program) runs under this same
  * policy (profiles chain), so plan mode holds for every call the child makes, and a planner may
  * still explore.
  */
 export const refusedByPlan = (policy: StandingPolicy, tool: Tool): Decision | undefined =>
-  policy.mode === "plan" && tool.mutates && !tool.operations.includes("agent.spawn")
+  policy.mode === "plan" &&
+  tool.mutates &&
+  !tool.operations.includes("agent.spawn") &&
+  !tool.operations.includes("program.run")
     ? {
         policy: policy.name,
         behavior: "deny",

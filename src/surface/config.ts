@@ -5,7 +5,7 @@ import { providers } from "../registry/provider.ts"
 
 /** Which tools are declared. */
 export const SurfaceConfig = Schema.Struct({
-  mode: Schema.optionalKey(Schema.Literals(["all", "deferred", "shell"])),
+  mode: Schema.optionalKey(Schema.Literals(["all", "deferred", "shell", "code"])),
   strategy: Schema.optionalKey(Schema.Literals(["bridge", "expand"])),
   core: Schema.optionalKey(Schema.Array(Schema.String)),
   autoDeferTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))

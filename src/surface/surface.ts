@@ -7,6 +7,8 @@
  *   prompt-cache prefix — never changes; `expand` appends what a search found to the declared
  *   list instead, after the unchanged prefix.
  * - `shell`: bash and output only.
+ * - `code`: the program tool (`code`) and output only; every other tool is reached from inside a
+ *   program, through the same Dispatcher (docs/code-mode.md).
  *
  * A surface only decides what is declared and what a name may reach. The call itself always goes
  * to the real target tool through the wrapped Dispatcher, so permissions, hooks, validation and
@@ -32,7 +34,7 @@ import { fromConfig, isVisible, type Visibility } from "./visibility.ts"
 
 export { CALL_TOOL, SEARCH_TOOL } from "./bridge.ts"
 
-export const SURFACE_NAMES = ["all", "deferred", "shell"] as const
+export const SURFACE_NAMES = ["all", "deferred", "shell", "code"] as const
 export type SurfaceName = (typeof SURFACE_NAMES)[number]
 export type DeferStrategy = "bridge" | "expand"
 
@@ -40,6 +42,8 @@ export type DeferStrategy = "bridge" | "expand"
 export const DEFAULT_CORE: ReadonlyArray<string> = ["read", "bash"]
 /** The whole `shell` surface. */
 export const SHELL_TOOLS: ReadonlyArray<string> = ["bash", "output"]
+/** The whole `code` surface. */
+export const CODE_TOOLS: ReadonlyArray<string> = ["code", "output"]
 /** The CLI's auto-deferral threshold: past it, `--surface all` defers MCP tools (0 turns it off). */
 export const AUTO_DEFER_NAME = "FREECODE_AUTO_DEFER_TOKENS"
 export const DEFAULT_AUTO_DEFER_TOKENS = 10_000
@@ -111,7 +115,9 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
   const { dispatcher, registry, policies } = deps
   const strategy = options.strategy ?? "bridge"
   const core = new Set((options.core ?? DEFAULT_CORE).map((n) => n.toLowerCase()))
-  const shell = new Set(SHELL_TOOLS)
+  // The tools a narrow surface declares (shell, code); undefined: no such limit.
+  const only =
+    options.surface === "shell" ? new Set(SHELL_TOOLS) : options.surface === "code" ? new Set(CODE_TOOLS) : undefined
   // Tools a session found (expand: declared after the prefix; bridge: callable by name too).
   const discovered =
     deps.discovered ?? makeSessions({ maxSessions: DEFAULT_MAX_SESSIONS }).slot<Array<string>>("discovered")
@@ -138,7 +144,7 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
     if (options.surface === "deferred") {
       return { tools, deferred: ids((t) => !core.has(t.id.toLowerCase())), auto: undefined }
     }
-    if (options.surface === "shell") return { tools, deferred: undefined, auto: undefined }
+    if (only !== undefined) return { tools, deferred: undefined, auto: undefined }
     if (options.defer !== undefined) return { tools, deferred: ids(options.defer), auto: undefined }
     const threshold = options.autoDeferTokens
     const mcp = tools.filter((t) => t.source === "mcp")
@@ -173,7 +179,7 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
   const declared = (sessionId?: string): Effect.Effect<ReadonlyArray<Tool>> =>
     Effect.map(view, (v) => {
       const { tools } = v
-      if (options.surface === "shell") return tools.filter((t) => shell.has(t.id))
+      if (only !== undefined) return tools.filter((t) => only.has(t.id))
       if (v.deferred === undefined) return tools
       // deferred, or `all` deferring some: the tools not deferred are the core
       const prefix = [
@@ -205,12 +211,14 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
       if (v.deferred !== undefined && strategy === "bridge" && lower === CALL_TOOL) return callTool
       const tool = registry.lookup(name)
       if (tool === undefined || !isVisible(tool, policies)) return tool
-      if (options.surface === "shell" && !shell.has(tool.id)) {
+      if (only !== undefined && !only.has(tool.id)) {
         return {
           _tag: "Unreachable",
           tool: tool.id,
           error: fail(
-            "Only bash and output are available here. Do this with a bash command instead (cat, ls, rg, sed, curl, …)."
+            options.surface === "code"
+              ? `Only code and output are available here. Call ${tool.id} from a program instead: code {"program": "const r = await tools.${tool.id}({...}); console.log(r.output)"}.`
+              : "Only bash and output are available here. Do this with a bash command instead (cat, ls, rg, sed, curl, …)."
           ),
           metadata: { surface: options.surface }
         }

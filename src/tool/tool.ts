@@ -41,6 +41,26 @@ export interface ToolContext {
    * and is told "ok" for a secret file without the check being made.
    */
   readonly searchable?: Searchability
+  /**
+   * What the caller said about this call (the orchestrator's CallContext): its cancel, who
+   * approves, and whether a program made it. A tool that dispatches calls of its own (`code`)
+   * hands these on, so its calls are cancelled, approved and tagged like it.
+   */
+  readonly caller?: CallerContext
+}
+
+/** The part of a call's CallContext a tool may read (see ToolContext.caller). */
+export interface CallerContext {
+  readonly sessionId: string
+  readonly canSeeImages?: boolean
+  readonly cancelled?: Effect.Effect<void>
+  readonly approve?: (request: {
+    readonly tool: string
+    readonly args: unknown
+    readonly reason: string
+  }) => Effect.Effect<boolean>
+  readonly onOutput?: (chunk: string, offset: number) => void
+  readonly parentCallId?: string
 }
 
 export type Searchable = "ok" | "denied" | "secret"
@@ -105,6 +125,8 @@ export type Operation =
   | "session.read"
   | "session.write"
   | "agent.spawn"
+  /** Runs a program whose every tool call is dispatched and decided on its own (`code`). */
+  | "program.run"
   | "person.ask"
   | "mcp.call"
 

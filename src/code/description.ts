@@ -1,0 +1,41 @@
+/**
+ * The `code` tool's description: how a program calls tools, its limits, and the typed API of the
+ * tools it can reach (api.ts). The API is cut at a character budget; the tools past it are named,
+ * and tools.search finds them with their signatures.
+ */
+import type { Tool } from "../tool/tool.ts"
+import { identifiers, signatureOf } from "./api.ts"
+import type { CodeLimits } from "./limits.ts"
+
+/** Characters of signatures the description carries at most; the rest are found with tools.search. */
+export const API_BUDGET_CHARS = 6_000
+
+const intro = (limits: CodeLimits) =>
+  [
+    "Run a JavaScript program (TypeScript types are stripped) that calls tools, instead of many separate calls.",
+    "`await tools.NAME(args)` runs that tool exactly as a direct call (same permissions, approvals, hooks) and resolves to {id, status, title, output, metadata} with the FULL output; a refused or failed call rejects with a ToolError {status, message, tool, id} you can catch.",
+    "What you console.log (or text()) and return is this tool's output: nested results stay out of your context unless you print them, so print only what you need.",
+    "Promise.all runs read-only calls in parallel and changing ones one at a time, in order. No require, import, fs, network, process or timers: only `tools`.",
+    `Limits: ${Math.round(limits.wallMs / 1000)} s, ${Math.round(limits.memoryBytes / 1048576)} MiB, ${limits.maxCalls} tool calls.`,
+    'await tools.search("words") gives [{name, call, description, signature}] for tools not listed below; tools.call(name, args) calls a tool by name.'
+  ].join("\n")
+
+/** The description for the tools a program can reach (never the program tools themselves). */
+export const describeCode = (tools: ReadonlyArray<Tool>, limits: CodeLimits): string => {
+  const byId = new Map(tools.map((t) => [t.id, t]))
+  const lines: Array<string> = []
+  const rest: Array<string> = []
+  let used = 0
+  for (const [ident, id] of identifiers(tools)) {
+    const line = signatureOf(ident, byId.get(id)!)
+    if (used + line.length > API_BUDGET_CHARS) rest.push(id)
+    else {
+      lines.push(line)
+      used += line.length
+    }
+  }
+  const named = new Set(identifiers(tools).map(([, id]) => id))
+  for (const t of tools) if (!named.has(t.id)) rest.push(t.id)
+  const more = rest.length === 0 ? "" : `\n// also reachable (tools.search for their signatures): ${rest.join(", ")}`
+  return `${intro(limits)}\n\ndeclare const tools: {\n${lines.join("\n")}\n}${more}`
+}
