@@ -34,7 +34,11 @@ export interface ServerSpec {
  */
 const resolveTypeScript = (root: string, place: Place): ServerCommand | { readonly missing: string } => {
   // Any server, even one installed elsewhere, would load the workspace's TypeScript and run it.
-  const own = presentUp(root, "typescript/package.json") ?? presentUp(root, ".bin/typescript-language-server")
+  const own =
+    presentUp(root, ".bin/tsc") ??
+    presentUp(root, ".bin/typescript-language-server") ??
+    presentUp(root, "typescript/lib/tsserver.js") ??
+    presentUp(root, "typescript/package.json")
   if (!place.trusted && own !== undefined) return untrustedProgram(place, own)
   const pkg = findUp(root, "typescript/package.json", place)
   const version =
