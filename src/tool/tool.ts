@@ -41,6 +41,12 @@ export interface ToolContext {
    * and is told "ok" for a secret file without the check being made.
    */
   readonly searchable?: Searchability
+  /**
+   * The paths the permission rules checked for this call, each as given (absolute) and as it
+   * really was then (links followed). A tool that opens one verifies that the file it opened is
+   * that real path (docs/permissions.md, "Check, then use"). Absent when no rules ran.
+   */
+  readonly checked?: ReadonlyArray<{ readonly abs: string; readonly real: string }>
 }
 
 export type Searchable = "ok" | "denied" | "secret"
