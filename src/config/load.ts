@@ -33,6 +33,8 @@ export interface FreecodeConfigShape {
   readonly sources: ReadonlyArray<ConfigFileValues>
   /** What an untrusted folder's files would have started and did not, one phrase each. */
   readonly skipped: ReadonlyArray<string>
+  /** Whether the project folder's own programs may start (read from its files); absent for a configuration given in code. */
+  readonly trusted?: boolean
 }
 
 /** A section's value in the configuration (validated against its schema when it was loaded). */
@@ -245,7 +247,7 @@ export const loadConfigFiles = (
       }
       return { file, values: kept }
     })
-    return { file: main?.file, values: mergeAll(sources, sections), sources, skipped }
+    return { file: main?.file, values: mergeAll(sources, sections), sources, skipped, trusted }
   })
 
 /**

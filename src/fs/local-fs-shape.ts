@@ -29,6 +29,8 @@ export interface FileStats {
 /** A file opened read-only; closed when the scope closes. */
 export interface OpenFile {
   readonly stats: FileStats
+  /** Set when the caller named the file it expected and another was opened: what was (movedFrom). */
+  readonly moved?: string
   /** Reads into `buffer` from `position`; the number of bytes read (0 at the end). */
   readonly read: (buffer: Uint8Array, position: number) => Effect.Effect<number, PlatformError.PlatformError>
 }
@@ -36,6 +38,8 @@ export interface OpenFile {
 /** A file stat'ed and, when it is a small regular file, read whole. */
 export interface WholeFile {
   readonly stats: FileStats
+  /** Set when the caller named the file it expected and another was opened (nothing is read then). */
+  readonly moved?: string
   /** Its content; undefined when it is not a regular file, is `maxBytes` or larger, or grew while read. */
   readonly bytes: Uint8Array | undefined
 }
@@ -70,16 +74,23 @@ export interface LocalFsShape {
   readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError>
   /**
    * Opens `path` for reading without waiting on what it is (a FIFO, a terminal): the caller
-   * checks `stats.type` and reads only a regular file.
+   * checks `stats.type` and reads only a regular file. With `expected` (a real path: what a
+   * permission check resolved `path` to), the file opened is checked to be that one, and `moved`
+   * says what was opened instead (the native layer; the platform layer cannot tell and opens).
    */
-  readonly openForReading: (path: string) => Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope>
+  readonly openForReading: (
+    path: string,
+    expected?: string
+  ) => Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope>
   /**
    * A small regular file read whole in one step, or undefined when this layer has no such fast
    * path for `path` (the caller then opens it and streams).
    */
   readonly readWhole: (
     path: string,
-    maxBytes: number
+    maxBytes: number,
+    /** As for openForReading: the real path the file must be; nothing is read when it is not. */
+    expected?: string
   ) => Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined
   /** A whole file's bytes (grep's own search). */
   readonly readFile: (path: string) => Effect.Effect<Uint8Array, PlatformError.PlatformError>

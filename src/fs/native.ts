@@ -128,6 +128,29 @@ const closeQuietly = (fd: number) => {
  */
 const READ_FLAGS = NFS.constants.O_RDONLY | NFS.constants.O_NONBLOCK | NFS.constants.O_NOCTTY
 
+/**
+ * Undefined when the open descriptor `fd` is the file at `expected` (a real path, as a check
+ * resolved it); else what was opened instead. On Linux the descriptor's own path
+ * (/proc/self/fd/N: where the kernel really opened, every link followed), so a path flipped to a
+ * link, or a folder on the way swapped for one, between the check and the open is caught. Without
+ * /proc: the descriptor's device and inode against `expected`'s own entry, links not followed.
+ */
+const movedFrom = (fd: number, expected: string, st: NFS.Stats): string | undefined => {
+  let at: string | undefined
+  try {
+    at = NFS.readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    at = undefined
+  }
+  if (at !== undefined) return at === expected ? undefined : at
+  try {
+    const entry = NFS.lstatSync(expected)
+    return entry.dev === st.dev && entry.ino === st.ino ? undefined : "another file"
+  } catch {
+    return "another file"
+  }
+}
+
 export interface NativeFsOptions {
   /** The mount table; default: this machine's (local-mounts.ts). `[]`: every call takes the pool. */
   readonly mounts?: ReadonlyArray<Mount>
@@ -206,7 +229,10 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
   }
 
   /** Open and fstat: two calls where stat-then-open took two round trips, for one. */
-  const openForReading = (path: string): Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope> => {
+  const openForReading = (
+    path: string,
+    expected?: string
+  ): Effect.Effect<OpenFile, PlatformError.PlatformError, Scope.Scope> => {
     const local = isLocal(path)
     return Effect.acquireRelease(
       local
@@ -217,15 +243,17 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
       Effect.flatMap((fd) =>
         // fstat on a descriptor in hand never waits on the disk: no round trip needed.
         now("fstat", path, () => NFS.fstatSync(fd)).pipe(
-          Effect.map(
-            (st): OpenFile => ({
+          Effect.map((st): OpenFile => {
+            const moved = expected === undefined ? undefined : movedFrom(fd, expected, st)
+            if (moved !== undefined) return { stats: statsOf(st), moved, read: () => Effect.succeed(0) }
+            return {
               stats: statsOf(st),
               read: local
                 ? (buffer, position) => now("read", path, () => NFS.readSync(fd, buffer, 0, buffer.length, position))
                 : (buffer, position) =>
                     call<number>("read", path, (done) => NFS.read(fd, buffer, 0, buffer.length, position, done))
-            })
-          )
+            }
+          })
         )
       )
     )
@@ -238,7 +266,8 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
    */
   const readWhole = (
     path: string,
-    maxBytes: number
+    maxBytes: number,
+    expected?: string
   ): Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined =>
     isLocal(path)
       ? now("open", path, () => {
@@ -246,6 +275,8 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
           try {
             const st = NFS.fstatSync(fd)
             const stats = statsOf(st)
+            const moved = expected === undefined ? undefined : movedFrom(fd, expected, st)
+            if (moved !== undefined) return { stats, bytes: undefined, moved }
             if (stats.type !== "File" || st.size >= maxBytes) return { stats, bytes: undefined }
             const buffer = new Uint8Array(st.size + 1)
             // A short count is the end of the file; a full buffer means it grew since the fstat.

@@ -12,7 +12,8 @@ import { existsSync } from "node:fs"
 import * as NodePath from "node:path"
 import { Schema } from "effect"
 import { defineSection } from "../config/section.ts"
-import { onPath, SERVERS, type ServerCommand, type ServerSpec } from "./servers.ts"
+import { isProjectProgram, onPath, type Place, untrustedProgram } from "./place.ts"
+import { SERVERS, type ServerCommand, type ServerSpec } from "./servers.ts"
 
 export const LspServerConfig = Schema.Struct({
   /** The program and its arguments; a bare name is looked up on PATH, a path is relative to the root. */
@@ -34,12 +35,13 @@ export type LspConfig = typeof LspConfig.Type
 
 const resolveConfigured =
   (program: string, args: ReadonlyArray<string>) =>
-  (root: string): ServerCommand | { readonly missing: string } => {
+  (root: string, place: Place): ServerCommand | { readonly missing: string } => {
     if (program.includes("/")) {
       const command = NodePath.resolve(root, program)
-      return existsSync(command) ? { command, args } : { missing: `${command} does not exist` }
+      if (!existsSync(command)) return { missing: `${command} does not exist` }
+      return !place.trusted && isProjectProgram(place, command) ? untrustedProgram(place, command) : { command, args }
     }
-    const command = onPath(program)
+    const command = onPath(program, place)
     return command === undefined ? { missing: `${program} is not on PATH` } : { command, args }
   }
 

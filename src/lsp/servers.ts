@@ -1,10 +1,14 @@
 /**
  * The server table: which language server handles a file, how to start it, where its
  * workspace root is. Nothing is downloaded: a server is used only when its binary is in the
- * workspace (TypeScript) or on PATH.
+ * workspace (TypeScript) or on PATH, and one from the project's own files only when the person
+ * trusts it (place.ts).
  */
 import { existsSync, readFileSync } from "node:fs"
 import * as NodePath from "node:path"
+import { findUp, onPath, type Place, presentUp, untrustedProgram } from "./place.ts"
+
+export { onPath, type Place } from "./place.ts"
 
 export interface ServerCommand {
   readonly command: string
@@ -20,41 +24,29 @@ export interface ServerSpec {
   readonly extensions: Readonly<Record<string, string>>
   /** Files that mark a workspace root for it, nearest ancestor wins. */
   readonly rootMarkers: ReadonlyArray<string>
-  /** How to start it for `root`, or why it cannot be started. */
-  readonly resolve: (root: string) => ServerCommand | { readonly missing: string }
-}
-
-/** `name` in one of PATH's directories, or undefined. */
-export const onPath = (name: string): string | undefined => {
-  for (const dir of (process.env.PATH ?? "").split(NodePath.delimiter)) {
-    if (dir === "") continue
-    const candidate = NodePath.join(dir, name)
-    if (existsSync(candidate)) return candidate
-  }
-  return undefined
-}
-
-/** The nearest `node_modules/<rel>` at or above `root`. */
-const findUp = (root: string, rel: string): string | undefined => {
-  for (let dir = root; ; dir = NodePath.dirname(dir)) {
-    const candidate = NodePath.join(dir, "node_modules", rel)
-    if (existsSync(candidate)) return candidate
-    if (NodePath.dirname(dir) === dir) return undefined
-  }
+  /** How to start it for `root` in `place` (place.ts: what may start there), or why it cannot be started. */
+  readonly resolve: (root: string, place: Place) => ServerCommand | { readonly missing: string }
 }
 
 /**
  * The workspace's own TypeScript: 7+ has a language server built into `tsc --lsp --stdio`;
  * older versions need `typescript-language-server` (from the workspace or PATH).
  */
-const resolveTypeScript = (root: string): ServerCommand | { readonly missing: string } => {
-  const pkg = findUp(root, "typescript/package.json")
+const resolveTypeScript = (root: string, place: Place): ServerCommand | { readonly missing: string } => {
+  // Any server, even one installed elsewhere, would load the workspace's TypeScript and run it.
+  const own =
+    presentUp(root, ".bin/tsc") ??
+    presentUp(root, ".bin/typescript-language-server") ??
+    presentUp(root, "typescript/lib/tsserver.js") ??
+    presentUp(root, "typescript/package.json")
+  if (!place.trusted && own !== undefined) return untrustedProgram(place, own)
+  const pkg = findUp(root, "typescript/package.json", place)
   const version =
     pkg === undefined ? undefined : (JSON.parse(readFileSync(pkg, "utf8")) as { version?: string }).version
   const major = Number(version?.split(".")[0])
-  const tsc = findUp(root, ".bin/tsc")
+  const tsc = findUp(root, ".bin/tsc", place)
   if (major >= 7 && tsc !== undefined) return { command: tsc, args: ["--lsp", "--stdio"] }
-  const tls = findUp(root, ".bin/typescript-language-server") ?? onPath("typescript-language-server")
+  const tls = findUp(root, ".bin/typescript-language-server", place) ?? onPath("typescript-language-server", place)
   // Never the separate syntax server: while the project loads it answers findReferences from the
   // open files alone ("No references found" for the first call on a fresh server).
   if (tls !== undefined) {
@@ -68,10 +60,12 @@ const resolveTypeScript = (root: string): ServerCommand | { readonly missing: st
   }
 }
 
-const fromPath = (binary: string, args: ReadonlyArray<string>) => (): ServerCommand | { readonly missing: string } => {
-  const command = onPath(binary)
-  return command === undefined ? { missing: `${binary} is not on PATH` } : { command, args }
-}
+const fromPath =
+  (binary: string, args: ReadonlyArray<string>) =>
+  (_root: string, place: Place): ServerCommand | { readonly missing: string } => {
+    const command = onPath(binary, place)
+    return command === undefined ? { missing: `${binary} is not on PATH` } : { command, args }
+  }
 
 export const SERVERS: ReadonlyArray<ServerSpec> = [
   {

@@ -7,9 +7,11 @@ import * as NodePath from "node:path"
 import { Context, Effect, Layer } from "effect"
 import type { Diagnostic } from "vscode-languageserver-protocol"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
+import { isTrusted } from "../config/trust.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
 import { fileUri, LspClient, LspTimeout } from "./client.ts"
 import { lspSection, serversFromConfig } from "./config.ts"
+import type { Place } from "./place.ts"
 import { languageIdOf, SERVERS, type ServerSpec, serverFor, workspaceRootFor } from "./servers.ts"
 
 export interface LspSettings {
@@ -23,6 +25,11 @@ export interface LspSettings {
   readonly maxRestarts: number
   /** The server table; default SERVERS (src/lsp/servers.ts). */
   readonly servers: ReadonlyArray<ServerSpec>
+  /**
+   * Whether the project's own programs may start as servers (place.ts). Default: as
+   * `freecode-tools trust` recorded for the project root.
+   */
+  readonly trusted?: boolean
 }
 
 export const DEFAULT_LSP_SETTINGS: LspSettings = {
@@ -73,8 +80,8 @@ const make = (settings: LspSettings) =>
       )
     }
 
-    const start = (key: string, spec: ServerSpec, root: string, crashes: number): Promise<LspClient> => {
-      const command = spec.resolve(root)
+    const start = (key: string, spec: ServerSpec, root: string, place: Place, crashes: number): Promise<LspClient> => {
+      const command = spec.resolve(root, place)
       if ("missing" in command) {
         const message = `No ${spec.id} language server for ${root}: ${command.missing}. Use grep and read instead.`
         entries.set(key, { state: "failed", message })
@@ -99,16 +106,16 @@ const make = (settings: LspSettings) =>
       return ready
     }
 
-    const clientFor = (spec: ServerSpec, root: string): Promise<LspClient> => {
+    const clientFor = (spec: ServerSpec, root: string, place: Place): Promise<LspClient> => {
       const key = `${spec.id}@${root}`
       const entry = entries.get(key)
-      if (entry === undefined) return start(key, spec, root, 0)
+      if (entry === undefined) return start(key, spec, root, place, 0)
       switch (entry.state) {
         case "ready":
           if (entry.client.alive) return Promise.resolve(entry.client)
           // Its pipe closed before the exit event was handled: count the crash now.
           recordCrash(key, spec, root, entry.crashes)
-          return clientFor(spec, root)
+          return clientFor(spec, root, place)
         case "starting":
           return entry.ready
         case "failed":
@@ -117,7 +124,7 @@ const make = (settings: LspSettings) =>
           // Restart after the backoff; calls arriving meanwhile wait for the same start.
           const wait = Math.max(0, entry.restartAt - Date.now())
           const ready = new Promise((resolve) => setTimeout(resolve, wait)).then(() =>
-            start(key, spec, root, entry.crashes)
+            start(key, spec, root, place, entry.crashes)
           )
           entries.set(key, { state: "starting", ready })
           return ready
@@ -125,8 +132,20 @@ const make = (settings: LspSettings) =>
       }
     }
 
+    // Looked up once per project root: a trust recorded later takes effect in the next session.
+    const trust = new Map<string, boolean>()
+    const placeOf = (projectRoot: string): Effect.Effect<Place> => {
+      const known = settings.trusted ?? trust.get(projectRoot)
+      return known !== undefined
+        ? Effect.succeed({ projectRoot, trusted: known })
+        : Effect.map(isTrusted(projectRoot), (trusted) => {
+            trust.set(projectRoot, trusted)
+            return { projectRoot, trusted }
+          })
+    }
+
     const open = (path: string, projectRoot: string): Effect.Effect<LspDocument, ToolFailure | TransientFailure> =>
-      Effect.suspend(() => {
+      Effect.flatMap(placeOf(projectRoot), (place) => {
         const spec = serverFor(settings.servers, path)
         if (spec === undefined)
           return Effect.fail(
@@ -136,7 +155,7 @@ const make = (settings: LspSettings) =>
         let client: LspClient | undefined
         return Effect.tryPromise({
           try: async () => {
-            client = await clientFor(spec, root)
+            client = await clientFor(spec, root, place)
             const uri = await client.sync(path, languageIdOf(spec, path))
             if (!client.alive) throw new Error("exited")
             return { client, server: spec.id, uri, path, text: client.textOf(uri) ?? "" }
@@ -240,7 +259,12 @@ export class LspClients extends Context.Service<
     LspClients,
     Effect.gen(function* () {
       const config = yield* FreecodeConfig
-      return yield* make({ ...DEFAULT_LSP_SETTINGS, servers: serversFromConfig(sectionOf(config, lspSection)) })
+      return yield* make({
+        ...DEFAULT_LSP_SETTINGS,
+        servers: serversFromConfig(sectionOf(config, lspSection)),
+        // As the configuration was read (`--trust` for one run); else as recorded.
+        ...(config.trusted === undefined ? {} : { trusted: config.trusted })
+      })
     })
   )
 }

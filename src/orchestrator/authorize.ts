@@ -213,7 +213,9 @@ const byTool =
   (gates: Gates, context: CallContext, toolContext: (searchable: Searchability | undefined) => ToolContext) =>
   (state: GateState): Effect.Effect<Verdict> => {
     const { tool, args } = state.invocation
-    const ctx = toolContext(searchability(gates, state, context))
+    const made = toolContext(searchability(gates, state, context))
+    const checked = state.decision?.checked
+    const ctx = checked === undefined ? made : { ...made, checked }
     const allowed: Verdict = { _tag: "Allowed", state, ctx }
     const validate = tool.validateInput
     const check = tool.checkPermissions

@@ -1,7 +1,7 @@
 /**
  * One policy's answer for one call, from what the call touches. Order:
  *   tool filter → deny rules → plan mode (nothing that mutates runs) → bypassPermissions →
- *   ask rules → what the call touches (a shell command part by part, paths outside the project,
+ *   ask rules → a write to a control path (always asks) → what the call touches (a shell command part by part, paths outside the project,
  *   secret files) → allow rules and saved approvals → acceptEdits → the declaration (read-only
  *   tools run, mutating ones ask).
  * A saved approval never overrides a configured ask or deny. Pure: the engine gathers the
@@ -10,6 +10,7 @@
 import * as NodePath from "node:path"
 import type { Tool } from "../tool/tool.ts"
 import { isSensitive } from "./containment.ts"
+import { controlPathAt } from "./control.ts"
 import {
   type CompiledRule,
   type Decision,
@@ -88,6 +89,21 @@ const coveringAllow = (where: Where, policy: Policy, tool: Tool, s: Subjects): C
   return undefined
 }
 
+/**
+ * Why a file write must ask whatever the rules say: it lands on a control path (control.ts), as
+ * given or as it really is. Undefined for every other call.
+ */
+const controlWrite = (where: Where, tool: Tool, s: Subjects): string | undefined => {
+  if (s.kind !== "file" || !tool.operations.includes("file.write")) return undefined
+  for (const p of s.paths) {
+    const hit = controlPathAt(where.root, p.abs) ?? controlPathAt(where.realRoot, p.real)
+    if (hit === undefined) continue
+    const shown = p.real === p.abs ? p.abs : `${p.abs} (really ${p.real})`
+    return `${shown} is a control path (${hit}): what is written there runs code or widens permissions later, outside any sandbox, so writing it always needs the person's approval, whatever the mode or allow rules. Leave it unchanged, or tell the person the exact change so they can approve it or make it themselves.`
+  }
+  return undefined
+}
+
 export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects, saved: boolean): Decision => {
   const base = { policy: policy.name }
   const ask = (reason: string, by: Decision["by"] = "declaration"): Decision =>
@@ -154,6 +170,13 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
           rule: askRule.rule.text,
           reason: `The rule ${askRule.rule.text} asks for approval of this ${tool.id} call.`
         }
+  }
+  const control = controlWrite(where, tool, s)
+  if (control !== undefined) {
+    // No grant: "always" is not offered, and a saved approval does not skip it.
+    return policy.mode === "dontAsk"
+      ? { ...base, behavior: "deny", by: "mode", reason: `${control} dontAsk mode refuses it.` }
+      : { ...base, behavior: "ask", by: "declaration", reason: control }
   }
   if (s.unknown !== undefined) return ask(`${s.unknown}; this call needs approval.`)
   const bare = policy.allow.find((c) => c.rule.specifier === undefined && namesTool(c.rule, tool))

@@ -173,7 +173,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
                 const d = decideOne(where, policy, req.tool, s, saved)
                 if (RANK[d.behavior] > RANK[worst.behavior]) worst = d
               }
-              return worst
+              return s.kind === "file" && s.paths.length > 0 ? { ...worst, checked: s.paths } : worst
             })
         )
 

@@ -33,6 +33,11 @@ export interface Decision {
   readonly policy: string
   /** What an "always" answer would save; absent when a configured ask rule decided (always is not offered). */
   readonly grant?: Grant
+  /**
+   * A file tool's paths as this decision saw them: each as given and as it really was. The tool
+   * is handed them (ToolContext.checked), so what it opens is what was checked.
+   */
+  readonly checked?: ReadonlyArray<{ readonly abs: string; readonly real: string }>
 }
 
 export interface CompiledRule {

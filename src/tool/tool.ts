@@ -42,6 +42,12 @@ export interface ToolContext {
    */
   readonly searchable?: Searchability
   /**
+   * The paths the permission rules checked for this call, each as given (absolute) and as it
+   * really was then (links followed). A tool that opens one verifies that the file it opened is
+   * that real path (docs/permissions.md, "Check, then use"). Absent when no rules ran.
+   */
+  readonly checked?: ReadonlyArray<{ readonly abs: string; readonly real: string }>
+  /**
    * What the caller said about this call (the orchestrator's CallContext): its cancel, who
    * approves, and whether a program made it. A tool that dispatches calls of its own (`code`)
    * hands these on, so its calls are cancelled, approved and tagged like it.

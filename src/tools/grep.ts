@@ -10,6 +10,7 @@
  * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
  */
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
+import { LocalFs } from "../fs/local-fs.ts"
 import { displayDir, displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
@@ -17,6 +18,7 @@ import { defineTool } from "../tool/tool.ts"
 import { fsFailure, statOrFail } from "./fs-failure.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
 import { skippedNote } from "./search/default-skip.ts"
+import { verifyMatches } from "./search/verify.ts"
 import { DENIED_OR_SECRET, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const DEFAULT_HEAD_LIMIT = 250
@@ -156,15 +158,27 @@ export const GrepTool = defineTool({
           })
         )
 
+      // What the backend read is shown only as far as a verified read confirms it (search/verify.ts).
+      const localFs = yield* LocalFs
+      const targetReal =
+        ctx.checked?.find((p) => p.abs === target)?.real ??
+        (yield* localFs.realPath(target).pipe(Effect.orElseSucceed(() => target)))
+      const verified = yield* verifyMatches(localFs, result.matches, target, targetReal)
+
       const filter = include === undefined || isFile ? "" : ` (files matching ${include})`
       // A file the caller may not read is not searched for it either: its lines never show.
       const isHidden = hiddenFrom(ctx, DENIED_OR_SECRET)
       // Many matches share a file: each file is checked once.
-      const hiddenPaths = new Set([...new Set(result.matches.map((m) => m.path))].filter(isHidden))
-      const matches = hiddenPaths.size === 0 ? result.matches : result.matches.filter((m) => !hiddenPaths.has(m.path))
+      const hiddenPaths = new Set([...new Set(verified.kept.map((m) => m.path))].filter(isHidden))
+      const matches = hiddenPaths.size === 0 ? verified.kept : verified.kept.filter((m) => !hiddenPaths.has(m.path))
       const hiddenFiles = hiddenPaths.size
       const notes = [
         ...(hiddenFiles > 0 ? [hiddenNote(hiddenFiles, "with matches")] : []),
+        ...(verified.dropped > 0
+          ? [
+              `${plural(verified.dropped, "match", "matches")} not shown: the file changed or was replaced while it was searched (search again).`
+            ]
+          : []),
         ...result.notes,
         ...(result.skipped.length > 0 ? [skippedNote(result.skipped, (p) => displayPath(ctx.root, p))] : [])
       ]

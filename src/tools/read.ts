@@ -137,6 +137,12 @@ const readImage = (file: OpenFile, root: string, abs: string, ext: string): Effe
     }
   })
 
+/** The file opened is not the one the permission check resolved the path to: it changed in between. */
+const movedFailure = (shown: string, checked: string, opened: string) =>
+  fail(
+    `${shown} changed while it was being opened: the permission check saw ${checked}, and ${opened} was opened instead (a link put in its place?). Nothing was read. Read it again; if it now leads somewhere else, that is checked afresh.`
+  )
+
 /**
  * The streaming path: the file opened (an image read whole, text in chunks) and closed when
  * done. Taken off a local disk, for an image, and for a file too large to read in one call.
@@ -144,6 +150,7 @@ const readImage = (file: OpenFile, root: string, abs: string, ext: string): Effe
 const readOpened = (
   root: string,
   abs: string,
+  expected: string | undefined,
   ext: string,
   isImage: boolean,
   window: { readonly offset: number; readonly limit: number },
@@ -156,7 +163,8 @@ const readOpened = (
   Effect.gen(function* () {
     const shown = displayPath(root, abs)
     const localFs = yield* LocalFs
-    const file = yield* openFailure(root, abs)(localFs.openForReading(abs))
+    const file = yield* openFailure(root, abs)(localFs.openForReading(abs, expected))
+    if (file.moved !== undefined) return yield* movedFailure(shown, expected!, file.moved)
     const refused = typeRefusal(file.stats.type, shown)
     if (refused !== undefined) return yield* refused
     const mtimeMs = file.stats.mtimeMs
@@ -209,16 +217,21 @@ const readAndRecord = (
 ) =>
   Effect.flatMap(LocalFs, (localFs) => {
     const fingerprint = new Fingerprinter()
-    const streamed = () => readOpened(ctx.root, abs, ext, isImage, window, fingerprint)
+    // What the permission rules checked this path as: the file opened must be that one.
+    const expected = ctx.checked?.find((p) => p.abs === abs)?.real
+    const streamed = () => readOpened(ctx.root, abs, expected, ext, isImage, window, fingerprint)
     // A small file on a local disk is read whole in one synchronous step; anything else
     // (an image, a large file, a network mount) is opened and streamed.
     // (A known binary extension is only opened and typed: it is refused unread.)
-    const whole = isImage ? undefined : localFs.readWhole(abs, BINARY_EXTENSIONS.has(ext) ? 0 : WHOLE_FILE_BYTES)
+    const whole = isImage
+      ? undefined
+      : localFs.readWhole(abs, BINARY_EXTENSIONS.has(ext) ? 0 : WHOLE_FILE_BYTES, expected)
     const read =
       whole === undefined
         ? streamed()
         : Effect.flatMap(openFailure(ctx.root, abs)(whole), (file) => {
             const refused =
+              (file.moved === undefined ? undefined : movedFailure(shown, expected!, file.moved)) ??
               typeRefusal(file.stats.type, shown) ??
               (BINARY_EXTENSIONS.has(ext) ? binaryExtensionFailure(shown, ext) : undefined)
             if (refused !== undefined) return Effect.fail(refused)

@@ -129,7 +129,7 @@ describe("loading", () => {
   it.live("no file is an empty config; a missing --config file, bad JSON and a bad .mcp.json are errors", () =>
     Effect.gen(function* () {
       const empty = projectWith({})
-      expect(yield* loadConfig(empty)).toEqual({ file: undefined, values: {}, sources: [], skipped: [] })
+      expect(yield* loadConfig(empty)).toEqual({ file: undefined, values: {}, sources: [], skipped: [], trusted: true })
       expect((yield* Effect.flip(loadConfig(empty, "nope.json"))).message).toContain("nope.json cannot be read")
       const broken = projectWith({ "freecode.json": "{ permissions: " })
       expect((yield* Effect.flip(loadConfig(broken))).message).toContain("is not valid JSON")

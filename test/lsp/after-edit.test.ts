@@ -4,8 +4,10 @@ import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, FileSystem, Layer, Scope } from "effect"
+import { trust } from "../../src/config/trust.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
+import { STATE_DIR_NAME } from "../../src/session/location.ts"
 import { builtinTools } from "../../src/tools/index.ts"
 
 const FIXTURE = new URL("../fixtures/lsp-project", import.meta.url).pathname
@@ -18,7 +20,14 @@ const writeTwice = (enabled: string) =>
     const root = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-after-edit-" })
     cpSync(FIXTURE, root, { recursive: true })
     symlinkSync(NODE_MODULES, join(root, "node_modules"))
-    const env = ConfigProvider.layer(ConfigProvider.fromEnv({ env: { FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT: enabled } }))
+    // Trusted: the project's own TypeScript server may start (test/lsp/trust.test.ts: when not).
+    yield* trust(root).pipe(Effect.orDie)
+    // The run's own state folder too, where the trust above was recorded.
+    const env = ConfigProvider.layer(
+      ConfigProvider.fromEnv({
+        env: { FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT: enabled, [STATE_DIR_NAME]: process.env[STATE_DIR_NAME] ?? "" }
+      })
+    )
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
       testToolSystem({ root, tools: builtinTools }).pipe(Layer.provide(env)),

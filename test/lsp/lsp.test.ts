@@ -12,6 +12,7 @@ import { dirname, join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FileSystem, Layer, Scope } from "effect"
+import { trust } from "../../src/config/trust.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { errorsAfterEdit } from "../../src/lsp/after-edit.ts"
 import { onPath, SERVERS } from "../../src/lsp/servers.ts"
@@ -46,9 +47,14 @@ const processesIn = (dir: string): Array<string> =>
 const lsp = (args: Record<string, unknown>) =>
   Orchestrator.use((o) => o.execute({ id: "l", name: "lsp", args }, { sessionId: "s" }))
 
-/** Runs `body` with a tool system for `root`, closing it (and its servers) at the end. */
+/**
+ * Runs `body` with a tool system for `root`, closing it (and its servers) at the end. The person
+ * trusts `root` (in the test run's own state folder): its node_modules' servers may start
+ * (test/lsp/trust.test.ts covers a folder that is not trusted).
+ */
 const withSystem = <A, E>(root: string, body: Effect.Effect<A, E, Orchestrator>) =>
   Effect.gen(function* () {
+    yield* trust(root).pipe(Effect.orDie)
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(testToolSystem({ root, tools: [LspTool] }), scope)
     const exit = yield* body.pipe(Effect.provide(context), Effect.exit)
@@ -95,7 +101,7 @@ describe("lsp on typescript-language-server, for a workspace on TypeScript 5", (
       Effect.gen(function* () {
         const root = yield* projectOnTypeScript5
         const typescript = SERVERS.find((s) => s.id === "typescript")!
-        expect(typescript.resolve(root)).toEqual({
+        expect(typescript.resolve(root, { projectRoot: root, trusted: true })).toEqual({
           command: join(root, "node_modules/.bin/typescript-language-server"),
           args: ["--stdio"],
           initializationOptions: { tsserver: { useSyntaxServer: "never" } }
@@ -469,7 +475,7 @@ describe("lsp on the real TypeScript 7 server", () => {
             "export const c: boolean = false\nexport const a: number = 'x'\nexport const b: string = 1\n"
           )
           expect(yield* errorsAfterEdit(file, root)).toBeUndefined()
-        }).pipe(Effect.provide(LspClients.layer))
+        }).pipe(Effect.provide(LspClients.layerWith({ trusted: true })))
       }),
     120_000
   )

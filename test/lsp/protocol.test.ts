@@ -140,6 +140,8 @@ describe("LspClients against a scripted server", () => {
 
 describe("the TypeScript server follows the workspace's TypeScript version", () => {
   const typescript = SERVERS.find((s) => s.id === "typescript")!
+  /** A workspace the person trusts: its own programs may start (test/lsp/trust.test.ts: when not). */
+  const trusted = (projectRoot: string) => ({ projectRoot, trusted: true })
 
   /** A workspace whose node_modules holds TypeScript `version` and the given .bin entries. */
   const workspace = (base: string, name: string, version: string | undefined, bins: ReadonlyArray<string>) => {
@@ -159,27 +161,29 @@ describe("the TypeScript server follows the workspace's TypeScript version", () 
       const base = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-ts-version-" })
       const both = ["tsc", "typescript-language-server"]
       const ts7 = workspace(base, "ts7", "7.0.2", both)
-      expect(typescript.resolve(ts7)).toEqual({
+      expect(typescript.resolve(ts7, trusted(ts7))).toEqual({
         command: join(ts7, "node_modules/.bin/tsc"),
         args: ["--lsp", "--stdio"]
       })
       const ts6 = workspace(base, "ts6", "6.0.3", both)
-      expect(typescript.resolve(ts6)).toEqual({
+      expect(typescript.resolve(ts6, trusted(ts6))).toEqual({
         command: join(ts6, "node_modules/.bin/typescript-language-server"),
         args: ["--stdio"],
         initializationOptions: { tsserver: { useSyntaxServer: "never" } }
       })
       const ts5 = workspace(base, "ts5", "5.9.3", both)
-      expect(typescript.resolve(ts5)).toMatchObject({ args: ["--stdio"] })
+      expect(typescript.resolve(ts5, trusted(ts5))).toMatchObject({ args: ["--stdio"] })
 
       // Without typescript-language-server in the workspace or on PATH, the reason names what to install.
       const path = process.env.PATH
       process.env.PATH = ""
       try {
-        expect(typescript.resolve(workspace(base, "ts6-bare", "6.0.3", ["tsc"]))).toEqual({
+        const bare = workspace(base, "ts6-bare", "6.0.3", ["tsc"])
+        expect(typescript.resolve(bare, trusted(bare))).toEqual({
           missing: "TypeScript 6.0.3 has no built-in language server; install typescript-language-server"
         })
-        expect(typescript.resolve(workspace(base, "none", undefined, []))).toEqual({
+        const none = workspace(base, "none", undefined, [])
+        expect(typescript.resolve(none, trusted(none))).toEqual({
           missing: "no TypeScript in the workspace's node_modules (install typescript@7, or typescript-language-server)"
         })
       } finally {
