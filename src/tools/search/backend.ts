@@ -27,7 +27,7 @@ export class RipgrepUnavailable extends Data.TaggedError("RipgrepUnavailable")<{
 
 export type SearchError = InvalidPattern | SearchFailed | RipgrepUnavailable
 
-export type BackendName = "ripgrep" | "walk"
+export type BackendName = "ripgrep" | "walk" | "index"
 
 export type SearchRequirements = FileSystem.FileSystem | LocalFs | ChildProcessSpawner.ChildProcessSpawner
 

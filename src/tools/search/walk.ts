@@ -68,6 +68,8 @@ export interface WalkOptions {
   readonly maxEntries?: number
   /** Read only this many levels below `dir` (0: `dir`'s own entries). Default: all. */
   readonly maxDepth?: number
+  /** Called with each directory just before it is read (the warm index starts watching it there). */
+  readonly onDir?: (path: string) => void
 }
 
 const kindOf = (type: FileType): EntryKind =>
@@ -102,10 +104,12 @@ export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, Platfo
       const unreadable: Array<string> = []
       const skipped: Array<string> = []
       let seen = 0
-      const readOne = (p: Pending) =>
-        p.depth === 0
+      const readOne = (p: Pending) => {
+        options.onDir?.(p.path)
+        return p.depth === 0
           ? readDir(fs, p)
           : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+      }
       /** One level of the tree, then the next. */
       const walkLevel = (level: ReadonlyArray<Pending>): Effect.Effect<WalkResult, PlatformError.PlatformError> =>
         Effect.flatMap(
@@ -159,7 +163,7 @@ export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, Platfo
     })
   )
 
-const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
+export const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
   paths.length === 0
     ? []
     : [
