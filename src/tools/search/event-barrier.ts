@@ -17,7 +17,7 @@ export interface EventBarrier {
   readonly close: () => void
 }
 
-/** How long a barrier may take before the index is not trusted (it is ~0.1 ms when idle). */
+/** How long a barrier may take before the index is not trusted (~0.1 ms when idle). Its timer keeps the process alive while it waits. */
 const TIMEOUT_MS = 2000
 
 export const makeEventBarrier = (): EventBarrier | undefined => {
@@ -54,7 +54,6 @@ export const makeEventBarrier = (): EventBarrier | undefined => {
           waiting.delete(key)
           resolve(false)
         }, TIMEOUT_MS)
-        timer.unref()
         waiting.set(key, (ok) => {
           clearTimeout(timer)
           resolve(ok)
