@@ -7,6 +7,7 @@
  */
 import { Context, Effect, Layer, Scope } from "effect"
 import { LocalFs } from "../../fs/local-fs.ts"
+import { isOnLocalMount, readMountTable } from "../../fs/local-mounts.ts"
 import { CurrentSearchBackend } from "./auto.ts"
 import type { SearchBackend } from "./backend.ts"
 import { makeEventBarrier } from "./event-barrier.ts"
@@ -60,8 +61,8 @@ export const indexDisabled = (): boolean => process.env.FREECODE_INDEX === "0"
 /**
  * The indexed backend for `root` as the `CurrentSearchBackend`, over the backend the context
  * had. Its watches and its build end with the layer. Off (nothing provided) with
- * `FREECODE_INDEX=0`, when LocalFs's files are not on this machine's disk, or when no event
- * barrier can be set up.
+ * `FREECODE_INDEX=0`, when LocalFs's files are not on this machine's disk, when the root is not
+ * on a local mount (local-mounts.ts), or when no event barrier can be set up.
  */
 export const searchIndexLayer = (root: string, options: SearchIndexOptions = {}): Layer.Layer<never, never, LocalFs> =>
   Layer.effectContext(
@@ -69,7 +70,8 @@ export const searchIndexLayer = (root: string, options: SearchIndexOptions = {})
       const localFs = yield* LocalFs
       const fallback = yield* CurrentSearchBackend
       const unchanged = Context.empty()
-      if (indexDisabled() || !localFs.onDisk) return unchanged
+      // A network or FUSE mount may change without an event reaching this machine: no index there.
+      if (indexDisabled() || !localFs.onDisk || !isOnLocalMount(root, readMountTable())) return unchanged
       const barrier = makeEventBarrier()
       if (barrier === undefined) return unchanged
       const index = makeWarmIndex({
