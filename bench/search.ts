@@ -16,7 +16,7 @@ import type { Tool, ToolContext } from "../src/tool/tool.ts"
 import { GlobTool } from "../src/tools/glob.ts"
 import { GrepTool } from "../src/tools/grep.ts"
 import { CurrentSearchBackend } from "../src/tools/search/auto.ts"
-import type { SearchBackend } from "../src/tools/search/backend.ts"
+import type { SearchBackend, SearchRequirements } from "../src/tools/search/backend.ts"
 import { type IndexedBackend, searchIndexLayer } from "../src/tools/search/indexed.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "../src/tools/search/ripgrep.ts"
 import { walkBackend } from "../src/tools/search/walk.ts"
@@ -44,6 +44,12 @@ const ensureLarge = (root: string, files: number): string => {
   return root
 }
 
+/** Heap in use after a full collection (run with --expose-gc; without it, as it is). */
+const heapAfterGc = (): number => {
+  globalThis.gc?.()
+  return process.memoryUsage().heapUsed
+}
+
 const ctx = (root: string): ToolContext => ({
   sessionId: "bench",
   callId: "bench",
@@ -54,7 +60,7 @@ const ctx = (root: string): ToolContext => ({
 
 const benchTree = async (label: string, root: string) => {
   const rgBackend = makeRipgrepBackend(await Effect.runPromise(loadRipgrepPath))
-  const heapBefore = (globalThis.gc?.(), process.memoryUsage().heapUsed)
+  const heapBefore = heapAfterGc()
   const rssBefore = process.memoryUsage().rss
   const layer = searchIndexLayer(root).pipe(Layer.provideMerge(Layer.merge(LocalFs.layerNative, NodeServices.layer)))
   const lines: Array<string> = [
@@ -79,8 +85,8 @@ const benchTree = async (label: string, root: string) => {
     yield* Effect.promise(() => call(GlobTool, { pattern: "*.ts" }, indexed))
     while (indexed.index.state() === "building") yield* Effect.sleep(10)
     const buildMs = performance.now() - started
-    const heapAfter = (globalThis.gc?.(), process.memoryUsage().heapUsed)
-    const calls: ReadonlyArray<readonly [string, Tool<any>, Record<string, unknown>]> = [
+    const heapAfter = heapAfterGc()
+    const calls: ReadonlyArray<readonly [string, Tool<SearchRequirements>, Record<string, unknown>]> = [
       ["glob `**/*.ts`", GlobTool, { pattern: "**/*.ts" }],
       ["glob `*.md` (name only)", GlobTool, { pattern: "*.md" }],
       ["grep literal `helper(stream, 42)`", GrepTool, { pattern: "helper\\(stream, 42\\)" }],
