@@ -45,6 +45,8 @@ import { Workspace } from "../tool/workspace.ts"
 import { agentLayer } from "../tools/agent.ts"
 import { type CodeToolOptions, codeLayer } from "../tools/code.ts"
 import { type BuiltinRequirements, builtinTools } from "../tools/index.ts"
+import { CurrentSearchBackend } from "../tools/search/auto.ts"
+import { searchIndexLayer } from "../tools/search/indexed.ts"
 import { skillLayer } from "../tools/skill.ts"
 import { webSearchLayer } from "../tools/websearch.ts"
 import { WebNetwork } from "../web/network.ts"
@@ -212,6 +214,8 @@ export const toolSystem = <E = never, R = never>(options: ToolSystemOptions<E, R
     overridable(ReadState, ReadState.layer),
     overridable(WebNetwork, WebNetwork.layer),
     overridable(Prompter, options.prompter ?? Prompter.layerFromSource),
+    // glob's file lists from a warm index of the root (docs/search.md; FREECODE_INDEX=0: off).
+    overridableReference(CurrentSearchBackend, searchIndexLayer(options.root)),
     // Bash asks it for every command line, the permission engine whether a command runs inside.
     overridableReference(
       Sandbox,

@@ -11,6 +11,15 @@ import { RE2JS } from "re2js"
 export interface ModelRegex {
   /** Whether the pattern matches somewhere in `text`. */
   readonly test: (text: string) => boolean
+  /** Calls `f` with the start and end (UTF-16 offsets) of each match in `text`, left to right. */
+  readonly eachMatch: (text: string, f: (start: number, end: number) => void) => void
+}
+
+export interface RegexFlags {
+  /** Letters match either case (rg's `-i`). */
+  readonly caseInsensitive?: boolean
+  /** `.` matches a line end too and `^`/`$` match at every line (rg's `-U --multiline-dotall`). */
+  readonly multiline?: boolean
 }
 
 /** Why a pattern was refused, model-readable: what is wrong and what to use instead. */
@@ -72,10 +81,21 @@ const fromJsEscapes = (pattern: string): string => {
  * Compiles a model's pattern. Leading inline flags such as `(?i)` are RE2 syntax already.
  * Never throws: a pattern RE2 refuses comes back as a RegexRefusal.
  */
-export const compileModelRegex = (pattern: string): ModelRegex | RegexRefusal => {
+export const compileModelRegex = (pattern: string, flags: RegexFlags = {}): ModelRegex | RegexRefusal => {
   try {
-    const re = RE2JS.compile(fromJsEscapes(pattern), RE2JS.LOOKBEHINDS)
-    return { test: (text) => re.test(text) }
+    const re = RE2JS.compile(
+      fromJsEscapes(pattern),
+      RE2JS.LOOKBEHINDS |
+        (flags.caseInsensitive === true ? RE2JS.CASE_INSENSITIVE : 0) |
+        (flags.multiline === true ? RE2JS.DOTALL | RE2JS.MULTILINE : 0)
+    )
+    return {
+      test: (text) => re.test(text),
+      eachMatch: (text, f) => {
+        const m = re.matcher(text)
+        while (m.find()) f(m.start(), m.end())
+      }
+    }
   } catch (e) {
     const detail = (e instanceof Error ? e.message : String(e)).replace(/^error parsing regexp: /, "")
     const advice = ADVICE.find(([cause]) => cause.test(detail))?.[1]

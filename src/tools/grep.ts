@@ -7,7 +7,13 @@
  * many more matched and the `offset` of the next page. Dependency and build folders no
  * .gitignore names are skipped, with a line saying so (search/default-skip.ts). Lines
  * over 500 chars end with `… [N chars cut]`. Binary files are skipped, .gitignore respected,
- * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`).
+ * hidden files searched, `.git` never. `include` filters on file names (`*.ts`, `*.{ts,tsx}`),
+ * `type` by rg's file types (search/file-types.ts).
+ *
+ * Modes (docs/search.md): `content` (the default, as before the modes came) prints matching
+ * lines, with `-A`/`-B`/`-C` lines of context rg's way (`path-N-text`, `--` between groups);
+ * `files_with_matches` the files, `count` `path:N` per file, both paged over files. `-i`
+ * ignores case; `multiline` lets a match span lines (rg's `-U --multiline-dotall`).
  */
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { LocalFs } from "../fs/local-fs.ts"
@@ -19,6 +25,9 @@ import { fsFailure, statOrFail } from "./fs-failure.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
 import { skippedNote } from "./search/default-skip.ts"
 import { verifyMatches } from "./search/verify.ts"
+import { FILE_TYPES, isFileType } from "./search/file-types.ts"
+import { filesOrCounts } from "./search/grep-files.ts"
+import { contentLines, type OutputMode } from "./search/grep-output.ts"
 import { DENIED_OR_SECRET, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const DEFAULT_HEAD_LIMIT = 250
@@ -41,6 +50,10 @@ export const readHead = (
     }
     return head.subarray(0, filled)
   }).pipe(Effect.scoped)
+
+/** Context lines: a few are useful, more is a read; cut to this so one call cannot print whole files. */
+const MAX_CONTEXT = 100
+const ContextCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 const Parameters = Schema.Struct({
   pattern: Schema.String.check(Schema.isMinLength(1)).annotate({
@@ -65,7 +78,21 @@ const Parameters = Schema.Struct({
     Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
       description: "Result lines to skip first, for the next page (default 0)."
     })
-  )
+  ),
+  output_mode: Schema.optionalKey(
+    Schema.Literals(["content", "files_with_matches", "count"]).annotate({
+      description: "Default content (lines); files_with_matches and count (per file) cost fewer tokens."
+    })
+  ),
+  // Names and meanings as rg's flags, which models know: no description needed.
+  "-A": Schema.optionalKey(ContextCount),
+  "-B": Schema.optionalKey(ContextCount),
+  "-C": Schema.optionalKey(ContextCount),
+  "-i": Schema.optionalKey(Schema.Boolean),
+  multiline: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "`.` matches newlines; matches may span lines." })
+  ),
+  type: Schema.optionalKey(Schema.String.annotate({ description: "rg file type (js, py, rust, …)." }))
 })
 
 /** Unclosed `{` or `[` (both backends would read such a glob differently: rg rejects it). */
@@ -87,7 +114,7 @@ const unbalanced = (glob: string): boolean => {
 export const GrepTool = defineTool({
   id: "grep",
   description:
-    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path, at most head_limit (default 250) from offset (default 0; a last line gives the next page's offset); respects .gitignore, skips binary files and dependency folders. Narrow with path or include (file-name glob); use glob to find files by name.",
+    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path (-A/-B/-C: context lines, -i: ignore case), or with output_mode the files or counts per file; at most head_limit (default 250) from offset (default 0; a last line gives the next page's offset). Respects .gitignore, skips binary files and dependency folders. Narrow with path, include (file-name glob) or type; use glob to find files by name.",
   parameters: Parameters,
   concurrencySafe: true,
   mutates: false,
@@ -97,8 +124,9 @@ export const GrepTool = defineTool({
   truncate: "both",
   permissions: { operations: ["file.search"] },
   paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
-  execute: ({ pattern, path, include, head_limit, offset }, ctx) =>
+  execute: (args, ctx) =>
     Effect.gen(function* () {
+      const { pattern, path, include, head_limit, offset, type } = args
       const fs = yield* FileSystem.FileSystem
       const backend = yield* CurrentSearchBackend
       const target = resolvePath(ctx.root, path ?? ".")
@@ -110,6 +138,12 @@ export const GrepTool = defineTool({
       if (include !== undefined && unbalanced(include)) {
         return yield* fail(
           `Invalid include glob ${JSON.stringify(include)}: unbalanced { } or [ ]. Use a file-name glob such as \`*.ts\` or \`*.{ts,tsx}\`.`
+        )
+      }
+      if (type !== undefined && !isFileType(type)) {
+        const near = Object.keys(FILE_TYPES).filter((t) => t[0] === type[0]?.toLowerCase())
+        return yield* fail(
+          `Unknown file type ${JSON.stringify(type)}. Types are ripgrep's names${near.length > 0 ? ` (starting with ${JSON.stringify(type[0]?.toLowerCase())}: ${near.slice(0, 20).join(", ")})` : " (js, ts, py, rust, go, java, c, cpp, …)"}; or filter by name with include, e.g. \`*.ext\`.`
         )
       }
       const info = yield* statOrFail(fs, ctx.root, target, "Path")
@@ -133,6 +167,10 @@ export const GrepTool = defineTool({
         }
       }
 
+      const mode: OutputMode = args.output_mode ?? "content"
+      const content = mode === "content"
+      const before = content ? Math.min(args["-B"] ?? args["-C"] ?? 0, MAX_CONTEXT) : 0
+      const after = content ? Math.min(args["-A"] ?? args["-C"] ?? 0, MAX_CONTEXT) : 0
       const limit = head_limit ?? DEFAULT_HEAD_LIMIT
       const skip = offset ?? 0
       const result = yield* backend
@@ -141,9 +179,15 @@ export const GrepTool = defineTool({
           path: target,
           isFile,
           pattern,
-          limit,
-          offset: skip,
-          ...(include === undefined ? {} : { include })
+          // The files and count modes page over files: no line needs keeping.
+          limit: content ? limit : 0,
+          offset: content ? skip : 0,
+          ...(include === undefined ? {} : { include }),
+          ...(args["-i"] === true ? { caseInsensitive: true } : {}),
+          ...(args.multiline === true ? { multiline: true } : {}),
+          ...(before > 0 ? { before } : {}),
+          ...(after > 0 ? { after } : {}),
+          ...(type === undefined ? {} : { type })
         })
         .pipe(
           Effect.catchTags({
@@ -165,9 +209,17 @@ export const GrepTool = defineTool({
         (yield* localFs.realPath(target).pipe(Effect.orElseSucceed(() => target)))
       const verified = yield* verifyMatches(localFs, result.matches, target, targetReal)
 
-      const filter = include === undefined || isFile ? "" : ` (files matching ${include})`
+      const filters = [
+        ...(include === undefined || isFile ? [] : [`files matching ${include}`]),
+        ...(type === undefined || isFile ? [] : [`type ${type}`])
+      ]
+      const filter = filters.length === 0 ? "" : ` (${filters.join(", ")})`
       // A file the caller may not read is not searched for it either: its lines never show.
       const isHidden = hiddenFrom(ctx, DENIED_OR_SECRET)
+      if (mode !== "content") {
+        const page = { ctx, pattern, where, filter, title, target, skip, limit, head_limit }
+        return yield* filesOrCounts(mode, result, isHidden, page)
+      }
       // Many matches share a file: each file is checked once.
       const hiddenPaths = new Set([...new Set(verified.kept.map((m) => m.path))].filter(isHidden))
       const matches = hiddenPaths.size === 0 ? verified.kept : verified.kept.filter((m) => !hiddenPaths.has(m.path))
@@ -207,7 +259,7 @@ export const GrepTool = defineTool({
           metadata
         }
       }
-      const lines = matches.map((m) => `${displayPath(ctx.root, m.path)}:${m.line}:${m.text}`)
+      const lines = contentLines(matches, (p) => displayPath(ctx.root, p), before > 0 || after > 0)
       if (next < result.total) {
         const page = skip === 0 ? `${matches.length}` : `lines ${skip + 1}-${next}`
         lines.push(

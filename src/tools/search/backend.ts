@@ -27,7 +27,7 @@ export class RipgrepUnavailable extends Data.TaggedError("RipgrepUnavailable")<{
 
 export type SearchError = InvalidPattern | SearchFailed | RipgrepUnavailable
 
-export type BackendName = "ripgrep" | "walk"
+export type BackendName = "ripgrep" | "walk" | "index"
 
 export type SearchRequirements = FileSystem.FileSystem | LocalFs | ChildProcessSpawner.ChildProcessSpawner
 
@@ -70,6 +70,22 @@ export interface GrepRequest {
   readonly limit: number
   /** How many matches (in sorted order) to skip first; default 0. */
   readonly offset?: number
+  /** Letters match either case. */
+  readonly caseInsensitive?: boolean
+  /** A match may span lines (`.` matches a line end); each line it covers is a matching line. */
+  readonly multiline?: boolean
+  /** Lines of context to give before and after each matching line (non-matching lines only). */
+  readonly before?: number
+  readonly after?: number
+  /** A name in FILE_TYPES (file-types.ts): only files of that type. Not applied to a single file. */
+  readonly type?: string
+}
+
+/** A line around a match, shown for context. */
+export interface ContextLine {
+  /** 1-based. */
+  readonly line: number
+  readonly text: string
 }
 
 export interface GrepMatch {
@@ -79,6 +95,12 @@ export interface GrepMatch {
   readonly line: number
   /** The matched line without its line terminator, cut to `MAX_MATCH_LINE_CHARS` with a marker. */
   readonly text: string
+  /**
+   * With context asked for: the non-matching lines within `before` lines above and `after`
+   * lines below, in line order. A line near two matches is in both; the caller shows it once.
+   */
+  readonly before?: ReadonlyArray<ContextLine>
+  readonly after?: Array<ContextLine>
 }
 
 export interface GrepResult {
@@ -88,6 +110,8 @@ export interface GrepResult {
   readonly total: number
   /** Files with at least one match. */
   readonly files: number
+  /** Matching lines per file, for every file with a match (absolute path → count). */
+  readonly counts: ReadonlyMap<string, number>
   readonly notes: ReadonlyArray<string>
   /** As in FileList. */
   readonly skipped: ReadonlyArray<string>
@@ -128,7 +152,7 @@ export const matchText = (raw: string): string =>
  */
 export class MatchCollector {
   private kept: Array<GrepMatch> = []
-  private readonly filesSeen = new Set<string>()
+  private readonly filesSeen = new Map<string, number>()
   /** The first offset + limit are kept; the page is cut from them at the end. */
   private readonly limit: number
   private readonly offset: number
@@ -141,7 +165,9 @@ export class MatchCollector {
 
   add(match: GrepMatch): void {
     this.total++
-    this.filesSeen.add(match.path)
+    this.filesSeen.set(match.path, (this.filesSeen.get(match.path) ?? 0) + 1)
+    // Counting only (grep's files and count modes): no line is kept.
+    if (this.limit === 0) return
     this.kept.push(match)
     if (this.kept.length >= Math.max(2 * this.limit, 1024)) this.compact()
   }
@@ -158,6 +184,6 @@ export class MatchCollector {
   result(backend: BackendName, notes: ReadonlyArray<string>, skipped: ReadonlyArray<string>): GrepResult {
     this.compact()
     const matches = this.offset === 0 ? this.kept : this.kept.slice(this.offset)
-    return { matches, total: this.total, files: this.filesSeen.size, notes, skipped, backend }
+    return { matches, total: this.total, files: this.filesSeen.size, counts: this.filesSeen, notes, skipped, backend }
   }
 }

@@ -22,7 +22,7 @@ import * as NodePath from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import { Effect, FileSystem } from "effect"
 import { LocalFs } from "../../fs/local-fs.ts"
-import { relativeInside, resolvePath } from "../../path/path.ts"
+import { basenameOf, relativeInside, resolvePath } from "../../path/path.ts"
 import { readableError } from "../../tool/readable-error.ts"
 import {
   type FileList,
@@ -35,7 +35,9 @@ import {
   type SearchBackend,
   SearchFailed
 } from "./backend.ts"
+import { ContextTracker } from "./context.ts"
 import { DEFAULT_SKIP_IGNORE_FILE } from "./default-skip.ts"
+import { FILE_TYPES, fileTypeMatcher } from "./file-types.ts"
 import { ancestorChain, anchoredIgnoreFile } from "./ignore.ts"
 import { walkTree } from "./walk.ts"
 
@@ -271,21 +273,37 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         request.include === undefined || request.isFile
           ? []
           : ["--type-add", `include:${request.include}`, "--type", "include"]
+      // rg ORs its type filters: with both, the type is checked here on each result's name.
+      const typeArgs =
+        request.type === undefined || request.isFile || request.include !== undefined
+          ? []
+          : [...(FILE_TYPES[request.type] ?? []).flatMap((g) => ["--type-add", `ftype:${g}`]), "--type", "ftype"]
+      const ofType =
+        request.type !== undefined && !request.isFile && request.include !== undefined
+          ? fileTypeMatcher(request.type)
+          : undefined
       const collector = new MatchCollector(request.limit, request.offset ?? 0)
+      const context = new ContextTracker(request.before ?? 0, request.after ?? 0)
       let pending = ""
       const onLine = (line: string) => {
         const nul = line.indexOf("\0")
-        if (nul < 0) return // e.g. "binary file matches" notices: binary files are skipped
-        const rest = line.slice(nul + 1)
-        const colon = rest.indexOf(":")
-        const lineNo = Number.parseInt(rest.slice(0, colon), 10)
-        if (colon < 0 || !Number.isFinite(lineNo)) return
-        collector.add({
-          path: resolvePath(cwd, line.slice(0, nul)),
-          line: lineNo,
-          text: matchText(rest.slice(colon + 1))
-        })
+        if (nul < 0) return // "--" between context groups, "binary file matches" notices
+        // `N:text` for a matching line, `N-text` for a context line.
+        let digits = nul + 1
+        while (digits < line.length && line.charCodeAt(digits) >= 48 && line.charCodeAt(digits) <= 57) digits++
+        const sep = line[digits]
+        if (digits === nul + 1 || (sep !== ":" && sep !== "-")) return
+        const path = resolvePath(cwd, line.slice(0, nul))
+        if (ofType !== undefined && !ofType(basenameOf(path))) return
+        const lineNo = Number.parseInt(line.slice(nul + 1, digits), 10)
+        const text = matchText(line.slice(digits + 1))
+        if (sep === "-") context.context(path, lineNo, text)
+        else collector.add(context.match(path, lineNo, text))
       }
+      const contextArgs = [
+        ...(request.before ? ["--before-context", String(request.before)] : []),
+        ...(request.after ? ["--after-context", String(request.after)] : [])
+      ]
       const args = [
         "--null",
         "--line-number",
@@ -295,8 +313,12 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         // closer to the JS RegExp of the walk backend.
         "--engine",
         "auto",
+        ...(request.caseInsensitive ? ["--ignore-case"] : []),
+        ...(request.multiline ? ["--multiline", "--multiline-dotall"] : []),
+        ...contextArgs,
         ...RG_BASE_FLAGS,
         ...include,
+        ...typeArgs,
         ...skip,
         ...ignoreArgs,
         "--regexp",

@@ -10,9 +10,10 @@ import type { Ignore } from "ignore"
 import { type DirectoryEntry, type FileType, LocalFs, type LocalFsShape } from "../../fs/local-fs.ts"
 import { basenameOf, childPath, relativeInside } from "../../path/path.ts"
 import { compileModelGlob } from "../../text/glob.ts"
-import { compileModelRegex, isRefusal, type ModelRegex } from "../../text/regex.ts"
+import { compileModelRegex, isRefusal, type ModelRegex, type RegexFlags } from "../../text/regex.ts"
 import { readableError } from "../../tool/readable-error.ts"
 import {
+  type ContextLine,
   type FileList,
   type GrepRequest,
   InvalidPattern,
@@ -23,6 +24,7 @@ import {
   SearchFailed
 } from "./backend.ts"
 import { DEFAULT_SKIP } from "./default-skip.ts"
+import { fileTypeMatcher } from "./file-types.ts"
 import { ancestorChain, type IgnoreChain, ignoreVerdict, isGitEntry, loadLevel, matchesPatterns } from "./ignore.ts"
 
 export type EntryKind = "file" | "dir" | "symlink" | "other"
@@ -66,6 +68,8 @@ export interface WalkOptions {
   readonly maxEntries?: number
   /** Read only this many levels below `dir` (0: `dir`'s own entries). Default: all. */
   readonly maxDepth?: number
+  /** Called with each directory just before it is read (the warm index starts watching it there). */
+  readonly onDir?: (path: string) => void
 }
 
 const kindOf = (type: FileType): EntryKind =>
@@ -100,10 +104,12 @@ export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, Platfo
       const unreadable: Array<string> = []
       const skipped: Array<string> = []
       let seen = 0
-      const readOne = (p: Pending) =>
-        p.depth === 0
+      const readOne = (p: Pending) => {
+        options.onDir?.(p.path)
+        return p.depth === 0
           ? readDir(fs, p)
           : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+      }
       /** One level of the tree, then the next. */
       const walkLevel = (level: ReadonlyArray<Pending>): Effect.Effect<WalkResult, PlatformError.PlatformError> =>
         Effect.flatMap(
@@ -157,7 +163,7 @@ export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, Platfo
     })
   )
 
-const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
+export const unreadableNote = (paths: ReadonlyArray<string>): Array<string> =>
   paths.length === 0
     ? []
     : [
@@ -190,8 +196,8 @@ const listFiles = (request: ListFilesRequest): Effect.Effect<FileList, SearchFai
  * Compiles a ripgrep-syntax regex on the linear-time engine (RE2 syntax, as rg's own): the
  * pattern is the model's, and a backtracking engine could hang the process on it.
  */
-export const compileRegex = (pattern: string): ModelRegex | InvalidPattern => {
-  const regex = compileModelRegex(pattern)
+export const compileRegex = (pattern: string, flags: RegexFlags = {}): ModelRegex | InvalidPattern => {
+  const regex = compileModelRegex(pattern, flags)
   return isRefusal(regex) ? new InvalidPattern({ message: regex.reason }) : regex
 }
 
@@ -205,22 +211,82 @@ export const compileInclude = (include: string): ((name: string) => boolean) | S
 
 const decoder = new TextDecoder("utf-8")
 
+interface FileSearch {
+  readonly regex: ModelRegex
+  readonly multiline: boolean
+  readonly before: number
+  readonly after: number
+}
+
+/** The 0-based lines a multiline regex covers: each match's first line through its last. */
+const multilineMatches = (regex: ModelRegex, text: string, lineCount: number): Array<number> => {
+  const starts = [0]
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1)
+  const lineOf = (offset: number): number => {
+    let lo = 0
+    let hi = starts.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1
+      if (starts[mid]! <= offset) lo = mid
+      else hi = mid - 1
+    }
+    return lo
+  }
+  const hit = new Set<number>()
+  regex.eachMatch(text, (start, end) => {
+    // A match ending with a line's terminator ends on that line, as rg reports it.
+    const first = lineOf(start)
+    const last = end > start ? lineOf(end - 1) : first
+    for (let l = first; l <= last && l < lineCount; l++) hit.add(l)
+  })
+  return [...hit].sort((a, b) => a - b)
+}
+
+/** The non-matching lines in [from, to] (0-based, clamped), as 1-based context lines. */
+const contextLines = (lines: ReadonlyArray<string>, hit: ReadonlySet<number>, from: number, to: number) => {
+  const out: Array<ContextLine> = []
+  for (let l = Math.max(0, from); l <= Math.min(lines.length - 1, to); l++) {
+    if (!hit.has(l)) out.push({ line: l + 1, text: matchText(lines[l]!) })
+  }
+  return out
+}
+
 /** Adds the matching lines of one file; a file with a NUL byte is binary and skipped, like rg does. */
-const searchFile = (regex: ModelRegex, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
+const searchFile = (search: FileSearch, file: string, bytes: Uint8Array, collector: MatchCollector): void => {
   if (bytes.includes(0)) return
-  const lines = decoder.decode(bytes).split("\n")
+  const text = decoder.decode(bytes)
+  const lines = text.split("\n")
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop()
-  for (let i = 0; i < lines.length; i++) {
+  let hits: Array<number>
+  if (search.multiline) hits = multilineMatches(search.regex, text, lines.length)
+  else {
+    hits = []
     // Tested with a CR still on (rg's default line terminator is LF only), shown without it.
-    const line = lines[i] as string
-    if (regex.test(line)) collector.add({ path: file, line: i + 1, text: matchText(line) })
+    for (let i = 0; i < lines.length; i++) if (search.regex.test(lines[i]!)) hits.push(i)
+  }
+  const withContext = search.before > 0 || search.after > 0
+  const hitSet = withContext ? new Set(hits) : undefined
+  for (const i of hits) {
+    const line = lines[i]!
+    if (hitSet === undefined) {
+      collector.add({ path: file, line: i + 1, text: matchText(line) })
+      continue
+    }
+    collector.add({
+      path: file,
+      line: i + 1,
+      text: matchText(line),
+      ...(search.before > 0 ? { before: contextLines(lines, hitSet, i - search.before, i - 1) } : {}),
+      ...(search.after > 0 ? { after: contextLines(lines, hitSet, i + 1, i + search.after) } : {})
+    })
   }
 }
 
 const grep = (request: GrepRequest) =>
   Effect.gen(function* () {
     const fs = yield* LocalFs
-    const regex = compileRegex(request.pattern)
+    const multiline = request.multiline === true
+    const regex = compileRegex(request.pattern, { caseInsensitive: request.caseInsensitive === true, multiline })
     if (regex instanceof InvalidPattern) return yield* regex
     let files: ReadonlyArray<string>
     const notes: Array<string> = []
@@ -237,14 +303,19 @@ const grep = (request: GrepRequest) =>
         if (include instanceof SearchFailed) return yield* include
         files = files.filter((f) => include(basenameOf(f)))
       }
+      if (request.type !== undefined) {
+        const ofType = fileTypeMatcher(request.type)
+        files = files.filter((f) => ofType(basenameOf(f)))
+      }
     }
+    const search: FileSearch = { regex, multiline, before: request.before ?? 0, after: request.after ?? 0 }
     const collector = new MatchCollector(request.limit, request.offset ?? 0)
     let unreadableFiles = 0
     yield* Effect.forEach(
       files,
       (file) =>
         fs.readFile(file).pipe(
-          Effect.map((bytes) => searchFile(regex, file, bytes, collector)),
+          Effect.map((bytes) => searchFile(search, file, bytes, collector)),
           Effect.catchTag("PlatformError", () =>
             Effect.sync(() => {
               unreadableFiles++

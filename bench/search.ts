@@ -1,0 +1,124 @@
+/**
+ * glob and grep with the warm index beside plain rg and the walk, in one run: the bench's
+ * 25,000-file tree (bench/tree.ts) and a generated large tree (default 300,000 files;
+ * `SEARCH_BENCH_FILES=N` to change it). First call (no index: what every search cost before),
+ * repeated calls, the index's build time and memory. Figures: docs/benchmarks.md.
+ *
+ *   node bench/search.ts
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import { NodeServices } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { LocalFs } from "../src/fs/local-fs.ts"
+import type { Tool, ToolContext } from "../src/tool/tool.ts"
+import { GlobTool } from "../src/tools/glob.ts"
+import { GrepTool } from "../src/tools/grep.ts"
+import { CurrentSearchBackend } from "../src/tools/search/auto.ts"
+import type { SearchBackend, SearchRequirements } from "../src/tools/search/backend.ts"
+import { type IndexedBackend, searchIndexLayer } from "../src/tools/search/indexed.ts"
+import { loadRipgrepPath, makeRipgrepBackend } from "../src/tools/search/ripgrep.ts"
+import { walkBackend } from "../src/tools/search/walk.ts"
+import { fmt, time } from "./lib.ts"
+import { ensureTree } from "./tree.ts"
+
+const LARGE = Number(process.env.SEARCH_BENCH_FILES ?? 300_000)
+
+/** A large tree: 100 files a folder, three levels, ~300 bytes a file; a .gitignore'd folder beside. */
+const ensureLarge = (root: string, files: number): string => {
+  const marker = join(root, `.complete-${files}`)
+  if (existsSync(marker)) return root
+  mkdirSync(root, { recursive: true })
+  writeFileSync(join(root, ".gitignore"), "out/\n*.log\n")
+  for (let i = 0; i < files; i++) {
+    const dir = join(root, `a${Math.floor(i / 10_000)}`, `b${Math.floor(i / 100) % 100}`)
+    if (i % 100 === 0) mkdirSync(dir, { recursive: true })
+    const ext = i % 3 === 0 ? "ts" : i % 3 === 1 ? "py" : "md"
+    writeFileSync(
+      join(dir, `f${i}.${ext}`),
+      `// file ${i}\nexport const value${i} = compute(${i % 97})\nfunction helper${i % 50}(x) { return x }\n`
+    )
+  }
+  writeFileSync(marker, "")
+  return root
+}
+
+/** Heap in use after a full collection (run with --expose-gc; without it, as it is). */
+const heapAfterGc = (): number => {
+  globalThis.gc?.()
+  return process.memoryUsage().heapUsed
+}
+
+const ctx = (root: string): ToolContext => ({
+  sessionId: "bench",
+  callId: "bench",
+  root,
+  canSeeImages: false,
+  emit: () => Effect.void
+})
+
+const benchTree = async (label: string, root: string) => {
+  const rgBackend = makeRipgrepBackend(await Effect.runPromise(loadRipgrepPath))
+  const heapBefore = heapAfterGc()
+  const rssBefore = process.memoryUsage().rss
+  const layer = searchIndexLayer(root).pipe(Layer.provideMerge(Layer.merge(LocalFs.layerNative, NodeServices.layer)))
+  const lines: Array<string> = [
+    `### ${label}`,
+    "",
+    "| call | rg | walk | index | index ÷ rg |",
+    "| --- | --- | --- | --- | --- |"
+  ]
+  const program = Effect.gen(function* () {
+    const indexed = (yield* CurrentSearchBackend) as IndexedBackend
+    const services = yield* Effect.context<LocalFs>()
+    const call = <R>(tool: Tool<R>, args: Record<string, unknown>, backend: SearchBackend) =>
+      Effect.runPromiseWith(services)(
+        Effect.suspend(() => {
+          const decoded = tool.decode(args)
+          if (decoded._tag !== "Success") throw new Error("decode")
+          return tool.execute(decoded.success, ctx(root))
+        }).pipe(Effect.provideService(CurrentSearchBackend, backend)) as Effect.Effect<unknown, unknown, LocalFs>
+      )
+    // The build, timed from the first search that starts it.
+    const started = performance.now()
+    yield* Effect.promise(() => call(GlobTool, { pattern: "*.ts" }, indexed))
+    while (indexed.index.state() === "building") yield* Effect.sleep(10)
+    const buildMs = performance.now() - started
+    const heapAfter = heapAfterGc()
+    const calls: ReadonlyArray<readonly [string, Tool<SearchRequirements>, Record<string, unknown>]> = [
+      ["glob `**/*.ts`", GlobTool, { pattern: "**/*.ts" }],
+      ["glob `*.md` (name only)", GlobTool, { pattern: "*.md" }],
+      ["grep literal `helper(stream, 42)`", GrepTool, { pattern: "helper\\(stream, 42\\)" }],
+      ["grep regex with literals `value1\\d+ =`", GrepTool, { pattern: "value1\\d+ =" }],
+      ["grep regex without literals `\\(\\d{2}\\)`", GrepTool, { pattern: "\\(\\d{2}\\)" }]
+    ]
+    const runs = Number(process.env.SEARCH_BENCH_RUNS ?? 7)
+    for (const [name, tool, args] of calls) {
+      const rg = yield* Effect.promise(() => time(`${name} rg`, runs, () => call(tool, args, rgBackend)))
+      const walk = yield* Effect.promise(() =>
+        time(`${name} walk`, Math.max(3, Math.floor(runs / 2)), () => call(tool, args, walkBackend))
+      )
+      const idx = yield* Effect.promise(() => time(`${name} index`, runs, () => call(tool, args, indexed)))
+      lines.push(
+        `| ${name} | ${fmt(rg.medianMs)} | ${fmt(walk.medianMs)} | ${fmt(idx.medianMs)} | ${(idx.medianMs / rg.medianMs).toFixed(2)}× |`
+      )
+    }
+    lines.push(
+      "",
+      `Index: ${indexed.index.state()}, ${indexed.index.size().toLocaleString("en-US")} entries, built in ${fmt(buildMs)}; heap +${((heapAfter - heapBefore) / 1e6).toFixed(1)} MB, RSS +${((process.memoryUsage().rss - rssBefore) / 1e6).toFixed(1)} MB.`,
+      ""
+    )
+  })
+  await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)) as Effect.Effect<void>)
+  return lines.join("\n")
+}
+
+const main = async () => {
+  const small = ensureTree(join(process.cwd(), "bench", ".tree"))
+  console.log(await benchTree("the bench tree (25,000 files)", small))
+  const large = ensureLarge(join(process.cwd(), "bench", ".tree-large"), LARGE)
+  console.log(await benchTree(`a generated tree (${LARGE.toLocaleString("en-US")} files)`, large))
+}
+
+await main()

@@ -1,0 +1,273 @@
+/**
+ * The warm index: the project's file list as the walk sees it (walk.ts: .gitignore, the
+ * dependency-folder skip, hidden files, no links followed), kept in memory and fresh, so glob
+ * answers without walking. docs/search.md has the design; in short:
+ *
+ * - Built in the background by one walk of the root the first time a search asks; until it is
+ *   ready, every search walks (or runs rg) as without it.
+ * - Every directory it holds is watched (one inotify watch each, set before the directory is
+ *   read, so no change between the read and the watch is lost). An event marks the directory,
+ *   and the name it reports, to be read again.
+ * - Before it answers, a search passes the event barrier (event-barrier.ts): every change made
+ *   before the search has been reported. Then the marked directories are read again (and a
+ *   named child directory, or a changed .gitignore, walked again below). Only then it answers.
+ * - It is dropped, and searches walk, when unsure: a watch that fails (the watch limit, a mount
+ *   without events), a barrier that does not come back, the root replaced; it is never built for
+ *   a tree over the entry budget, or on a mount that is not local.
+ */
+import * as NFS from "node:fs"
+import { Effect, type PlatformError, Semaphore } from "effect"
+import type { LocalFs } from "../../fs/local-fs.ts"
+import { basenameOf } from "../../path/path.ts"
+import { compileModelGlob } from "../../text/glob.ts"
+import { isRefusal } from "../../text/regex.ts"
+import { type FileList, SearchFailed } from "./backend.ts"
+import type { EventBarrier } from "./event-barrier.ts"
+import { unreadableNote, type WalkEntry, walkTree } from "./walk.ts"
+
+/** What the index keeps of one directory the walk entered. */
+interface Dir {
+  readonly entries: ReadonlyArray<WalkEntry>
+  /** Default-skip folders directly in it. */
+  readonly skipped: ReadonlyArray<string>
+  readonly unreadable: boolean
+}
+
+export interface WarmIndexOptions {
+  readonly root: string
+  /** Most entries (files and directories) held; a larger tree gets no index. */
+  readonly maxEntries: number
+  /** Marked directories past which a search walks and the index is built again. */
+  readonly maxPending: number
+  readonly barrier: EventBarrier
+}
+
+export type IndexState = "idle" | "building" | "ready" | "off"
+
+export interface WarmIndex {
+  readonly state: () => IndexState
+  /** Starts the build when idle (in the background: the caller forks it). */
+  readonly build: Effect.Effect<void, never, LocalFs>
+  /** The files below `dir` (the walk's answer), or undefined when the index cannot answer. */
+  readonly listFiles: (dir: string, nameGlob?: string) => Effect.Effect<FileList | undefined, SearchFailed, LocalFs>
+  /** Entries held, for the memory budget and the bench. */
+  readonly size: () => number
+  readonly close: () => void
+}
+
+export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
+  const { root } = options
+  let state: IndexState = "idle"
+  let dirs = new Map<string, Dir>()
+  /** Directories with events since they were read: the names reported (undefined: all of it). */
+  let pending = new Map<string, Set<string> | undefined>()
+  let watchers = new Map<string, NFS.FSWatcher>()
+  let rootIno: number | undefined
+  let entries = 0
+  // One reader or updater at a time: an update is several steps over the maps.
+  const lock = Semaphore.makeUnsafe(1).withPermits(1)
+
+  const mark = (dir: string, name: string | null | undefined) => {
+    if (state !== "ready" && state !== "building") return
+    const names = pending.has(dir) ? pending.get(dir) : new Set<string>()
+    if (names === undefined) return
+    if (typeof name === "string" && name !== "" && !name.includes("/")) {
+      names.add(name)
+      pending.set(dir, names)
+    } else pending.set(dir, undefined)
+  }
+
+  const drop = (next: IndexState) => {
+    for (const w of watchers.values()) w.close()
+    watchers = new Map()
+    dirs = new Map()
+    pending = new Map()
+    entries = 0
+    state = next
+  }
+
+  /** Watches `dir` before it is read, so that no change after the read goes unreported. */
+  const watch = (dir: string): void => {
+    if (watchers.has(dir)) return
+    // A directory that cannot be watched (the watch limit, a mount without events) would go stale.
+    const w = NFS.watch(dir, { persistent: false }, (_event, name) => mark(dir, name))
+    w.on("error", () => mark(dir, undefined))
+    watchers.set(dir, w)
+  }
+
+  const put = (path: string, dir: Dir) => {
+    entries += dir.entries.length - (dirs.get(path)?.entries.length ?? 0)
+    dirs.set(path, dir)
+  }
+
+  /** Walks `dir` (its subtree, or with `own` only its entries) into the index, watching each directory first. */
+  const walkInto = (dir: string, own: boolean) =>
+    Effect.map(
+      walkTree({ root, dir, maxEntries: options.maxEntries, onDir: watch, ...(own ? { maxDepth: 0 } : {}) }),
+      (walked) => {
+        const unreadable = new Set(walked.unreadable)
+        const skippedBy = new Map<string, Array<string>>()
+        for (const s of walked.skipped) {
+          const parent = s.slice(0, s.lastIndexOf("/")) || "/"
+          skippedBy.set(parent, [...(skippedBy.get(parent) ?? []), s])
+        }
+        for (const d of walked.dirs) {
+          put(d.path, { entries: d.entries, skipped: skippedBy.get(d.path) ?? [], unreadable: unreadable.has(d.path) })
+        }
+        if (!walked.complete || entries > options.maxEntries) throw new TooLarge()
+      }
+    )
+
+  /** Removes `dir` and everything below it, closing their watches. */
+  const forget = (dir: string) => {
+    const stack = [dir]
+    while (stack.length > 0) {
+      const d = stack.pop()!
+      const held = dirs.get(d)
+      if (held === undefined) continue
+      for (const e of held.entries) if (e.kind === "dir") stack.push(e.path)
+      entries -= held.entries.length
+      dirs.delete(d)
+      watchers.get(d)?.close()
+      watchers.delete(d)
+    }
+  }
+
+  /** A child directory walked again from scratch; one that cannot be read is held as the walk shows it. */
+  const rewalk = (dir: string) =>
+    walkInto(dir, false).pipe(
+      Effect.catchTag("PlatformError", () =>
+        Effect.sync(() => put(dir, { entries: [], skipped: [], unreadable: true }))
+      )
+    )
+
+  /**
+   * Reads a marked directory again. A child directory that is new, or named by an event (it may
+   * have been replaced: its watch followed the old one), is walked again; one that is gone is
+   * forgotten; a changed .gitignore changes what is kept below, so the whole subtree is walked.
+   */
+  const refresh = (dir: string, names: Set<string> | undefined) =>
+    Effect.suspend(() => {
+      const held = dirs.get(dir)
+      if (held === undefined) return Effect.void
+      if (names === undefined || names.has(".gitignore")) {
+        forget(dir)
+        return dir === root ? walkInto(dir, false) : rewalk(dir)
+      }
+      const oldDirs = held.entries.filter((e) => e.kind === "dir").map((e) => e.path)
+      return walkInto(dir, true).pipe(
+        Effect.flatMap(() => {
+          const now = (dirs.get(dir)?.entries ?? []).filter((e) => e.kind === "dir")
+          const nowPaths = new Set(now.map((e) => e.path))
+          for (const old of oldDirs) if (!nowPaths.has(old) || names.has(basenameOf(old))) forget(old)
+          const again = now.filter((e) => !dirs.has(e.path))
+          return Effect.forEach(again, (e) => rewalk(e.path), { discard: true })
+        })
+      )
+    })
+
+  /** Applies every marked directory, shallowest first (a parent's update may forget a child's). */
+  const catchUp: Effect.Effect<void, PlatformError.PlatformError, LocalFs> = Effect.suspend(() => {
+    if (pending.size === 0) return Effect.void
+    const batch = [...pending].sort(([a], [b]) => a.length - b.length)
+    pending = new Map()
+    return Effect.forEach(batch, ([dir, names]) => refresh(dir, names), { discard: true }).pipe(
+      Effect.flatMap(() => catchUp)
+    )
+  })
+
+  const answer = (dir: string, nameGlob: string | undefined): FileList | undefined => {
+    const top = dirs.get(dir)
+    if (top === undefined || top.unreadable) return undefined
+    const nameMatches = nameGlob === undefined ? undefined : compileModelGlob(nameGlob)
+    if (nameMatches !== undefined && isRefusal(nameMatches)) {
+      throw new SearchFailed({ message: `Invalid glob ${JSON.stringify(nameGlob)}: ${nameMatches.reason}` })
+    }
+    const files: Array<string> = []
+    const skipped: Array<string> = []
+    const unreadable: Array<string> = []
+    // Breadth-first, as the walk goes, so the notes name the same directories first.
+    let level = [dir]
+    while (level.length > 0) {
+      const next: Array<string> = []
+      for (const d of level) {
+        const held = dirs.get(d)
+        if (held === undefined) return undefined
+        if (held.unreadable && d !== dir) unreadable.push(d)
+        skipped.push(...held.skipped)
+        for (const e of held.entries) {
+          if (e.kind === "dir") next.push(e.path)
+          else if (e.kind === "file" && (nameMatches === undefined || nameMatches(basenameOf(e.path))))
+            files.push(e.path)
+        }
+      }
+      level = next
+    }
+    return { files, notes: unreadableNote(unreadable), skipped, backend: "index" }
+  }
+
+  const build = Effect.suspend(() => {
+    if (state !== "idle") return Effect.void
+    state = "building"
+    rootIno = statIno(root)
+    return walkInto(root, false).pipe(
+      Effect.andThen(
+        Effect.sync(() => {
+          if (state === "building") state = "ready"
+        })
+      ),
+      Effect.catchCause(() => Effect.sync(() => drop(state === "building" ? "off" : state))),
+      lock
+    )
+  })
+
+  const listFiles = (dir: string, nameGlob?: string) =>
+    Effect.suspend(() => {
+      if (state !== "ready") return Effect.succeed(undefined)
+      return Effect.flatMap(
+        Effect.promise(() => options.barrier.pass()),
+        (delivered): Effect.Effect<FileList | undefined, SearchFailed, LocalFs> => {
+          // Unsure whether every change was reported, or too much changed: walk, and build again later.
+          if (state !== "ready") return Effect.succeed(undefined)
+          if (!delivered || statIno(root) !== rootIno || pending.size > options.maxPending) {
+            drop("idle")
+            return Effect.succeed(undefined)
+          }
+          return catchUp.pipe(
+            Effect.flatMap(() =>
+              Effect.try({
+                try: () => answer(dir, nameGlob),
+                catch: (e) => (e instanceof SearchFailed ? e : new SearchFailed({ message: String(e) }))
+              })
+            ),
+            Effect.catchCause((cause) => {
+              const failed = cause.reasons.find((r) => r._tag === "Fail")
+              if (failed !== undefined && failed.error instanceof SearchFailed) return Effect.fail(failed.error)
+              drop(cause.reasons.some((r) => r._tag === "Die" && r.defect instanceof TooLarge) ? "off" : "idle")
+              return Effect.succeed(undefined)
+            })
+          )
+        }
+      ).pipe(lock)
+    })
+
+  return {
+    state: () => state,
+    size: () => entries,
+    close: () => drop("off"),
+    build,
+    listFiles
+  }
+}
+
+/** The tree has more entries than the budget: no index rather than a partial one. */
+class TooLarge extends Error {}
+
+const statIno = (path: string): number | undefined => {
+  try {
+    const st = NFS.statSync(path)
+    return st.ino
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The warm index answers glob exactly as the walk and rg do, after every change: a seeded,
+ * bounded differential run over random trees and random sequences of creates, deletes, renames,
+ * edits, .gitignore changes, links, whole-folder moves and folder replacements, made in this
+ * process (as the edit tools write), by bash, and by another process. After each step every
+ * glob from the index must equal the walk's output, and its files rg's list.
+ */
+import { execFileSync } from "node:child_process"
+import * as NFS from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { ToolSystem } from "../../src/layers/live.ts"
+import { GlobTool } from "../../src/tools/glob.ts"
+import { CurrentSearchBackend } from "../../src/tools/search/auto.ts"
+import type { SearchBackend } from "../../src/tools/search/backend.ts"
+import { type IndexedBackend, searchIndexLayer } from "../../src/tools/search/indexed.ts"
+import { loadRipgrepPath, makeRipgrepBackend } from "../../src/tools/search/ripgrep.ts"
+import { walkBackend } from "../../src/tools/search/walk.ts"
+import { nodeLayer } from "../fs/layers.ts"
+import { makeCtx, run } from "./helpers.ts"
+
+const prng = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+const PATTERNS = ["**/*", "*.ts", "src/**/*.ts", "*.log", ".h*/**", "a*/**/*"]
+
+/** Every file and directory under root, relative (not following links), for picking targets. */
+const listAll = (root: string) => {
+  const files: Array<string> = []
+  const dirs: Array<string> = []
+  const go = (rel: string) => {
+    for (const e of NFS.readdirSync(NodePath.join(root, rel), { withFileTypes: true })) {
+      const r = rel === "" ? e.name : `${rel}/${e.name}`
+      if (e.isDirectory()) {
+        dirs.push(r)
+        go(r)
+      } else files.push(r)
+    }
+  }
+  go("")
+  return { files, dirs }
+}
+
+describe("warm search index", () => {
+  it.live(
+    "a tool system serves glob from it by default; FREECODE_INDEX=0 turns it off",
+    () => {
+      const root = NFS.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-index-system-"))
+      NFS.writeFileSync(NodePath.join(root, "a.ts"), "a\n")
+      return Effect.gen(function* () {
+        const on = yield* globUntilIndexed(200).pipe(Effect.provide(ToolSystem.layer({ root })))
+        expect(on.at(-1)).toBe("index")
+        // The first search walked (rg) while the index was built in the background.
+        expect(on[0]).toBe("ripgrep")
+        process.env.FREECODE_INDEX = "0"
+        const off = yield* globUntilIndexed(20).pipe(
+          Effect.provide(ToolSystem.layer({ root })),
+          Effect.ensuring(Effect.sync(() => delete process.env.FREECODE_INDEX))
+        )
+        expect(off).toHaveLength(20)
+        expect(new Set(off)).toEqual(new Set(["ripgrep"]))
+      }).pipe(Effect.ensuring(Effect.sync(() => NFS.rmSync(root, { recursive: true, force: true }))))
+    },
+    120_000
+  )
+
+  it.live(
+    "differential: after each random change, glob from the index equals the walk's and rg's (seeded)",
+    () => {
+      const random = prng(2026)
+      const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
+      const base = NFS.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-index-test-"))
+      const root = NodePath.join(base, "proj")
+      const names = ["a.ts", "b.log", "c.md", ".env", "d.ts", "keep.log"]
+      const folders = ["src", "src/deep", "a1", ".hidden", "node_modules/pkg", "build", "a1/b2"]
+      for (const f of folders) NFS.mkdirSync(NodePath.join(root, f), { recursive: true })
+      for (let i = 0; i < 30; i++) NFS.writeFileSync(NodePath.join(root, pick(folders), `${i}${pick(names)}`), "x\n")
+      NFS.writeFileSync(NodePath.join(root, ".gitignore"), "*.log\n!keep.log\n/build\n")
+      return Effect.gen(function* () {
+        const rg = makeRipgrepBackend(yield* loadRipgrepPath)
+        const indexed = (yield* CurrentSearchBackend) as IndexedBackend
+        expect(indexed.index).toBeDefined()
+        for (let i = 0; i < 500 && indexed.index.state() !== "ready"; i++) yield* Effect.sleep(20)
+        expect(indexed.index.state()).toBe("ready")
+
+        const sh = (script: string) => execFileSync("bash", ["-c", script], { cwd: root })
+        const other = (code: string) => execFileSync(process.execPath, ["-e", code], { cwd: root })
+        let answeredByIndex = 0
+        for (let step = 0; step < 60; step++) {
+          const { files, dirs } = listAll(root)
+          const by = pick(["here", "bash", "process"] as const)
+          const target = (list: ReadonlyArray<string>) => (list.length === 0 ? undefined : pick(list))
+          const newFile = `${pick(["", ...dirs.filter((d) => !d.startsWith("node_modules"))].map((d) => (d === "" ? "" : `${d}/`)))}n${step}${pick(names)}`
+          const op = pick([
+            "create",
+            "create",
+            "delete",
+            "rename",
+            "edit",
+            "gitignore",
+            "link",
+            "mvdir",
+            "replace",
+            "mkdir"
+          ])
+          const js = (() => {
+            const f = target(files)
+            const d = target(dirs)
+            switch (op) {
+              case "create":
+                return `fs.writeFileSync(${JSON.stringify(newFile)}, "new\\n")`
+              case "delete":
+                return f === undefined ? "" : `fs.rmSync(${JSON.stringify(f)}, { force: true })`
+              case "rename":
+                return f === undefined ? "" : `fs.renameSync(${JSON.stringify(f)}, ${JSON.stringify(newFile)})`
+              case "edit":
+                return f === undefined ? "" : `fs.appendFileSync(${JSON.stringify(f)}, "more\\n")`
+              case "gitignore": {
+                const where = pick(["", ...dirs.filter((x) => !x.startsWith("node_modules"))])
+                const rules = pick(["*.md\n", "!node_modules/\n", "deep/\n", "", "*.ts\n!d.ts\n", ".hidden\n"])
+                return `fs.writeFileSync(${JSON.stringify(NodePath.join(where, ".gitignore"))}, ${JSON.stringify(rules)})`
+              }
+              case "link":
+                return d === undefined
+                  ? ""
+                  : `try { fs.symlinkSync(${JSON.stringify(NodePath.join(root, d))}, ${JSON.stringify(`ln${step}`)}) } catch {}`
+              case "mvdir":
+                return d === undefined || d.startsWith("node_modules")
+                  ? ""
+                  : `try { fs.renameSync(${JSON.stringify(d)}, ${JSON.stringify(`moved${step}`)}) } catch {}`
+              case "replace":
+                return d === undefined || d.startsWith("node_modules")
+                  ? ""
+                  : `fs.rmSync(${JSON.stringify(d)}, { recursive: true, force: true }); fs.mkdirSync(${JSON.stringify(`${d}/x`)}, { recursive: true }); fs.writeFileSync(${JSON.stringify(`${d}/x/r${step}.ts`)}, "r\\n")`
+              default:
+                return `fs.mkdirSync(${JSON.stringify(`a1/m${step}/n`)}, { recursive: true }); fs.writeFileSync(${JSON.stringify(`a1/m${step}/n/f.ts`)}, "m\\n")`
+            }
+          })()
+          if (js !== "") {
+            if (by === "here") new Function("fs", js)(wrapFs(root))
+            else if (by === "process") other(`const fs = require("node:fs"); ${js}`)
+            else sh(`node -e ${shellQuote(`const fs = require("node:fs"); ${js}`)}`)
+          }
+          // At once, with no turn of the event loop since the change: only the barrier makes it seen.
+          const listed = yield* indexed.listFiles({ root, dir: root })
+          const rgListed = yield* rg.listFiles({ root, dir: root })
+          expect({ step, op, by, files: [...listed.files].sort() }).toEqual({
+            step,
+            op,
+            by,
+            files: [...rgListed.files].sort()
+          })
+          for (const pattern of PATTERNS) {
+            const viaIndex = yield* run(GlobTool, { pattern }, makeCtx(root))
+            const viaWalk = yield* run(GlobTool, { pattern }, makeCtx(root)).pipe(
+              Effect.provideService(CurrentSearchBackend, walkBackend as SearchBackend)
+            )
+            expect({ step, op, by, pattern, out: viaIndex.output }).toEqual({
+              step,
+              op,
+              by,
+              pattern,
+              out: viaWalk.output
+            })
+            if (viaIndex.metadata?.backend === "index") answeredByIndex++
+          }
+        }
+        // The comparisons above were of the index's answers, not of the walk with itself.
+        expect(answeredByIndex).toBeGreaterThan(PATTERNS.length * 40)
+      }).pipe(
+        Effect.provide(searchIndexLayer(root, { eager: true })),
+        Effect.provide(nodeLayer),
+        Effect.ensuring(Effect.sync(() => NFS.rmSync(base, { recursive: true, force: true })))
+      )
+    },
+    240_000
+  )
+})
+
+/** node:fs with paths taken relative to `root`, for the in-process changes. */
+const wrapFs = (root: string) =>
+  new Proxy(NFS, {
+    get: (target, key) => {
+      const f = (target as unknown as Record<string, unknown>)[key as string]
+      if (typeof f !== "function") return f
+      return (...args: Array<unknown>) =>
+        (f as (...a: Array<unknown>) => unknown)(
+          ...args.map((a, i) =>
+            typeof a === "string" && (i === 0 || (i === 1 && key === "renameSync")) && !a.startsWith("/")
+              ? NodePath.join(root, a)
+              : a
+          )
+        )
+    }
+  })
+
+/** Calls glob through a whole tool system until the index answers (it builds on the first search). */
+const globUntilIndexed = (tries: number) =>
+  Effect.gen(function* () {
+    const dispatcher = yield* Dispatcher
+    const backends: Array<unknown> = []
+    for (let i = 0; i < tries; i++) {
+      const [result] = yield* dispatcher.dispatchBatch([{ id: `g${i}`, name: "glob", args: { pattern: "*.ts" } }], {
+        sessionId: "s"
+      })
+      backends.push(result?.metadata?.backend)
+      expect(result?.modelOutput).toBe("a.ts")
+      if (backends.at(-1) === "index") break
+      yield* Effect.sleep(20)
+    }
+    return backends
+  })
+
+const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
