@@ -24,10 +24,10 @@ import { defineTool } from "../tool/tool.ts"
 import { fsFailure, statOrFail } from "./fs-failure.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
 import { skippedNote } from "./search/default-skip.ts"
-import { verifyMatches } from "./search/verify.ts"
 import { FILE_TYPES, isFileType } from "./search/file-types.ts"
 import { filesOrCounts } from "./search/grep-files.ts"
 import { contentLines, type OutputMode } from "./search/grep-output.ts"
+import { verifyMatches } from "./search/verify.ts"
 import { DENIED_OR_SECRET, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 
 export const DEFAULT_HEAD_LIMIT = 250
