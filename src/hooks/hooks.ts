@@ -155,13 +155,18 @@ const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
     Effect.orElseSucceed(() => "")
   )
 
-/** Runs one command hook: `/bin/bash -c COMMAND` in the project root, the event on stdin. */
+/**
+ * Runs one command hook: `/bin/bash --norc -c COMMAND` in the project root, the event on stdin.
+ * `--norc`: bash sources ~/.bashrc even for `-c` when its stdin is a socket (as Node's pipes
+ * are), so without it every hook ran the person's shell start-up first — one that waits on a
+ * lock (pyenv's rehash) held every hook, and so every call, for a minute.
+ */
 const commandHook =
   (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"], root: string, config: CommandHookConfig) =>
   (input: HookInput): Effect.Effect<RawAnswer> =>
     Effect.gen(function* () {
       const handle = yield* spawner.spawn(
-        ChildProcess.make("/bin/bash", ["-c", config.command], {
+        ChildProcess.make("/bin/bash", ["--norc", "-c", config.command], {
           cwd: root,
           env: { FREECODE_PROJECT_DIR: root, CLAUDE_PROJECT_DIR: root },
           extendEnv: true,

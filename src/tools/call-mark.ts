@@ -79,7 +79,8 @@ done
 export const watch = (pgid: number, mark: string): (() => void) => {
   let dog: ChildProcess
   try {
-    dog = spawn("/bin/bash", ["-c", WATCHDOG, "watchdog", String(pgid), mark], {
+    // --norc: its stdin is a pipe (a socket to bash), which would make bash source ~/.bashrc.
+    dog = spawn("/bin/bash", ["--norc", "-c", WATCHDOG, "watchdog", String(pgid), mark], {
       detached: true,
       stdio: ["pipe", "ignore", "ignore"]
     })

@@ -86,6 +86,33 @@ describe("hooks", () => {
     }).pipe(Effect.provide(withHooks({ hooks: { PreToolUse: [pre("touch|write", BLOCK)] } })))
   )
 
+  // bash sources ~/.bashrc for `-c` when its stdin is a socket and SHLVL is unset or 1 — as for
+  // a server an MCP client started with a bare environment.
+  it.live("a command hook runs without the person's ~/.bashrc (bash reads it for -c when stdin is a socket)", () => {
+    const home = NodeFs.mkdtempSync(`${root}/home-`)
+    NodeFs.writeFileSync(`${home}/.bashrc`, `touch "${root}/bashrc-ran"\n`)
+    const before = { HOME: process.env.HOME, SHLVL: process.env.SHLVL }
+    return Effect.gen(function* () {
+      process.env.HOME = home
+      delete process.env.SHLVL
+      const d = yield* Dispatcher
+      const r = yield* d.dispatch({ id: "rc1", name: "look", args: { n: 1 } }, { sessionId: "rc" })
+      expect(r.status).toBe("ok")
+      expect(exists("hook-ran")).toBe(true)
+      expect(exists("bashrc-ran")).toBe(false)
+    }).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          for (const [k, v] of Object.entries(before)) {
+            if (v === undefined) delete process.env[k]
+            else process.env[k] = v
+          }
+        })
+      ),
+      Effect.provide(withHooks({ hooks: { PreToolUse: [pre("look", `cat > /dev/null; touch "${root}/hook-ran"`)] } }))
+    )
+  })
+
   it.live("updatedInput rewrites the call", () =>
     Effect.gen(function* () {
       const d = yield* Dispatcher
