@@ -84,11 +84,11 @@ const Parameters = Schema.Struct({
       description: "Default content (lines); files_with_matches and count (per file) cost fewer tokens."
     })
   ),
-  // Names and meanings as rg's flags, which models know: no description needed.
-  "-A": Schema.optionalKey(ContextCount),
-  "-B": Schema.optionalKey(ContextCount),
-  "-C": Schema.optionalKey(ContextCount),
-  "-i": Schema.optionalKey(Schema.Boolean),
+  // Names and meanings as rg's flags, which models know: a few words each.
+  "-A": Schema.optionalKey(ContextCount.annotate({ description: "Lines after each match." })),
+  "-B": Schema.optionalKey(ContextCount.annotate({ description: "Lines before each match." })),
+  "-C": Schema.optionalKey(ContextCount.annotate({ description: "Lines before and after." })),
+  "-i": Schema.optionalKey(Schema.Boolean.annotate({ description: "Ignore case." })),
   multiline: Schema.optionalKey(
     Schema.Boolean.annotate({ description: "`.` matches newlines; matches may span lines." })
   ),
@@ -114,7 +114,7 @@ const unbalanced = (glob: string): boolean => {
 export const GrepTool = defineTool({
   id: "grep",
   description:
-    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path (-A/-B/-C: context lines, -i: ignore case), or with output_mode the files or counts per file; at most head_limit (default 250) from offset (default 0; a last line gives the next page's offset). Respects .gitignore, skips binary files and dependency folders. Narrow with path, include (file-name glob) or type; use glob to find files by name.",
+    "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path (or, by output_mode, files or counts); at most head_limit (default 250) from offset (a last line gives the next offset). Respects .gitignore, skips binary files and dependency folders. Narrow with path, include (file-name glob) or type; use glob to find files by name.",
   parameters: Parameters,
   concurrencySafe: true,
   mutates: false,
