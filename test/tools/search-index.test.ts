@@ -193,7 +193,9 @@ const wrapFs = (root: string) =>
       return (...args: Array<unknown>) =>
         (f as (...a: Array<unknown>) => unknown)(
           ...args.map((a, i) =>
-            typeof a === "string" && (i === 0 || (i === 1 && (key === "renameSync" || key === "symlinkSync"))) && !a.startsWith("/")
+            typeof a === "string" &&
+            (i === 0 || (i === 1 && (key === "renameSync" || key === "symlinkSync"))) &&
+            !a.startsWith("/")
               ? NodePath.join(root, a)
               : a
           )
