@@ -400,23 +400,31 @@ describe("lsp on the real TypeScript 7 server", () => {
         const root = yield* project
         const pids = join(root, "pids.log")
         writeFileSync(join(root, "a.half"), "x\n")
-        // Answers initialize, then closes its stdin and lingers: our next write fails with EPIPE
-        // while the process is alive, as after a SIGKILL whose exit Node has not reported yet.
+        // Answers initialize; once the document is open, closes its stdin and lingers: our next
+        // write fails with EPIPE while the process is alive, as after a SIGKILL whose exit Node has
+        // not reported yet. Paced by the messages, not a timer: under load the open came late.
         const script = `
           process.on("uncaughtException", () => {})
           require("fs").appendFileSync(${JSON.stringify(pids)}, process.pid + "\\n")
           let buf = ""
           process.stdin.on("data", (d) => {
             buf += d
-            const m = /Content-Length: (\\d+)\\r\\n\\r\\n/.exec(buf)
-            if (m === null || buf.length < m.index + m[0].length + Number(m[1])) return
-            const msg = JSON.parse(buf.slice(m.index + m[0].length, m.index + m[0].length + Number(m[1])))
-            const body = JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { capabilities: { hoverProvider: true } } })
-            process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body)
-            setTimeout(() => {
-              process.stdin.destroy()
-              require("fs").closeSync(0)
-            }, 100)
+            for (;;) {
+              const m = /Content-Length: (\\d+)\\r\\n\\r\\n/.exec(buf)
+              if (m === null || buf.length < m.index + m[0].length + Number(m[1])) return
+              const end = m.index + m[0].length + Number(m[1])
+              const msg = JSON.parse(buf.slice(m.index + m[0].length, end))
+              buf = buf.slice(end)
+              if (msg.method === "initialize") {
+                const body = JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { capabilities: { hoverProvider: true } } })
+                process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body)
+              }
+              if (msg.method === "textDocument/didOpen") {
+                process.stdin.destroy()
+                require("fs").closeSync(0)
+                return
+              }
+            }
           })
           setInterval(() => {}, 1000)`
         const half = {
