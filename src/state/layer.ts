@@ -8,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { OutputStore } from "../output/store.ts"
 import { ReadState } from "../read-state/read-state.ts"
 import { parseStore, storeLayer } from "../sql/connect.ts"
-import { type HostFenced, HostLease, layer as hostLeaseLayer } from "./host-lease.ts"
+import { type HostFenced, layer as hostLeaseLayer } from "./host-lease.ts"
 import { outputStoreLayer } from "./outputs.ts"
 import { readStateLayer } from "./read-state.ts"
 import { grantStoreLayer, jobRecordStoreLayer, todoStoreLayer } from "./records.ts"
@@ -48,4 +48,3 @@ export const sharedStateLayer = (options: SharedStateOptions) => {
   ).pipe(Layer.provideMerge(lease), Layer.provideMerge(storeLayer(parseStore(options.store))))
 }
 
-export { HostLease }

@@ -26,6 +26,7 @@ const TRIM_EVERY = 32
 const IN_MEMORY_BYTES = 4 * 1024 * 1024
 
 const utf8 = new TextDecoder("utf-8")
+const encoder = new TextEncoder()
 
 export const outputStoreLayer = Layer.effect(
   OutputStore,
@@ -114,7 +115,7 @@ export const outputStoreLayer = Layer.effect(
         const o = found.value
         const meta = { sessionId, id, tool: o.tool, chars: o.chars, lines: o.lines, bytes: o.bytes }
         return o.file === undefined
-          ? share(meta, () => chunksOf(new TextEncoder().encode(o.text)))
+          ? share(meta, () => chunksOf(encoder.encode(o.text)))
           : share(meta, fileChunks(o.file))
       })
 
@@ -187,7 +188,7 @@ export const outputStoreLayer = Layer.effect(
       put: (request) =>
         Effect.tap(local.put(request), (result) => {
           if (!result.stored) return Effect.void
-          const bytes = new TextEncoder().encode(request.text)
+          const bytes = encoder.encode(request.text)
           return share(
             {
               sessionId: request.sessionId,
