@@ -47,4 +47,3 @@ export const sharedStateLayer = (options: SharedStateOptions) => {
     jobRecordStoreLayer
   ).pipe(Layer.provideMerge(lease), Layer.provideMerge(storeLayer(parseStore(options.store))))
 }
-
