@@ -66,9 +66,15 @@ export interface AdaptInput {
   readonly unit: string
   /** False when the match starts inside a line: its first line keeps its (absent) indent. */
   readonly atLineStart: boolean
+  /**
+   * Whitespace the file has after the match to the end of its last line, included at the end
+   * of `matched`. It stays with that line: on it when it is kept or changed, gone when it is
+   * deleted — never carried onto a line newString adds after it.
+   */
+  readonly tail?: string
 }
 
-export const adaptReplacement = ({ matched, find, replacement, unit, atLineStart }: AdaptInput): string => {
+export const adaptReplacement = ({ matched, find, replacement, unit, atLineStart, tail = "" }: AdaptInput): string => {
   if (matched === find) return replacement
   const M = matched.split("\n")
   const F = find.split("\n")
@@ -125,6 +131,19 @@ export const adaptReplacement = ({ matched, find, replacement, unit, atLineStart
   let lastM = -1
   /** out's length after the last line placed in the file. */
   let lastOut = 0
+  /**
+   * Blank lines the file has between two placed lines, and oldString did not, stay where they
+   * are — also when a line beside them was deleted: the model never saw them, so it did not
+   * mean to remove them. Blank lines newString already has there stand for them: the file's
+   * replace them rather than double them.
+   */
+  const mapped = new Set(fToM.filter((m) => m !== undefined))
+  const keepFileBlanks = (from: number, to: number) => {
+    const blanks = M.slice(from + 1, to).filter((l, i) => isBlank(l) && !mapped.has(from + 1 + i))
+    if (blanks.length === 0) return
+    while (out.length > lastOut && isBlank(out[out.length - 1]!)) out.pop()
+    out.push(...blanks)
+  }
   N.forEach((line, k) => {
     const f = nToFLoose[k]
     const kept = f !== undefined && nToF[k] === f
@@ -132,21 +151,17 @@ export const adaptReplacement = ({ matched, find, replacement, unit, atLineStart
     if (kept && m === undefined && isBlank(F[f]!)) return // a blank line the file does not have
     ref = refOf(f) ?? ref
     const fitted = fitQuotes(line, f === undefined ? undefined : F[f], m === undefined ? undefined : M[m], style)
-    const written = kept && m !== undefined ? M[m]! : reindent(fitted, ref, k === 0)
+    const changedLast = !kept && m !== undefined && f === F.length - 1
+    const written = kept && m !== undefined ? M[m]! : reindent(fitted, ref, k === 0) + (changedLast ? tail : "")
     if (m !== undefined) {
-      // Blank lines the file has between the previous placed line and this one stay.
-      if (lastM >= 0 && m > lastM + 1) {
-        const between = M.slice(lastM + 1, m)
-        if (between.every((l, i) => isBlank(l) && !fToM.includes(lastM + 1 + i))) {
-          // Blank lines newString already has here stand for these: the file's replace them, not double them.
-          while (out.length > lastOut && isBlank(out[out.length - 1]!)) out.pop()
-          out.push(...between)
-        }
-      }
+      keepFileBlanks(lastM, m)
       lastM = m
     }
     out.push(written)
     if (m !== undefined) lastOut = out.length
   })
+  // After the last placed line, the file's blank lines before a deleted line stay too, unless
+  // newString's own lines there already have one.
+  if (!out.slice(lastOut).some(isBlank)) keepFileBlanks(lastM, M.length)
   return out.join("\n")
 }

@@ -33,6 +33,14 @@ export type EditOutcome =
 /** Every candidate's line, so the model can pick one in its next call (the result cap bounds a huge list). */
 const lineList = (lines: ReadonlyArray<number>) => lines.join(", ")
 
+/** The spaces and tabs from `end` to the end of its line, when nothing else follows there. */
+const tailAfter = (text: string, end: number): string => {
+  if (end === 0 || text[end - 1] === "\n") return ""
+  let stop = end
+  while (text[stop] === " " || text[stop] === "\t") stop++
+  return stop === text.length || text[stop] === "\n" ? text.slice(end, stop) : ""
+}
+
 /** Keeps the first of overlapping spans, in file order. */
 const disjoint = (spans: ReadonlyArray<Span>): Array<Span> => {
   const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end)
@@ -126,13 +134,17 @@ const cascade = (text: string, request: EditRequest): EditOutcome => {
     const replacement = found.adaptNew?.(newString) ?? newString
     let out = text
     const replaced: Array<{ start: number; length: number }> = []
-    for (const span of [...spans].reverse()) {
+    const exact = replacer.name === "simple" || replacer.name === "multiOccurrence"
+    for (const hit of [...spans].reverse()) {
+      const atLineStart = hit.start === 0 || text[hit.start - 1] === "\n"
+      // Whole lines matched: the whitespace after the last one is that line's (adapt.ts).
+      const tail = atLineStart || found.find.includes("\n") ? tailAfter(text, hit.end) : ""
+      const span = { ...hit, end: hit.end + tail.length }
       const matched = text.slice(span.start, span.end)
-      const atLineStart = span.start === 0 || text[span.start - 1] === "\n"
       const adapted =
-        replacer.name === "simple" || replacer.name === "multiOccurrence"
+        exact && tail === ""
           ? replacement
-          : adaptReplacement({ matched, find: found.find, replacement, unit, atLineStart })
+          : adaptReplacement({ matched, find: found.find, replacement, unit, atLineStart, tail })
       out = out.slice(0, span.start) + adapted + out.slice(span.end)
       replaced.push({ start: span.start, length: adapted.length - (span.end - span.start) })
     }

@@ -159,12 +159,23 @@ export const blockAnchor: Replacer = {
       if (text.trimmed[i] !== first) continue
       const lo = i + Math.max(2, lines.length - 1 - slack)
       const hi = Math.min(text.lines.length - 1, i + lines.length - 1 + slack)
+      // Of the closing anchors in reach, the one whose middle is most alike (then the nearest to
+      // oldString's length): a `}` one level in is not the block's end because it comes first.
+      let best: { score: number; last: number } | undefined
       for (let j = lo; j <= hi; j++) {
         if (text.trimmed[j] !== last) continue
         const score = middleSimilarity(text.lines.slice(i + 1, j), lines.slice(1, -1))
-        scored.push({ span: text.span(i, j, newline), score, first: i, last: j })
-        break
+        const off = Math.abs(j - i + 1 - lines.length)
+        if (
+          best === undefined ||
+          score > best.score ||
+          (score === best.score && off < Math.abs(best.last - i + 1 - lines.length))
+        ) {
+          best = { score, last: j }
+        }
       }
+      if (best !== undefined)
+        scored.push({ span: text.span(i, best.last, newline), score: best.score, first: i, last: best.last })
     }
     const passing = scored.filter((c) => c.score >= BLOCK_ANCHOR_FLOOR)
     if (passing.length === 0) return undefined
