@@ -184,8 +184,9 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
         const file = NodePath.join(dir(), `${id}.out`)
         const plain: CommandLine = [
           "/bin/bash",
+          "--norc",
           "-c",
-          'exec /bin/bash -c "$1" > "$2" 2>&1',
+          'exec /bin/bash --norc -c "$1" > "$2" 2>&1',
           "bash",
           request.command,
           file

@@ -143,6 +143,7 @@ export const bwrapLine = (
     ...args,
     "--",
     "/bin/bash",
+    "--norc",
     "-c",
     BRIDGE,
     "bridge",

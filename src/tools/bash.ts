@@ -59,12 +59,14 @@ const Parameters = Schema.Struct({
  * The command's stdout and stderr both go to `file`, set up by an outer shell that then execs
  * the real one: the command text reaches bash untouched, the two streams interleave exactly as
  * the command wrote them, and the pid stays the process-group leader. stdin is /dev/null: a
- * command waiting on input gets EOF, never hangs the agent.
+ * command waiting on input gets EOF, never hangs the agent. `--norc` on both: bash sources
+ * ~/.bashrc for `-c` when its stdin is a socket and SHLVL is unset, as a job's stdin is.
  */
 const shellLine = (command: string, file: string): CommandLine => [
   "/bin/bash",
+  "--norc",
   "-c",
-  'exec /bin/bash -c "$1" > "$2" 2>&1',
+  'exec /bin/bash --norc -c "$1" > "$2" 2>&1',
   "bash",
   command,
   file

@@ -146,4 +146,33 @@ describe("background jobs", () => {
       }),
     120_000
   )
+  // bash sources ~/.bashrc even for `-c` when its stdin is a socket and SHLVL is unset (sshd's
+  // heuristic); a job's stdin is a socket pair under Node, so a slow or blocking rc file (a
+  // version manager's lock) would stall or change every job.
+  it.live("neither a call nor a job sources the person's ~/.bashrc", () =>
+    Effect.gen(function* () {
+      const home = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-jobs-home-"))
+      const marker = NodePath.join(home, "sourced")
+      NodeFs.writeFileSync(NodePath.join(home, ".bashrc"), `echo rc >> ${marker}\n`)
+      const saved = { HOME: process.env.HOME, SHLVL: process.env.SHLVL }
+      process.env.HOME = home
+      delete process.env.SHLVL
+      try {
+        const direct = yield* call("bash", { command: "echo direct" }, "rc1")
+        expect(direct.modelOutput).toContain("direct")
+        const job = yield* call("bash", { command: "echo job", run_in_background: true }, "rc2")
+        expect(job.status, job.modelOutput).toBe("ok")
+        let seen = job.modelOutput
+        for (let i = 0; i < 50 && !seen.includes("exited"); i++) {
+          yield* Effect.sleep("100 millis")
+          seen = (yield* call("job", { id: String(job.metadata?.jobId) }, `rc-j${i}`)).modelOutput
+        }
+        expect(seen).toContain("exited")
+        expect(NodeFs.existsSync(marker), "~/.bashrc was sourced").toBe(false)
+      } finally {
+        process.env.HOME = saved.HOME
+        if (saved.SHLVL !== undefined) process.env.SHLVL = saved.SHLVL
+      }
+    }).pipe(Effect.provide(testToolSystem({ root, tools: [BashTool, JobTool] })))
+  )
 })
