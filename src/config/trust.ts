@@ -36,20 +36,40 @@ export const isTrusted = (dir: string): Effect.Effect<boolean> =>
     return text?.trim() === trustKey(dir)
   }).pipe(Effect.orElseSucceed(() => false))
 
+/** Moves what is at `path` aside when it is there and not a folder; returns where to. */
+const moveAsideUnlessFolder = async (path: string): Promise<string | undefined> => {
+  const st = await fsp.lstat(path).catch(() => undefined)
+  if (st === undefined || st.isDirectory()) return undefined
+  const aside = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`
+  await fsp.rename(path, aside)
+  return aside
+}
+
 /** Records `dir` as trusted; returns the folder as recorded. */
 export const trust = (dir: string): Effect.Effect<string, ConfigError> =>
   Effect.gen(function* () {
     const key = trustKey(dir)
     const file = entryFile(yield* stateDir, dir)
     const tmp = `${file}.${process.pid}.tmp`
-    yield* Effect.tryPromise({
+    const folder = join(file, "..")
+    const aside = yield* Effect.tryPromise({
       try: async () => {
-        await fsp.mkdir(join(file, ".."), { recursive: true, mode: 0o700 })
+        const moved = await moveAsideUnlessFolder(folder)
+        await fsp.mkdir(folder, { recursive: true, mode: 0o700 })
+        // A damaged record (a folder in its place) is replaced, not refused: trusting is the fix.
+        if ((await fsp.lstat(file).catch(() => undefined))?.isDirectory() === true)
+          await fsp.rm(file, { recursive: true })
         await fsp.writeFile(tmp, `${key}\n`, { mode: 0o600 })
         await fsp.rename(tmp, file)
+        return moved
       },
-      catch: (e) => new ConfigError({ message: `cannot record ${key} as trusted: ${(e as Error).message}` })
+      catch: (e) => new ConfigError({ message: `cannot record ${key} as trusted in ${file}: ${(e as Error).message}` })
     })
+    if (aside !== undefined) {
+      yield* Effect.logWarning(
+        `the trust records' folder ${folder} was not a folder; it was moved aside to ${aside} and a fresh one made`
+      )
+    }
     return key
   })
 

@@ -20,19 +20,54 @@ const WAIT = Duration.seconds(30)
 const UNREADABLE_STALE_MS = 5_000
 
 let lockDir: string | undefined
-/** `<tmp>/freecode-tools-<uid>/locks`, made private to the user (0700, checked to be a real folder we own). */
-export const locksFolder = (): string => {
-  if (lockDir !== undefined) return lockDir
-  const uid = typeof process.getuid === "function" ? process.getuid() : 0
-  const base = NodePath.join(OS.tmpdir(), `freecode-tools-${uid}`)
-  const dir = NodePath.join(base, "locks")
-  for (const d of [base, dir]) {
-    NFS.mkdirSync(d, { recursive: true, mode: 0o700 })
-    const st = NFS.lstatSync(d)
-    if (!st.isDirectory() || (typeof process.getuid === "function" && st.uid !== process.getuid())) {
-      throw new Error(`${d} is not a private folder of this user; refusing to keep locks there`)
+/** What was moved aside when the lock folder was made, said once in the log. */
+let movedNotice: string | undefined
+
+/**
+ * Makes `dir` a folder private to this user (0700). Something else at that path that this user
+ * owns (a file, a link: a damaged state) is moved aside as `<dir>.damaged-<time>` and a fresh
+ * folder made; a path another user owns is refused — it may be planted — saying what to do.
+ */
+const privateFolder = (dir: string, uid: number | undefined) => {
+  const look = () => {
+    try {
+      return NFS.lstatSync(dir)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined
+      throw e
     }
   }
+  let st = look()
+  if (st !== undefined && !st.isDirectory() && (uid === undefined || st.uid === uid)) {
+    const aside = `${dir}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`
+    NFS.renameSync(dir, aside)
+    movedNotice = `the lock folder ${dir} was not a folder; it was moved aside to ${aside} and a fresh one made (delete the old one when you have looked at it)`
+    st = undefined
+  }
+  if (st === undefined) {
+    try {
+      NFS.mkdirSync(dir, { mode: 0o700 })
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+    }
+    st = look()
+  }
+  if (st === undefined || !st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
+    throw new Error(
+      `the lock folder ${dir} is not a folder of this user, so edits cannot lock files there; remove it, or set TMPDIR to a folder of your own`
+    )
+  }
+  if ((st.mode & 0o077) !== 0) NFS.chmodSync(dir, 0o700)
+}
+
+/** `<tmp>/freecode-tools-<uid>/locks`, private to the user. */
+export const locksFolder = (): string => {
+  if (lockDir !== undefined) return lockDir
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+  const base = NodePath.join(OS.tmpdir(), `freecode-tools-${uid ?? 0}`)
+  const dir = NodePath.join(base, "locks")
+  privateFolder(base, uid)
+  privateFolder(dir, uid)
   lockDir = dir
   return dir
 }
@@ -116,7 +151,7 @@ const io = <A>(key: string, run: () => A) =>
         module: "FileSystem",
         method: "lock",
         pathOrDescriptor: key,
-        description: String(e),
+        description: e instanceof Error ? e.message : String(e),
         cause: e
       })
   })
@@ -132,6 +167,10 @@ export const acquireFileLock = (
 ): Effect.Effect<string, PlatformError.PlatformError> =>
   Effect.gen(function* () {
     const file = yield* io(key, () => lockFileOf(key))
+    if (movedNotice !== undefined) {
+      yield* Effect.logWarning(movedNotice)
+      movedNotice = undefined
+    }
     const deadline = Date.now() + Duration.toMillis(WAIT)
     let pause = 2
     for (;;) {

@@ -17,6 +17,35 @@ import { tempDirs } from "../temp-dirs.ts"
 const tmp = tempDirs()
 
 describe("the trust record", () => {
+  it.live(
+    "damaged records: a file where the folder should be is moved aside, a folder where a record should be is replaced",
+    () =>
+      Effect.gen(function* () {
+        const state = tmp("freecode-state-")
+        const a = tmp("freecode-a-")
+        const inState = <A, E>(effect: Effect.Effect<A, E>) =>
+          effect.pipe(
+            Effect.provideService(
+              ConfigProvider.ConfigProvider,
+              ConfigProvider.fromEnv({ env: { FREECODE_STATE_DIR: state } })
+            )
+          )
+        NodeFs.writeFileSync(NodePath.join(state, "trusted"), "garbage")
+        expect(yield* inState(isTrusted(a))).toBe(false)
+        yield* inState(trust(a))
+        expect(yield* inState(isTrusted(a))).toBe(true)
+        const aside = NodeFs.readdirSync(state).find((n) => n.startsWith("trusted.damaged-"))
+        expect(NodeFs.readFileSync(NodePath.join(state, aside!), "utf8")).toBe("garbage")
+        // A record that became a folder reads as not trusted (fail closed); trusting again mends it.
+        const [record] = NodeFs.readdirSync(NodePath.join(state, "trusted"))
+        NodeFs.rmSync(NodePath.join(state, "trusted", record!))
+        NodeFs.mkdirSync(NodePath.join(state, "trusted", record!))
+        expect(yield* inState(isTrusted(a))).toBe(false)
+        yield* inState(trust(a))
+        expect(yield* inState(isTrusted(a))).toBe(true)
+      })
+  )
+
   it.live("trust, look up, forget; a link to the folder is the folder; two at once both stay", () =>
     Effect.gen(function* () {
       const state = tmp("freecode-state-")
