@@ -38,6 +38,8 @@ export interface PolicyPlaces {
   readonly tempDir: string
   /** Places never writable from inside, even below a writable one (the state folder). */
   readonly neverWritable?: ReadonlyArray<string>
+  /** Placeholders made for this command at the top of a writable root (placeholders.ts): read-only whole. */
+  readonly held?: ReadonlyArray<string>
 }
 
 /**
@@ -100,10 +102,18 @@ const isDirectory = (p: string): boolean => {
   }
 }
 
+/** The person's writable places, as real paths that exist: the project and allowWrite. */
+export const writableRoots = (
+  settings: SandboxSettings,
+  places: Pick<PolicyPlaces, "root" | "home">
+): Array<string> => [
+  ...new Set(realPlaces([places.root, ...settings.allowWrite.map((p) => resolveSettingPath(p, places))]))
+]
+
 export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): SandboxPolicy => {
   const resolve = (p: string) => resolveSettingPath(p, places)
-  // The person's places: the project and allowWrite. The session's temp dir is the sandbox's own.
-  const roots = [...new Set(realPlaces([places.root, ...settings.allowWrite.map(resolve)]))]
+  // The session's temp dir is the sandbox's own, not one of the person's places.
+  const roots = writableRoots(settings, places)
   const writable = [...new Set([...roots, ...realPlaces([places.tempDir])])]
   const credentials = realPlaces(credentialPaths(places.home))
   const secrets = secretFilesIn(roots, credentialFilesOf(credentials))
@@ -118,7 +128,7 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
   const readDenied = [
     ...new Set([...credentials, ...sockets, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])
   ].map((path) => ({ path, directory: isDirectory(path) }))
-  const guarded = guardedPlaces(roots, places.neverWritable ?? [])
+  const guarded = guardedPlaces(roots, places.neverWritable ?? [], places.held)
   const writeDenied = [...new Set([...guarded.readOnly, ...realPlaces(settings.denyWrite.map(resolve))])]
   return {
     writable,
