@@ -20,7 +20,7 @@ import {
   refusedByRule
 } from "./policy.ts"
 import { matchesCommand, matchesCommandAnyPath, matchesDomain, namesTool } from "./rules.ts"
-import { readOnlyConcern } from "./shell.ts"
+import { gitSecretRead, readOnlyConcern } from "./shell.ts"
 import type { Subjects } from "./subjects.ts"
 
 /** Where the project is: its root as given and as it really is, and what counts as inside it. */
@@ -198,7 +198,13 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
         reason: `Approved for this session: ${s.grant.display}.`
       }
     const { analysis, command, sandboxed } = s.shell!
-    // Deny and ask rules were decided above; inside the boundary nothing else needs a person.
+    // Deny and ask rules were decided above; inside the boundary nothing else needs a person,
+    // but a secret's committed copy, which the sandbox cannot hide (shell/git-secrets.ts).
+    const fromHistory = sandboxed ? analysis.candidates.map(gitSecretRead).find((w) => w !== undefined) : undefined
+    if (fromHistory !== undefined)
+      return ask(
+        `Inside the sandbox, but ${fromHistory}: git prints its committed copy from .git, which the sandbox cannot hide. Running ${JSON.stringify(command.trim())} needs approval.`
+      )
     if (sandboxed)
       return {
         ...base,
