@@ -16,7 +16,9 @@
  * other process of the sandbox is gone, so "that pid is gone or a zombie" means nothing inside
  * can still see the mount. Before bubblewrap has written it, the manifest counts as live while
  * its writer runs (for a bounded time). Making, adopting and removing placeholders happen under
- * one lock per registry (an abstract Unix socket, which the kernel frees if its holder dies).
+ * one lock per registry (an abstract Unix socket, which the kernel frees if its holder dies). A
+ * call adopts the placeholders an earlier one left, and removal is left to `collect` (the
+ * sandbox runs it every second while any remain): removing a folder is the costly part.
  */
 import { randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs"
@@ -98,7 +100,7 @@ const live = (m: Manifest, info: string | undefined, now: number): boolean => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The registry's lock: an abstract socket bound by one process at a time, freed by the kernel on death. */
-const locked = async <A>(name: string, body: () => A): Promise<A> => {
+const locked = async <A>(name: string, body: () => A | Promise<A>): Promise<A> => {
   const deadline = Date.now() + LOCK_WAIT_MS
   for (;;) {
     const server = await new Promise<NodeNet.Server | undefined>((resolve) => {
@@ -108,9 +110,11 @@ const locked = async <A>(name: string, body: () => A): Promise<A> => {
     })
     if (server !== undefined) {
       try {
-        return body()
+        return await body()
       } finally {
-        server.close()
+        // The name is free once the socket is closed, which happens on the loop: wait for it, or
+        // the next caller finds it taken and waits out a retry.
+        await new Promise((resolve) => server.close(resolve))
       }
     }
     if (Date.now() > deadline) throw new Error("another sandboxed command held the placeholder lock for over 5 s")
@@ -118,11 +122,12 @@ const locked = async <A>(name: string, body: () => A): Promise<A> => {
   }
 }
 
-const removeIfOurs = (h: Held) => {
+const same = (s: NodeFs.Stats, h: Held) => s.isDirectory() && s.dev === h.dev && s.ino === h.ino
+
+/** Still the empty folder made here: removed. Anything else (someone's file, a folder with content) stays. */
+const removeIfOurs = async (h: Held) => {
   try {
-    const s = NodeFs.lstatSync(h.path)
-    // Still the empty folder made here: anything else (someone's file, a folder with content) stays.
-    if (s.isDirectory() && s.dev === h.dev && s.ino === h.ino) NodeFs.rmdirSync(h.path)
+    if (same(await NodeFs.promises.lstat(h.path), h)) await NodeFs.promises.rmdir(h.path)
   } catch {}
 }
 
@@ -131,6 +136,12 @@ export interface Placeholders {
   readonly hold: (roots: ReadonlyArray<string>) => Promise<Hold>
   /** Removes what no live sandbox relies on; answers whether manifests of this process remain. */
   readonly collect: () => Promise<boolean>
+}
+
+interface Listed {
+  readonly file: string
+  readonly m: Manifest
+  readonly live: boolean
 }
 
 /** The registry of `dir` (made 0700 when missing; refused unless it is this user's own folder). */
@@ -145,75 +156,89 @@ export const placeholders = (dir: string): Placeholders => {
   const lockName = `\0freecode-tools-placeholders:${dir}`
   let queue: Promise<unknown> = Promise.resolve()
   // One at a time in this process too, so its own calls do not spin on the socket.
-  const serial = <A>(body: () => A): Promise<A> => {
+  const serial = <A>(body: () => A | Promise<A>): Promise<A> => {
     const next = queue.then(() => locked(lockName, body))
     queue = next.catch(() => undefined)
     return next
   }
 
-  /** Under the lock: removes dead manifests' placeholders; answers the live ones' paths. */
-  const sweep = (): { live: Set<string>; own: boolean } => {
+  /** Under the lock: every manifest, judged. */
+  const list = (): Array<Listed> => {
     const reg = registry()
     const now = Date.now()
-    const liveNamed = new Set<string>()
-    const dead: Array<{ file: string; m: Manifest }> = []
-    let own = false
+    const out: Array<Listed> = []
     for (const name of NodeFs.readdirSync(reg)) {
       if (!name.endsWith(".json")) continue
       const file = NodePath.join(reg, name)
-      let m: Manifest
       try {
-        m = JSON.parse(NodeFs.readFileSync(file, "utf8")) as Manifest
-      } catch {
-        continue // half-written by a writer that died: names nothing made (made before it is written)
-      }
-      if (live(m, readText(file.replace(/\.json$/, ".info")), now)) {
-        for (const h of m.paths) liveNamed.add(h.path)
-        if (m.pid === self.pid && m.start === self.start) own = true
-      } else dead.push({ file, m })
+        const m = JSON.parse(NodeFs.readFileSync(file, "utf8")) as Manifest
+        out.push({ file, m, live: live(m, readText(infoOf(file)), now) })
+      } catch {} // written to a temporary name and renamed: a manifest is whole or absent
     }
-    for (const { file, m } of dead) {
-      for (const h of m.paths) if (!liveNamed.has(h.path)) removeIfOurs(h)
-      NodeFs.rmSync(file, { force: true })
-      NodeFs.rmSync(file.replace(/\.json$/, ".info"), { force: true })
-    }
-    return { live: liveNamed, own }
+    return out
+  }
+  const infoOf = (file: string) => file.replace(/\.json$/, ".info")
+  const drop = (file: string) => {
+    NodeFs.rmSync(file, { force: true })
+    NodeFs.rmSync(infoOf(file), { force: true })
   }
 
+  /**
+   * Under the lock. A missing name is made; one that is a placeholder already (named by any
+   * manifest, live or not, and still the same empty folder) is adopted, so back-to-back calls
+   * reuse it: removing a folder costs a journal write (1–3 ms on this machine's ext4) and is left
+   * to `collect`, off the call's path. A dead manifest whose every placeholder was adopted goes.
+   */
   const hold = (roots: ReadonlyArray<string>): Promise<Hold> =>
     serial(() => {
-      const { live: liveNamed } = sweep()
+      const manifests = list()
+      const known = new Map<string, Held>()
+      for (const { m } of manifests) for (const h of m.paths) known.set(h.path, h)
       const held: Array<Held> = []
       for (const root of roots) {
         for (const name of TOP_CONTROL_NAMES) {
           const path = NodePath.join(root, name)
-          let s: NodeFs.Stats | undefined
-          try {
-            s = NodeFs.lstatSync(path)
-          } catch {}
+          let s = NodeFs.lstatSync(path, { throwIfNoEntry: false })
           if (s === undefined) {
             try {
               NodeFs.mkdirSync(path, { mode: 0o755 })
-              s = NodeFs.lstatSync(path)
             } catch (e) {
               // Made by someone else a moment ago: an existing control path, bound as such.
               if ((e as NodeJS.ErrnoException).code === "EEXIST") continue
               throw e
             }
-          } else if (!liveNamed.has(path)) continue
-          // New, or another running sandbox's: this command relies on it too.
+            s = NodeFs.lstatSync(path)
+          } else {
+            const h = known.get(path)
+            if (h === undefined || !same(s, h)) continue // the person's own: bound as it is
+          }
           held.push({ path, dev: s.dev, ino: s.ino })
         }
       }
+      const mine = new Set(held.map((h) => h.path))
+      for (const { file, m, live: alive } of manifests) if (!alive && m.paths.every((h) => mine.has(h.path))) drop(file)
       const id = `${self.pid}-${randomBytes(6).toString("hex")}`
       const file = NodePath.join(registry(), `${id}.json`)
       const manifest: Manifest = { ...self, created: Date.now(), paths: held }
       NodeFs.writeFileSync(`${file}.tmp`, JSON.stringify(manifest), { mode: 0o600 })
       NodeFs.renameSync(`${file}.tmp`, file)
-      return { paths: held.map((h) => h.path), info: NodePath.join(registry(), `${id}.info`) }
+      return { paths: held.map((h) => h.path), info: infoOf(file) }
     })
 
-  return { hold, collect: () => serial(() => sweep().own) }
+  /** Under the lock: dead manifests' placeholders that no live one names are removed, then the manifests. */
+  const collect = () =>
+    serial(async () => {
+      const manifests = list()
+      const liveNamed = new Set(manifests.filter((l) => l.live).flatMap((l) => l.m.paths.map((h) => h.path)))
+      const dead = manifests.filter((l) => !l.live)
+      await Promise.all(
+        dead.flatMap(({ m }) => m.paths.filter((h) => !liveNamed.has(h.path))).map((h) => removeIfOurs(h))
+      )
+      for (const { file } of dead) drop(file)
+      return manifests.some((l) => l.live && l.m.pid === self.pid && l.m.start === self.start)
+    })
+
+  return { hold, collect }
 }
 
 /** This user's registry: one per machine and user, so every process of theirs shares it. */

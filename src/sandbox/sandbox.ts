@@ -170,7 +170,8 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     }
 
     // Placeholders for control paths missing at a root's top, removed once no sandbox relies on
-    // them: looked after every 250 ms while some of this process's remain, and at the end.
+    // them: looked after every second while some of this process's remain (the next call adopts
+    // them meanwhile), and at the end.
     const holds = placeholders(registry)
     let collector: ReturnType<typeof setInterval> | undefined
     const stopCollecting = () => {
@@ -180,7 +181,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     const collectSoon = () => {
       collector ??= setInterval(() => {
         holds.collect().then((own) => (own ? undefined : stopCollecting()), stopCollecting)
-      }, 250)
+      }, 1_000)
       collector.unref()
     }
     yield* Effect.addFinalizer(() =>
