@@ -162,8 +162,9 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     const filterFile = NodePath.join(base, "seccomp.bpf")
     const emptyFile = NodePath.join(base, "empty")
     NodeFs.writeFileSync(emptyFile, "", { mode: 0o444 })
+    const filterBytes = seccompFilter() // the same bytes for the layer's life: built once
     const hardeningOf = (a: { readonly seccomp: boolean; readonly disableUserns: boolean }): BwrapHardening => {
-      const filter = a.seccomp ? seccompFilter() : undefined
+      const filter = a.seccomp ? filterBytes : undefined
       if (filter !== undefined && !NodeFs.existsSync(filterFile))
         NodeFs.writeFileSync(filterFile, filter, { mode: 0o600 })
       return { seccompFile: filter === undefined ? undefined : filterFile, disableUserns: a.disableUserns }
