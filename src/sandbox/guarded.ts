@@ -40,7 +40,8 @@ const lstat = (p: string): NodeFs.Stats | undefined => {
 
 const real = (p: string): string | undefined => {
   try {
-    return NodeFs.realpathSync(p)
+    // realpath(3) in one call, not node's walk of an lstat per folder; a missing path without an exception.
+    return NodeFs.lstatSync(p, { throwIfNoEntry: false }) === undefined ? undefined : NodeFs.realpathSync.native(p)
   } catch {
     return undefined
   }

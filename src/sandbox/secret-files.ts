@@ -28,7 +28,7 @@ export interface SecretFiles {
 
 const realFile = (p: string): string | undefined => {
   try {
-    const real = NodeFs.realpathSync(p)
+    const real = NodeFs.realpathSync.native(p)
     return NodeFs.statSync(real).isFile() ? real : undefined
   } catch {
     return undefined
