@@ -71,14 +71,17 @@ const statFields = (pid: number): ReadonlyArray<string> | undefined => {
   return stat?.slice(stat.lastIndexOf(")") + 2).split(" ")
 }
 
-const self = { pid: process.pid, start: statFields(process.pid)?.[19] ?? "", ns: nsOfSelf() }
-
-function nsOfSelf(): string {
-  try {
-    return NodeFs.readlinkSync("/proc/self/ns/pid")
-  } catch {
-    return ""
+/** This process as a manifest names it (its pid, start time and PID namespace), read once, on first use. */
+let selfCache: { readonly pid: number; readonly start: string; readonly ns: string } | undefined
+const me = () => {
+  if (selfCache === undefined) {
+    let ns = ""
+    try {
+      ns = NodeFs.readlinkSync("/proc/self/ns/pid")
+    } catch {}
+    selfCache = { pid: process.pid, start: statFields(process.pid)?.[19] ?? "", ns }
   }
+  return selfCache
 }
 
 /** Running and not a zombie: a PID namespace's init is a zombie only once all inside are gone. */
@@ -89,7 +92,7 @@ const running = (pid: number): boolean => {
 
 const live = (m: Manifest, info: string | undefined, now: number): boolean => {
   // Another PID namespace's pids cannot be asked after from here: only its own writers judge it.
-  if (m.ns !== self.ns || m.ns === "") return true
+  if (m.ns !== me().ns || m.ns === "") return true
   const child = info === undefined ? undefined : /"child-pid":\s*(\d+)/.exec(info)?.[1]
   if (child !== undefined) return running(Number(child))
   const age = now - m.created
@@ -217,9 +220,9 @@ export const placeholders = (dir: string): Placeholders => {
       }
       const mine = new Set(held.map((h) => h.path))
       for (const { file, m, live: alive } of manifests) if (!alive && m.paths.every((h) => mine.has(h.path))) drop(file)
-      const id = `${self.pid}-${randomBytes(6).toString("hex")}`
+      const id = `${me().pid}-${randomBytes(6).toString("hex")}`
       const file = NodePath.join(registry(), `${id}.json`)
-      const manifest: Manifest = { ...self, created: Date.now(), paths: held }
+      const manifest: Manifest = { ...me(), created: Date.now(), paths: held }
       NodeFs.writeFileSync(`${file}.tmp`, JSON.stringify(manifest), { mode: 0o600 })
       NodeFs.renameSync(`${file}.tmp`, file)
       return { paths: held.map((h) => h.path), info: infoOf(file) }
@@ -235,7 +238,7 @@ export const placeholders = (dir: string): Placeholders => {
         dead.flatMap(({ m }) => m.paths.filter((h) => !liveNamed.has(h.path))).map((h) => removeIfOurs(h))
       )
       for (const { file } of dead) drop(file)
-      return manifests.some((l) => l.live && l.m.pid === self.pid && l.m.start === self.start)
+      return manifests.some((l) => l.live && l.m.pid === me().pid && l.m.start === me().start)
     })
 
   return { hold, collect }
