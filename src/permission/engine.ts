@@ -158,7 +158,14 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         )
       }
 
-      const where: Where = { root, realRoot, inside, matchesPath, readOnlyCommands: perms.readOnlyCommands !== false }
+      const where: Where = {
+        root,
+        realRoot,
+        inside,
+        matchesPath,
+        readOnlyCommands: perms.readOnlyCommands !== false,
+        secretTwin: (real) => secretTwin(real, twinRoots)
+      }
 
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }
 

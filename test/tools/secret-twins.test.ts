@@ -15,8 +15,10 @@ import { LocalFs } from "../../src/fs/local-fs.ts"
 import { toolSystem } from "../../src/layers/system.ts"
 import { OutputConfig } from "../../src/output/config.ts"
 import { Approval } from "../../src/permission/approval.ts"
+import { EditTool } from "../../src/tools/edit.ts"
 import { GrepTool } from "../../src/tools/grep.ts"
 import { ReadTool } from "../../src/tools/read.ts"
+import { WriteTool } from "../../src/tools/write.ts"
 
 const SECRET = "API_TOKEN=twin-secret-4242"
 
@@ -29,15 +31,15 @@ const project = () => {
   return root
 }
 
-const call = (root: string, name: string, args: Record<string, unknown>) =>
+const call = (root: string, name: string, args: Record<string, unknown>, mode = "default") =>
   Dispatcher.use((d) => d.dispatch({ id: "c", name, args }, { sessionId: `s-${Math.random()}` })).pipe(
     Effect.map((r) => ({ status: r.status, text: r.modelOutput })),
     Effect.provide(
       toolSystem({
         root,
         outputConfig: OutputConfig.layerWith({}),
-        tools: [ReadTool, GrepTool],
-        config: {},
+        tools: [ReadTool, GrepTool, EditTool, WriteTool],
+        config: { permissions: { defaultMode: mode as "default" } },
         approval: Approval.layerTest({ answer: "deny" }, [])
       }).pipe(Layer.provide(LocalFs.layerNative), Layer.provideMerge(NodeServices.layer))
     )
@@ -102,6 +104,36 @@ describe("secrets reached by another name", () => {
           NodeFs.closeSync(fd)
           NodeFs.rmSync(root, { recursive: true, force: true })
         }
+      })
+  )
+
+  it.live(
+    "edit and write of a secret, by its name or another, ask even in acceptEdits (edit shows the text it missed)",
+    () =>
+      Effect.gen(function* () {
+        const root = project()
+        for (const filePath of [".env", "docs/notes.txt"]) {
+          const r = yield* call(
+            root,
+            "edit",
+            { filePath, oldString: "API_TOKEN=twin-secret-4243", newString: "x" },
+            "acceptEdits"
+          )
+          expect(r.text, filePath).not.toContain("twin-secret-4242")
+          expect(r.status, filePath).not.toBe("ok")
+          const w = yield* call(root, "write", { filePath, content: "x" }, "acceptEdits")
+          expect(w.status, filePath).not.toBe("ok")
+        }
+        expect(NodeFs.readFileSync(NodePath.join(root, ".env"), "utf8")).toBe(`${SECRET}\n`)
+        // An ordinary file still edits without asking there.
+        const ok = yield* call(
+          root,
+          "edit",
+          { filePath: "plain.txt", oldString: "not-a-secret", newString: "plain" },
+          "acceptEdits"
+        )
+        expect(ok.status).toBe("ok")
+        NodeFs.rmSync(root, { recursive: true, force: true })
       })
   )
 })
