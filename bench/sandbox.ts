@@ -3,7 +3,9 @@
  * bash does) started plainly and sandboxed, alternating, N times each. A sandboxed call is all
  * of its cost: asking the sandbox for the command line (the policy, the session's temp dir) and
  * starting it. Medians with the 10th–90th percentile spread; the first call (which finds whether
- * the sandbox runs here, and starts the proxy) is reported apart.
+ * the sandbox runs here, and starts the proxy) is reported apart. Also CPU time a call (the
+ * started processes', and the command line's own), which a loaded machine moves far less than
+ * wall time.
  *   node bench/sandbox.ts            (BENCH_SANDBOX_N=100 by default)
  *   node bench/sandbox.ts network    with allowed domains (the proxy, and the bridge inside)
  */
@@ -26,18 +28,33 @@ const settings = resolveSandboxSettings(
   false
 )
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
-const spawn = (line: CommandLine) => {
+/**
+ * The CPU time (ms) of this process's reaped children so far: /proc/self/stat's cutime and
+ * cstime, in clock ticks (100 a second). Coarse per call, exact over many: unlike wall time it
+ * hardly moves with the machine's load, so it says what a start costs when others are working.
+ */
+const childrenCpu = (): number => {
+  const stat = NodeFs.readFileSync("/proc/self/stat", "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[13]) + Number(fields[14])) * 10
+}
+const cpu = { plain: 0, sandboxed: 0 }
+const spawn = (line: CommandLine, kind: keyof typeof cpu) => {
+  const before = childrenCpu()
   const r = spawnSync(line[0], line.slice(1), { cwd: root, stdio: "ignore" })
   if (r.status !== 0) throw new Error(`${line[0]} exited ${r.status}`)
+  cpu[kind] += childrenCpu() - before
 }
 const sandboxed = (sandbox: SandboxShape) =>
   Effect.gen(function* () {
     const start = process.hrtime.bigint()
+    const before = process.cpuUsage()
     const line = yield* sandbox.wrap(plain, { sessionId: "bench", cwd: root, writable: [root] })
     if (line === plain) throw new Error("the sandbox is not available here")
     const wrapped = ms(start)
-    spawn(line)
-    return { total: ms(start), wrap: wrapped }
+    const used = process.cpuUsage(before)
+    spawn(line, "sandboxed")
+    return { total: ms(start), wrap: wrapped, wrapCpu: (used.user + used.system) / 1000 }
   })
 const at = (xs: Array<number>, q: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)] ?? Number.NaN
@@ -47,24 +64,27 @@ const summary = (xs: Array<number>) =>
 const a: Array<number> = []
 const b: Array<number> = []
 const wraps: Array<number> = []
+const wrapCpus: Array<number> = []
 let first = 0
 await Effect.runPromise(
   Effect.gen(function* () {
     const sandbox = yield* Sandbox
     // The layer's folders live until the scope closes: measure inside it.
     first = (yield* sandboxed(sandbox)).total
+    cpu.sandboxed = 0
     for (let i = 0; i < n; i++) {
       const start = process.hrtime.bigint()
-      spawn(plain)
+      spawn(plain, "plain")
       a.push(ms(start))
       const s = yield* sandboxed(sandbox)
       b.push(s.total)
       wraps.push(s.wrap)
+      wrapCpus.push(s.wrapCpu)
     }
   }).pipe(Effect.provide(Layer.fresh(Sandbox.layer(settings, { root }))), Effect.scoped)
 )
 const added = b.map((x, i) => x - (a[i] ?? 0))
 console.log(
-  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
+  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
 )
 NodeFs.rmSync(root, { recursive: true, force: true })

@@ -3,7 +3,7 @@
  * link, so a dangling `freecode.json` link or a link loop looked like no file and the config was
  * silently skipped; a FIFO there blocked start-up in `open` until something wrote to it. Here
  * the name is looked at first (lstat), opened without blocking, and read only if it is a plain
- * file of a sane size.
+ * file of a sane size. An empty folder at an optional file's name is no file.
  */
 import { constants, promises as fsp } from "node:fs"
 import { Effect } from "effect"
@@ -22,7 +22,11 @@ const readText = async (file: string, required: boolean): Promise<string | undef
   const fail = (what: string) => new ConfigError({ message: `${file} ${what}` })
   let link: boolean
   try {
-    link = (await fsp.lstat(file)).isSymbolicLink()
+    const entry = await fsp.lstat(file)
+    // An empty folder is what the sandbox leaves at a missing config's name while a command runs
+    // (src/sandbox/placeholders.ts): there is no file there.
+    if (entry.isDirectory() && !required && (await fsp.readdir(file)).length === 0) return undefined
+    link = entry.isSymbolicLink()
   } catch (e) {
     if (code(e) === "ENOENT" || code(e) === "ENOTDIR")
       return required ? fail("cannot be read: it does not exist.") : undefined

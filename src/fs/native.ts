@@ -110,7 +110,12 @@ const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 :
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
   entries.map((entry): DirectoryEntry => ({ name: entry.name, type: typeOf(entry) })).sort(byName)
 
-const statsOf = (st: NFS.Stats): FileStats => ({ type: typeOf(st), size: st.size, mtimeMs: st.mtimeMs })
+const statsOf = (st: NFS.Stats): FileStats => ({
+  type: typeOf(st),
+  size: st.size,
+  mtimeMs: st.mtimeMs,
+  identity: { dev: st.dev, ino: st.ino, links: st.nlink }
+})
 
 const closeQuietly = (fd: number) => {
   try {

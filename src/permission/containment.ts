@@ -9,7 +9,8 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
 import { isCleanAbsolute } from "../path/path.ts"
-import { hasSecretName, isCredentialPath } from "../sandbox/credentials.ts"
+import { credentialPaths, hasSecretName, isCredentialPath } from "../sandbox/credentials.ts"
+import { credentialFilesOf, secretTwinAt, secretTwinOf } from "../sandbox/secret-files.ts"
 
 /** What realPath needs: LocalFs, or effect's FileSystem (the edit tools' lock has one). */
 export type RealPaths = Pick<LocalFsShape, "realPath">
@@ -71,3 +72,19 @@ export const isSensitive = (abs: string): boolean => hasSecretName(abs) || isCre
 
 /** Credential files below the home directory (src/sandbox/credentials.ts) ask too, wherever the root is. */
 const HOME = NodeOs.homedir()
+
+/** The home credential list's files (a folder's, one level down): a hard link to one is that secret. */
+const homeCredentialFiles = () => credentialFilesOf(credentialPaths(HOME))
+
+/**
+ * The secret that the file at `abs` is another name of (a hard link to a secret-named file below
+ * `roots`, or to a home credential file), or undefined; one lstat for a file with one name.
+ */
+export const secretTwin = (abs: string, roots: ReadonlyArray<string>): string | undefined =>
+  secretTwinAt(abs, roots, homeCredentialFiles)
+
+/** The same for a file already opened, by what its fstat said: no second look at the path. */
+export const openedSecretTwin = (
+  identity: { readonly dev: number; readonly ino: number; readonly links: number } | undefined,
+  roots: ReadonlyArray<string>
+): string | undefined => (identity === undefined ? undefined : secretTwinOf(identity, roots, homeCredentialFiles))

@@ -20,7 +20,7 @@ import {
   refusedByRule
 } from "./policy.ts"
 import { matchesCommand, matchesCommandAnyPath, matchesDomain, namesTool } from "./rules.ts"
-import { readOnlyConcern } from "./shell.ts"
+import { gitSecretRead, readOnlyConcern } from "./shell.ts"
 import type { Subjects } from "./subjects.ts"
 
 /** Where the project is: its root as given and as it really is, and what counts as inside it. */
@@ -32,6 +32,8 @@ export interface Where {
   readonly matchesPath: (specifier: string, root: string, abs: string) => boolean
   /** Whether known read-only commands run without a rule (permissions.readOnlyCommands). */
   readonly readOnlyCommands: boolean
+  /** The secret a file (a real path) is another name of, a hard link (containment.ts's secretTwin); the engine's look. */
+  readonly secretTwin?: (real: string) => string | undefined
 }
 
 /** What allowed a shell command that no rule names (permissions.readOnlyCommands). */
@@ -198,7 +200,13 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
         reason: `Approved for this session: ${s.grant.display}.`
       }
     const { analysis, command, sandboxed } = s.shell!
-    // Deny and ask rules were decided above; inside the boundary nothing else needs a person.
+    // Deny and ask rules were decided above; inside the boundary nothing else needs a person,
+    // but a secret's committed copy, which the sandbox cannot hide (shell/git-secrets.ts).
+    const fromHistory = sandboxed ? analysis.candidates.map(gitSecretRead).find((w) => w !== undefined) : undefined
+    if (fromHistory !== undefined)
+      return ask(
+        `Inside the sandbox, but ${fromHistory}: git prints its committed copy from .git, which the sandbox cannot hide. Running ${JSON.stringify(command.trim())} needs approval.`
+      )
     if (sandboxed)
       return {
         ...base,
@@ -253,9 +261,20 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
       return ask(`${tool.id} would touch ${shown.join(", ")}, outside the project; that needs approval.`)
     }
     const reads = tool.operations.includes("file.read") || tool.operations.includes("file.search")
-    const secret = reads ? s.paths.filter((p) => isSensitive(p.real) && !allowsPath(where, policy, tool, p)) : []
+    // A change reads the file too, and shows it: edit's "closest text" on a miss, a diff.
+    const writes = tool.operations.includes("file.write")
+    const secret =
+      reads || writes
+        ? s.paths.filter(
+            (p) =>
+              (isSensitive(p.real) || (writes && where.secretTwin?.(p.real) !== undefined)) &&
+              !allowsPath(where, policy, tool, p)
+          )
+        : []
     if (secret.length > 0 && !saved) {
-      return ask(`${secret.map((p) => p.abs).join(", ")} may hold secrets; reading it needs approval.`)
+      return ask(
+        `${secret.map((p) => p.abs).join(", ")} may hold secrets; ${writes ? "changing" : "reading"} it needs approval.`
+      )
     }
   }
   const allow = coveringAllow(where, policy, tool, s)

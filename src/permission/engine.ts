@@ -13,7 +13,7 @@ import { sessionsOrOwn } from "../session/sessions.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { type PermissionMode, type ProfileConfig, permissionsSection, profilesSection } from "./config.ts"
-import { isSensitive, realPath, within } from "./containment.ts"
+import { isSensitive, realPath, secretTwin, within } from "./containment.ts"
 import { allowsPath, decideOne, type Where } from "./decide.ts"
 import {
   alwaysRefused,
@@ -100,6 +100,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         realPath(localFs, path.resolve(root, d.startsWith("~/") ? path.join(process.env.HOME ?? "~", d.slice(2)) : d))
       )
       const inside = (real: string) => within(realRoot, real) || extraDirs.some((d) => within(d, real))
+      const twinRoots = [realRoot, ...extraDirs]
 
       const noBypass = perms.disableBypassPermissionsMode === "disable"
       const bypassDisabled = (at: string) =>
@@ -157,7 +158,14 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         )
       }
 
-      const where: Where = { root, realRoot, inside, matchesPath, readOnlyCommands: perms.readOnlyCommands !== false }
+      const where: Where = {
+        root,
+        realRoot,
+        inside,
+        matchesPath,
+        readOnlyCommands: perms.readOnlyCommands !== false,
+        secretTwin: (real) => secretTwin(real, twinRoots)
+      }
 
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }
 
@@ -190,7 +198,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
             const spec = c.rule.specifier!
             if (matchesPath(spec, root, abs) || matchesPath(spec, realRoot, abs)) return "denied"
           }
-          if (!secrets || !isSensitive(abs)) return "ok"
+          if (!secrets || !(isSensitive(abs) || secretTwin(abs, twinRoots) !== undefined)) return "ok"
           const file = { abs, real: abs }
           return policies.some((p) => p.mode !== "bypassPermissions" && !allowsPath(where, p, tool, file))
             ? "secret"

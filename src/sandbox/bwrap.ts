@@ -27,6 +27,11 @@ export interface BwrapCall {
    * bubblewrap binds without devices, and git warns on every command about a file it cannot open.
    */
   readonly emptyFile?: string
+  /**
+   * Where bubblewrap writes the host pid of the sandbox's init (`--info-fd`): the placeholders'
+   * manifest's answer to whether this sandbox still runs (placeholders.ts).
+   */
+  readonly info?: string
 }
 
 /** What the probe found this bubblewrap and kernel can do, beyond BASE_ARGS. */
@@ -68,16 +73,19 @@ export const hardenedArgs = (hardening: BwrapHardening): Array<string> => [
 ]
 
 /**
- * The line that starts `bwrap ARGS` with the filter's file open on fd 3: bubblewrap takes the
- * filter only from a file descriptor, and a command line cannot hold one.
+ * The line that starts `bwrap ARGS` with the filter's file open on fd 3 and the info file on fd
+ * 4: bubblewrap takes both only as file descriptors, and a command line cannot hold one.
  */
 export const withFilter = (
   hardening: BwrapHardening,
-  line: readonly [string, ...Array<string>]
-): readonly [string, ...Array<string>] =>
-  hardening.seccompFile === undefined
-    ? line
-    : ["/bin/sh", "-c", 'f=$1; shift; exec "$@" 3<"$f"', "sandbox", hardening.seccompFile, ...line]
+  line: readonly [string, ...Array<string>],
+  info?: string
+): readonly [string, ...Array<string>] => {
+  const filter = hardening.seccompFile
+  if (filter === undefined && info === undefined) return line
+  const open = `${filter === undefined ? "" : ' 3<"$f"'}${info === undefined ? "" : ' 4>"$i"'}`
+  return ["/bin/sh", "-c", `f=$1 i=$2; shift 2; exec "$@"${open}`, "sandbox", filter ?? "", info ?? "", ...line]
+}
 
 export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string> => {
   const args = hardenedArgs(call.hardening)
@@ -96,6 +104,7 @@ export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string>
     else args.push("--ro-bind", "/dev/null", d.path)
   }
   if (call.proxySocket !== undefined) args.push("--bind", call.proxySocket, call.proxySocket)
+  if (call.info !== undefined) args.push("--info-fd", "4")
   args.push("--setenv", "TMPDIR", call.tempDir, "--chdir", call.cwd)
   return args
 }
@@ -134,21 +143,14 @@ export const bwrapLine = (
   command: ReadonlyArray<string>,
   bridge?: { readonly socket: string; readonly socat: string }
 ): readonly [string, ...Array<string>] => {
-  if (bridge === undefined) return withFilter(call.hardening, [bwrap, ...bwrapArgs(policy, call), "--", ...command])
+  if (bridge === undefined)
+    return withFilter(call.hardening, [bwrap, ...bwrapArgs(policy, call), "--", ...command], call.info)
   const args = bwrapArgs(policy, { ...call, proxySocket: bridge.socket })
   for (const name of PROXY_VARIABLES) args.push("--setenv", name, `http://127.0.0.1:${PROXY_PORT}`)
   args.push("--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy")
-  return withFilter(call.hardening, [
-    bwrap,
-    ...args,
-    "--",
-    "/bin/bash",
-    "--norc",
-    "-c",
-    BRIDGE,
-    "bridge",
-    bridge.socat,
-    bridge.socket,
-    ...command
-  ])
+  return withFilter(
+    call.hardening,
+    [bwrap, ...args, "--", "/bin/bash", "--norc", "-c", BRIDGE, "bridge", bridge.socat, bridge.socket, ...command],
+    call.info
+  )
 }

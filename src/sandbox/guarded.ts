@@ -10,9 +10,8 @@
  * what is below it keeps its own read-only binds. A missing control path inside such a folder
  * (`.git/hooks` or `.git/info/attributes` not there yet) gets an empty read-only placeholder;
  * bubblewrap creates it, empty, on the host, which git reads as nothing. A missing one directly
- * in a writable root (a new `freecode.json`, `.mcp.json`, `.git`) cannot be held by a mount
- * without leaving an empty file in the project, which would break what reads it: bubblewrap
- * does not protect those (Seatbelt does: it refuses by path), docs/sandbox.md says so.
+ * in a writable root (a new `freecode.json`, `.mcp.json`, `.git`) is held by an empty folder made
+ * for the command's life (placeholders.ts): `held` names them, and they are read-only whole.
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -41,7 +40,8 @@ const lstat = (p: string): NodeFs.Stats | undefined => {
 
 const real = (p: string): string | undefined => {
   try {
-    return NodeFs.realpathSync(p)
+    // realpath(3) in one call, not node's walk of an lstat per folder; a missing path without an exception.
+    return NodeFs.lstatSync(p, { throwIfNoEntry: false }) === undefined ? undefined : NodeFs.realpathSync.native(p)
   } catch {
     return undefined
   }
@@ -56,7 +56,12 @@ const NO_PLACEHOLDER = new Set([".git/commondir"])
 const inside = (dir: string, p: string) => p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`)
 
 /** The guarded places of `roots` (writable real paths); `never` are never writable from inside. */
-export const guardedPlaces = (roots: ReadonlyArray<string>, never: ReadonlyArray<string>): GuardedPlaces => {
+export const guardedPlaces = (
+  roots: ReadonlyArray<string>,
+  never: ReadonlyArray<string>,
+  held: ReadonlyArray<string> = []
+): GuardedPlaces => {
+  const placeholderOf = new Set(held)
   const pinned = new Set<string>()
   const readOnly = new Set<string>()
   const placeholders = new Map<string, boolean>()
@@ -73,13 +78,13 @@ export const guardedPlaces = (roots: ReadonlyArray<string>, never: ReadonlyArray
         const last = i === parts.length - 1
         const s = lstat(next)
         if (s === undefined) {
-          // Missing: held only inside a pinned folder, never at the root itself.
+          // Missing: held here inside a pinned folder; at the root itself, placeholders.ts made it (held).
           if (at !== root && !(last && NO_PLACEHOLDER.has(c.path))) placeholders.set(next, last ? c.directory : true)
           break
         }
-        if (last || !s.isDirectory()) {
-          // The control path itself, or a file or link where a folder leads to it (`.git` as a
-          // worktree's `gitdir:` file): read-only where it really is.
+        if (last || !s.isDirectory() || placeholderOf.has(next)) {
+          // The control path itself, a file or link where a folder leads to it (`.git` as a
+          // worktree's `gitdir:` file), or a placeholder: read-only where it really is.
           const r = s.isSymbolicLink() ? real(next) : next
           if (r !== undefined && roots.some((w) => inside(w, r))) readOnly.add(r)
           break

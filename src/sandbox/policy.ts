@@ -38,6 +38,8 @@ export interface PolicyPlaces {
   readonly tempDir: string
   /** Places never writable from inside, even below a writable one (the state folder). */
   readonly neverWritable?: ReadonlyArray<string>
+  /** Placeholders made for this command at the top of a writable root (placeholders.ts): read-only whole. */
+  readonly held?: ReadonlyArray<string>
 }
 
 /**
@@ -76,10 +78,15 @@ export const resolveSettingPath = (p: string, places: Pick<PolicyPlaces, "root" 
       ? NodePath.join(places.home, p.slice(2))
       : NodePath.resolve(places.root, p)
 
-/** The real path of `p` when it exists, else undefined (a missing path needs no hiding). */
+/**
+ * The real path of `p` when it exists, else undefined (a missing path needs no hiding). Most of
+ * the credential list is missing on any machine: one lstat answers that without an exception
+ * (an error object each cost more than the look itself), and realpath(3) runs only for the rest.
+ */
 const existing = (p: string): string | undefined => {
   try {
-    return NodeFs.realpathSync(p)
+    if (NodeFs.lstatSync(p, { throwIfNoEntry: false }) === undefined) return undefined
+    return NodeFs.realpathSync.native(p)
   } catch {
     return undefined
   }
@@ -100,10 +107,18 @@ const isDirectory = (p: string): boolean => {
   }
 }
 
+/** The person's writable places, as real paths that exist: the project and allowWrite. */
+export const writableRoots = (
+  settings: SandboxSettings,
+  places: Pick<PolicyPlaces, "root" | "home">
+): Array<string> => [
+  ...new Set(realPlaces([places.root, ...settings.allowWrite.map((p) => resolveSettingPath(p, places))]))
+]
+
 export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): SandboxPolicy => {
   const resolve = (p: string) => resolveSettingPath(p, places)
-  // The person's places: the project and allowWrite. The session's temp dir is the sandbox's own.
-  const roots = [...new Set(realPlaces([places.root, ...settings.allowWrite.map(resolve)]))]
+  // The session's temp dir is the sandbox's own, not one of the person's places.
+  const roots = writableRoots(settings, places)
   const writable = [...new Set([...roots, ...realPlaces([places.tempDir])])]
   const credentials = realPlaces(credentialPaths(places.home))
   const secrets = secretFilesIn(roots, credentialFilesOf(credentials))
@@ -118,7 +133,7 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
   const readDenied = [
     ...new Set([...credentials, ...sockets, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])
   ].map((path) => ({ path, directory: isDirectory(path) }))
-  const guarded = guardedPlaces(roots, places.neverWritable ?? [])
+  const guarded = guardedPlaces(roots, places.neverWritable ?? [], places.held)
   const writeDenied = [...new Set([...guarded.readOnly, ...realPlaces(settings.denyWrite.map(resolve))])]
   return {
     writable,

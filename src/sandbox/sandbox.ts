@@ -17,7 +17,8 @@ import { userConfigFile } from "../config/user.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { type Availability, probeSandbox } from "./availability.ts"
 import { type BwrapHardening, bwrapLine } from "./bwrap.ts"
-import { realPlaces, sandboxPolicy } from "./policy.ts"
+import { defaultRegistry, placeholders } from "./placeholders.ts"
+import { realPlaces, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
 import { seatbeltLine } from "./seatbelt.ts"
 import { seccompFilter } from "./seccomp.ts"
@@ -112,6 +113,8 @@ export interface SandboxPlaces {
   readonly path?: string
   /** Which system's sandbox to use (default: this one's); tests name another. */
   readonly platform?: NodeJS.Platform
+  /** Where placeholders' manifests are kept (default: one folder per user, placeholders.ts). */
+  readonly registry?: string
 }
 
 const make = (settings: SandboxSettings, options: SandboxPlaces) =>
@@ -135,7 +138,8 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     const stateDir = yield* stateDirConfig.pipe(
       Effect.orElseSucceed(() => NodePath.join(home, ".local", "state", "freecode-tools"))
     )
-    const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile)]
+    const registry = options.registry ?? defaultRegistry()
+    const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile), registry]
     const filtered = settings.allowedDomains.length > 0
 
     const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
@@ -158,12 +162,35 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     const filterFile = NodePath.join(base, "seccomp.bpf")
     const emptyFile = NodePath.join(base, "empty")
     NodeFs.writeFileSync(emptyFile, "", { mode: 0o444 })
+    const filterBytes = seccompFilter() // the same bytes for the layer's life: built once
     const hardeningOf = (a: { readonly seccomp: boolean; readonly disableUserns: boolean }): BwrapHardening => {
-      const filter = a.seccomp ? seccompFilter() : undefined
+      const filter = a.seccomp ? filterBytes : undefined
       if (filter !== undefined && !NodeFs.existsSync(filterFile))
         NodeFs.writeFileSync(filterFile, filter, { mode: 0o600 })
       return { seccompFile: filter === undefined ? undefined : filterFile, disableUserns: a.disableUserns }
     }
+
+    // Placeholders for control paths missing at a root's top, removed once no sandbox relies on
+    // them: looked after every second while some of this process's remain (the next call adopts
+    // them meanwhile), and at the end.
+    const holds = placeholders(registry)
+    let collector: ReturnType<typeof setInterval> | undefined
+    const stopCollecting = () => {
+      if (collector !== undefined) clearInterval(collector)
+      collector = undefined
+    }
+    const collectSoon = () => {
+      collector ??= setInterval(() => {
+        holds.collect().then((own) => (own ? undefined : stopCollecting()), stopCollecting)
+      }, 1_000)
+      collector.unref()
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => {
+        stopCollecting()
+        return holds.collect().catch(() => false)
+      })
+    )
 
     const tempDirOf = (sessionId: string) => {
       // A session id is the caller's text: hashed, it is always one safe folder name.
@@ -194,7 +221,9 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         }
         const line = async (): Promise<CommandLine> => {
           const tempDir = tempDirOf(request.sessionId)
-          const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable })
+          const hold = a.runner === "bubblewrap" ? await holds.hold(writableRoots(settings, { root, home })) : undefined
+          if (hold !== undefined) collectSoon()
+          const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable, held: hold?.paths ?? [] })
           const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
           // The runner is the same for the layer's life, so the proxy's kind of address is too;
           // an address of the other kind (never) leaves the command with no network.
@@ -208,7 +237,12 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
               command
             )
           }
-          const inBwrap = { ...call, hardening: hardeningOf(a), emptyFile }
+          const inBwrap = {
+            ...call,
+            hardening: hardeningOf(a),
+            emptyFile,
+            ...(hold === undefined ? {} : { info: hold.info })
+          }
           if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, inBwrap, command)
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
           return "socket" in listen

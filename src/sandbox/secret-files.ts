@@ -28,7 +28,7 @@ export interface SecretFiles {
 
 const realFile = (p: string): string | undefined => {
   try {
-    const real = NodeFs.realpathSync(p)
+    const real = NodeFs.realpathSync.native(p)
     return NodeFs.statSync(real).isFile() ? real : undefined
   } catch {
     return undefined
@@ -164,3 +164,47 @@ export const credentialFilesOf = (places: ReadonlyArray<string>): Array<string> 
       return []
     }
   })
+
+/** The identities (`dev:ino`) of the secrets the file tools know, per set of roots, briefly kept. */
+const twins = new Map<string, { readonly at: number; readonly byIdentity: ReadonlyMap<string, string> }>()
+/** A second: enough to serve a search's many linked files with one walk, short against a person adding a secret. */
+const TWIN_SET_MS = 1_000
+
+/**
+ * The secret file that a file with more than one name (`links` > 1: a hard link) is another
+ * name of, found by device and inode: a secret-named file below `roots`, or a file of the home
+ * credential list (`credentialFiles`). Undefined when it is none of them, and at once for a file
+ * with one name (nothing to look up). The set is the sandbox's own walk (secretFilesIn: cached
+ * listings), kept for a second.
+ */
+export const secretTwinOf = (
+  file: { readonly dev: number; readonly ino: number; readonly links: number },
+  roots: ReadonlyArray<string>,
+  credentialFiles: () => ReadonlyArray<string>
+): string | undefined => {
+  if (file.links <= 1) return undefined
+  const key = roots.join("\0")
+  let set = twins.get(key)
+  if (set === undefined || Date.now() - set.at > TWIN_SET_MS) {
+    const byIdentity = new Map<string, string>()
+    // A walk that hit its limit still names what it found; the file tools have no fallback to refuse to.
+    for (const p of [...secretFilesIn(roots).paths, ...credentialFiles()]) {
+      const s = lstat(p)
+      // Secret names come first: a link found among them keeps the name it is a link to.
+      if (s?.isFile() && s.nlink > 1 && !byIdentity.has(identity(s))) byIdentity.set(identity(s), p)
+    }
+    set = { at: Date.now(), byIdentity }
+    twins.set(key, set)
+  }
+  return set.byIdentity.get(`${file.dev}:${file.ino}`)
+}
+
+/** secretTwinOf for the file at `abs` (one lstat; links are not followed: a secret-named link is caught by name). */
+export const secretTwinAt = (
+  abs: string,
+  roots: ReadonlyArray<string>,
+  credentialFiles: () => ReadonlyArray<string>
+): string | undefined => {
+  const s = lstat(abs)
+  return s?.isFile() ? secretTwinOf({ dev: s.dev, ino: s.ino, links: s.nlink }, roots, credentialFiles) : undefined
+}

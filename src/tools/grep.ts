@@ -207,7 +207,7 @@ export const GrepTool = defineTool({
       const targetReal =
         ctx.checked?.find((p) => p.abs === target)?.real ??
         (yield* localFs.realPath(target).pipe(Effect.orElseSucceed(() => target)))
-      const verified = yield* verifyMatches(localFs, result.matches, target, targetReal)
+      const verified = yield* verifyMatches(localFs, result.matches, target, targetReal, [ctx.root])
 
       const filters = [
         ...(include === undefined || isFile ? [] : [`files matching ${include}`]),

@@ -12,8 +12,9 @@
  * the same file twice"), and edit/write use the record to notice a file that changed.
  */
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
-import { LocalFs, type OpenFile } from "../fs/local-fs.ts"
+import { type FileStats, LocalFs, type OpenFile } from "../fs/local-fs.ts"
 import { displayPath, extensionOf, resolvePath } from "../path/path.ts"
+import { openedSecretTwin } from "../permission/containment.ts"
 import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { dedupPointer, ReadState } from "../read-state/read-state.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
@@ -143,6 +144,17 @@ const movedFailure = (shown: string, checked: string, opened: string) =>
     `${shown} changed while it was being opened: the permission check saw ${checked}, and ${opened} was opened instead (a link put in its place?). Nothing was read. Read it again; if it now leads somewhere else, that is checked afresh.`
   )
 
+/** The file opened is another name (a hard link) of a secret: refused, pointing at the secret's own name. */
+const twinRefusal = (stats: FileStats, shown: string, root: string) => {
+  const twin =
+    stats.identity !== undefined && stats.identity.links > 1 ? openedSecretTwin(stats.identity, [root]) : undefined
+  return twin === undefined
+    ? undefined
+    : fail(
+        `${shown} is another name (a hard link) of ${twin}, which may hold secrets, so it was not read. Read ${twin} by that name instead; that asks the person first.`
+      )
+}
+
 /**
  * The streaming path: the file opened (an image read whole, text in chunks) and closed when
  * done. Taken off a local disk, for an image, and for a file too large to read in one call.
@@ -165,7 +177,7 @@ const readOpened = (
     const localFs = yield* LocalFs
     const file = yield* openFailure(root, abs)(localFs.openForReading(abs, expected))
     if (file.moved !== undefined) return yield* movedFailure(shown, expected!, file.moved)
-    const refused = typeRefusal(file.stats.type, shown)
+    const refused = twinRefusal(file.stats, shown, root) ?? typeRefusal(file.stats.type, shown)
     if (refused !== undefined) return yield* refused
     const mtimeMs = file.stats.mtimeMs
     if (isImage) return { output: yield* readImage(file, root, abs, ext), mtimeMs }
@@ -232,6 +244,7 @@ const readAndRecord = (
         : Effect.flatMap(openFailure(ctx.root, abs)(whole), (file) => {
             const refused =
               (file.moved === undefined ? undefined : movedFailure(shown, expected!, file.moved)) ??
+              twinRefusal(file.stats, shown, ctx.root) ??
               typeRefusal(file.stats.type, shown) ??
               (BINARY_EXTENSIONS.has(ext) ? binaryExtensionFailure(shown, ext) : undefined)
             if (refused !== undefined) return Effect.fail(refused)

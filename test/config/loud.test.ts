@@ -181,7 +181,19 @@ describe("what stands at the name", () => {
       expect(r.stderr).toContain("freecode.json is a FIFO")
       const dir = project()
       NodeFs.mkdirSync(NodePath.join(dir, "freecode.json"))
+      NodeFs.writeFileSync(NodePath.join(dir, "freecode.json", "x"), "")
       expect(yield* failureOf(dir)).toContain("freecode.json is a directory")
+    })
+  )
+
+  it.live("an empty folder at freecode.json or .mcp.json (the sandbox's placeholder) is no file", () =>
+    Effect.gen(function* () {
+      const dir = project()
+      NodeFs.mkdirSync(NodePath.join(dir, "freecode.json"))
+      NodeFs.mkdirSync(NodePath.join(dir, ".mcp.json"))
+      const config = yield* loadConfig(dir).pipe(Effect.provide(NodeServices.layer))
+      expect(config.file).toBeUndefined()
+      expect(config.sources).toEqual([])
     })
   )
 })

@@ -233,7 +233,7 @@ const globRegExp = (glob: string) =>
  * that starts with a dot (bash's globs skip dotfiles only when the dot is literal), and a last
  * name that ends in a literal extension no secret has (`src/*.ts`).
  */
-const globSafe = (glob: string, readable: (path: string) => boolean): boolean => {
+export const globSafe = (glob: string, readable: (path: string) => boolean): boolean => {
   if (/[{}()~]/.test(glob)) return false
   const parts = glob.split("/")
   const wild = (p: string) => /[*?[]/.test(p)

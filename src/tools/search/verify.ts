@@ -7,26 +7,39 @@
  * read holds the same line. A file that was swapped, or changed in between, shows nothing.
  */
 import { Effect } from "effect"
-import type { LocalFsShape } from "../../fs/local-fs.ts"
+import type { FileStats, LocalFsShape } from "../../fs/local-fs.ts"
+import { openedSecretTwin } from "../../permission/containment.ts"
 import { type GrepMatch, matchText } from "./backend.ts"
 
 /** Files larger than this are not re-read; their matches are dropped, and counted. */
 const MAX_VERIFY_BYTES = 64 * 1024 * 1024
 const decoder = new TextDecoder()
 
-/** The file at `path`, verified to be `expected`; undefined when it is not (or cannot be read). */
-const readVerified = (fs: LocalFsShape, path: string, expected: string): Effect.Effect<Uint8Array | undefined> => {
+/**
+ * The file at `path`, verified to be `expected` and not another name (a hard link) of a secret
+ * below `roots`; undefined when it is not (or cannot be read).
+ */
+const readVerified = (
+  fs: LocalFsShape,
+  path: string,
+  expected: string,
+  roots: ReadonlyArray<string>
+): Effect.Effect<Uint8Array | undefined> => {
+  const twin = (f: { readonly stats: FileStats }) =>
+    f.stats.identity !== undefined &&
+    f.stats.identity.links > 1 &&
+    openedSecretTwin(f.stats.identity, roots) !== undefined
   const whole = fs.readWhole(path, MAX_VERIFY_BYTES, expected)
   if (whole !== undefined)
     return whole.pipe(
-      Effect.map((f) => (f.moved === undefined ? f.bytes : undefined)),
+      Effect.map((f) => (f.moved === undefined && !twin(f) ? f.bytes : undefined)),
       Effect.orElseSucceed(() => undefined)
     )
   // Not on a local mount: opened (verified) and read in chunks.
   return Effect.scoped(
     Effect.gen(function* () {
       const file = yield* fs.openForReading(path, expected)
-      if (file.moved !== undefined || file.stats.type !== "File" || file.stats.size >= MAX_VERIFY_BYTES)
+      if (file.moved !== undefined || twin(file) || file.stats.type !== "File" || file.stats.size >= MAX_VERIFY_BYTES)
         return undefined
       const buffer = new Uint8Array(file.stats.size + 1)
       let at = 0
@@ -47,7 +60,8 @@ export const verifyMatches = (
   fs: LocalFsShape,
   matches: ReadonlyArray<GrepMatch>,
   target: string,
-  targetReal: string
+  targetReal: string,
+  roots: ReadonlyArray<string>
 ): Effect.Effect<{ readonly kept: ReadonlyArray<GrepMatch>; readonly dropped: number }> => {
   if (matches.length === 0) return Effect.succeed({ kept: matches, dropped: 0 })
   const byFile = new Map<string, Array<GrepMatch>>()
@@ -60,7 +74,7 @@ export const verifyMatches = (
         // A match outside the target was not checked at all: it is not shown.
         if (below === undefined) return Effect.succeed([] as ReadonlyArray<GrepMatch>)
         const expected = targetReal === "/" && below !== "" ? below : `${targetReal}${below}`
-        return Effect.map(readVerified(fs, path, expected), (bytes) => {
+        return Effect.map(readVerified(fs, path, expected, roots), (bytes) => {
           if (bytes === undefined) return []
           const lines = decoder.decode(bytes).split("\n")
           return found.filter((m) => {
