@@ -54,7 +54,8 @@ interface CodeDeps {
   readonly store: OutputStore["Service"]
   readonly engine: PermissionEngineShape | undefined
   readonly limits: CodeLimits
-  readonly description: string
+  /** The description now: read each time the tool is declared (see liveDescription). */
+  readonly describe: () => string
 }
 
 /** What a dispatcher's program may reach: its tools, less those its rules always refuse and less programs. */
@@ -80,10 +81,40 @@ const nestedContext = (ctx: ToolContext): CallContext => {
   }
 }
 
-export const makeCodeTool = (deps: CodeDeps) =>
+/**
+ * The description for what `base` reaches now. MCP servers connect after the tool is registered,
+ * and their lists change: so it is made again whenever the registry's list has changed (a new
+ * list is a new array), and never per declaration otherwise.
+ */
+export const liveDescription = (
+  registry: ToolRegistry["Service"],
+  base: DispatcherShape,
+  engine: PermissionEngineShape | undefined,
+  limits: CodeLimits
+): (() => string) => {
+  let seen: ReadonlyArray<Tool> | undefined
+  let text = ""
+  return () => {
+    const all = registry.toolsNow()
+    if (all !== seen) {
+      seen = all
+      const mine = all.filter((t) => base.chain.every((p) => p.tools(t)))
+      text = describeCode(reachable(mine, base, engine), limits)
+    }
+    return text
+  }
+}
+
+export const makeCodeTool = (deps: CodeDeps) => withDescription(defineCodeTool(deps), deps.describe)
+
+/** The tool with its description read from `describe` whenever it is declared. */
+const withDescription = <T extends Tool>(tool: T, describe: () => string): T =>
+  Object.defineProperty(tool, "description", { get: describe, enumerable: true, configurable: true })
+
+const defineCodeTool = (deps: CodeDeps) =>
   defineTool({
     id: CODE_TOOL,
-    description: deps.description,
+    description: "",
     parameters: Parameters,
     // Its calls decide for themselves; the program itself is never retried and never read-only.
     mutates: true,
@@ -139,9 +170,9 @@ export const codeLayer = (options: CodeToolOptions = {}) =>
       const store = yield* OutputStore
       const engine = Option.getOrUndefined(yield* Effect.serviceOption(PermissionEngine))
       const limits = resolveLimits(options.limits, process.env)
-      const description = describeCode(reachable(yield* base.tools, base, engine), limits)
+      const describe = liveDescription(registry, base, engine, limits)
       const catalog = registryCatalog(registry)
-      yield* registry.register(makeCodeTool({ base, catalog, store, engine, limits, description }))
+      yield* registry.register(makeCodeTool({ base, catalog, store, engine, limits, describe }))
       // The first program should not wait for a thread and the interpreter to load.
       warm()
     }).pipe(Effect.orDie)
