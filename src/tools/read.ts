@@ -248,10 +248,9 @@ const readAndRecord = (
       // it is never answered with a pointer, and never becomes one for a later read.
       if (ctx.caller?.parentCallId !== undefined) {
         return Effect.flatMap(ReadState, (readState) =>
-          readState.recordRead(ctx.sessionId, ctx.callId, abs, window, view).pipe(
-            Effect.andThen(readState.markReadPruned(ctx.sessionId, ctx.callId)),
-            Effect.as(output)
-          )
+          readState
+            .recordRead(ctx.sessionId, ctx.callId, abs, window, view)
+            .pipe(Effect.andThen(readState.markReadPruned(ctx.sessionId, ctx.callId)), Effect.as(output))
         )
       }
       return Effect.flatMap(ReadState, (readState) =>
