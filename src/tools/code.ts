@@ -63,12 +63,7 @@ const reachable = (
   tools: ReadonlyArray<Tool>,
   dispatcher: DispatcherShape,
   engine: PermissionEngineShape | undefined
-) =>
-  tools.filter(
-    (t) =>
-      !t.operations.includes("program.run") &&
-      (engine === undefined || engine.alwaysRefused(t, dispatcher.chain) === undefined)
-  )
+) => programReach(tools).filter((t) => engine === undefined || engine.alwaysRefused(t, dispatcher.chain) === undefined)
 
 /** The context a program's calls inherit from the program's own call: session, cancel, approver. */
 const nestedContext = (ctx: ToolContext): CallContext => {
@@ -105,11 +100,18 @@ export const liveDescription = (
   }
 }
 
-export const makeCodeTool = (deps: CodeDeps) => withDescription(defineCodeTool(deps), deps.describe)
+export const makeCodeTool = (deps: CodeDeps): Tool => {
+  const tool: Tool = {
+    ...defineCodeTool(deps),
+    // Declared for a caller narrowed by a profile: the API of what that caller reaches.
+    describeIn: (reach) => describeCode(programReach(reach), deps.limits)
+  }
+  // Declared from the registry itself: read whenever it is declared (see liveDescription).
+  return Object.defineProperty(tool, "description", { get: deps.describe, enumerable: true, configurable: true })
+}
 
-/** The tool with its description read from `describe` whenever it is declared. */
-const withDescription = <T extends Tool>(tool: T, describe: () => string): T =>
-  Object.defineProperty(tool, "description", { get: describe, enumerable: true, configurable: true })
+/** A caller's reach less the tools that run programs. */
+const programReach = (tools: ReadonlyArray<Tool>) => tools.filter((t) => !t.operations.includes("program.run"))
 
 const defineCodeTool = (deps: CodeDeps) =>
   defineTool({

@@ -7,7 +7,7 @@
 import * as NodeFs from "node:fs"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { toolSystem } from "../../src/layers/system.ts"
@@ -15,6 +15,8 @@ import { McpClients } from "../../src/mcp/clients.ts"
 import { OutputConfig } from "../../src/output/config.ts"
 import { Approval } from "../../src/permission/approval.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
+import { ToolSurface } from "../../src/surface/surface.ts"
+import type { Tool } from "../../src/tool/tool.ts"
 import { CODE_TOOL } from "../../src/tools/code.ts"
 import { fixtureServer, withServedClient } from "../mcp/helpers.ts"
 import { codeSystem, makeProject, runCode } from "./system.ts"
@@ -118,6 +120,35 @@ describe("code: discovery follows the dispatcher's current reach", () => {
         expect(refused.modelOutput.split("\n")[0]).toBe("denied")
       }),
     60_000
+  )
+})
+
+describe("code: a caller narrowed by a profile is told of what it reaches", () => {
+  it.live("under read-only, the surface's and the dispatcher's code declarations leave out bash, edit and write", () =>
+    Effect.gen(function* () {
+      const ctx = yield* Layer.build(
+        toolSystem({
+          root,
+          config: {},
+          outputConfig: OutputConfig.layerWith({}),
+          surface: { surface: "code" },
+          approval: Approval.layerApproveAll
+        }).pipe(Layer.provideMerge(NodeServices.layer))
+      )
+      const codeIn = (tools: ReadonlyArray<Tool>) => tools.find((t) => t.id === CODE_TOOL)!.description
+      const surface = Option.getOrThrow(Context.getOption(ctx, ToolSurface))
+      const wide = codeIn(yield* surface.declared())
+      expect(wide).toContain("  bash(args:")
+      expect(wide).toContain("  edit(args:")
+      const narrow = codeIn(yield* (yield* Effect.orDie(surface.withProfile("read-only"))).declared())
+      expect(narrow).toContain("  read(args:")
+      expect(narrow).toContain("  grep(args:")
+      for (const hidden of ["bash", "edit", "write", "apply_patch"]) expect(narrow).not.toContain(`  ${hidden}(args:`)
+      const base = Context.get(ctx, Dispatcher)
+      const sub = codeIn(yield* (yield* Effect.orDie(base.withProfile("read-only"))).tools)
+      expect(sub).toContain("  read(args:")
+      expect(sub).not.toContain("  bash(args:")
+    })
   )
 })
 
