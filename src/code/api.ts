@@ -80,10 +80,19 @@ const objectType = (s: Record<string, unknown>, depth: number): string => {
   return `{ ${fields.join("; ")} }`
 }
 
+/** A full stop that ends an abbreviation ("e.g.", "i.e."), not a sentence. */
+const ABBREVIATION = /\b(e\.g|i\.e|etc|vs|cf)$/i
+
 /** The first sentence of a description, at most `max` characters. */
 export const firstSentence = (text: string, max = 120): string => {
   const line = text.split("\n")[0]!.trim()
-  const end = line.search(/[.!?](\s|$)/)
+  let end = -1
+  for (const m of line.matchAll(/[.!?](?=\s|$)/g)) {
+    if (!ABBREVIATION.test(line.slice(0, m.index))) {
+      end = m.index
+      break
+    }
+  }
   const sentence = end === -1 ? line : line.slice(0, end + 1)
   return sentence.length <= max ? sentence : `${sentence.slice(0, max - 1)}…`
 }

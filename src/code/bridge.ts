@@ -74,12 +74,15 @@ const reply = (value: unknown): string => JSON.stringify(value)
 const rejection = (id: string, tool: string, status: string, message: string, result?: unknown) =>
   reply({ ok: false, error: { id, tool, status, message, ...(result === undefined ? {} : { result }) } })
 
-/** Metadata as JSON the program can read (a value JSON cannot carry is dropped). */
-const plainMetadata = (metadata: Readonly<Record<string, unknown>>): unknown => {
+/**
+ * A reply carrying a result's value, serialized once. Metadata JSON cannot carry (a BigInt, a
+ * cycle) makes the whole text fail: then the value goes without it.
+ */
+const withValue = (make: (value: unknown) => string, value: { readonly metadata: unknown }): string => {
   try {
-    return JSON.parse(JSON.stringify(metadata)) as unknown
+    return make(value)
   } catch {
-    return {}
+    return make({ ...value, metadata: {} })
   }
 }
 
@@ -110,7 +113,7 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
     status: result.status,
     title: result.title,
     output,
-    metadata: plainMetadata(result.metadata)
+    metadata: result.metadata
   })
 
   const record = (call: NestedCall) => {
@@ -154,7 +157,9 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
         calls[slot] = ok
           ? { id, tool: result.tool, status: result.status }
           : { id, tool: result.tool, status: result.status, error: firstSentence(message, 300) }
-        return ok ? reply({ ok: true, value }) : rejection(id, result.tool, result.status, message, value)
+        return ok
+          ? withValue((v) => reply({ ok: true, value: v }), value)
+          : withValue((v) => rejection(id, result.tool, result.status, message, v), value)
       })
     )
     return order.place(safe, run)

@@ -3,7 +3,8 @@
  * host's functions as arguments (never as globals), keeps its own copies of JSON and String so
  * a program that replaces them changes only what it itself sends, counts its calls against the
  * limit (past it a call is refused at once, with no round trip), and puts `tools`, `console`,
- * `text` and `ToolError` on the program's global object. Everything a program can reach is the
+ * `text` and `ToolError` on the program's global object. A value that is not a string is printed
+ * as compact JSON: indented JSON costs the model about 1.8× the tokens for the same data. Everything a program can reach is the
  * interpreter's own: results arrive as JSON text and are parsed inside.
  */
 export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCalls) {
@@ -24,7 +25,7 @@ export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCall
   const show = (v) => {
     if (typeof v === "string") return v;
     if (v === undefined) return "undefined";
-    try { const s = stringify(v, null, 2); return s === undefined ? S(v) : s } catch (e) { return S(v) }
+    try { const s = stringify(v); return s === undefined ? S(v) : s } catch (e) { return S(v) }
   };
   const describe = (e) => {
     if (e instanceof Error) return (e.name || "Error") + ": " + e.message;

@@ -14,6 +14,7 @@ import type { Catalog } from "../orchestrator/prepare.ts"
 import { Approval } from "../permission/approval.ts"
 import { PermissionEngine, type Policy } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
+import { describedFor } from "../tool/reach.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Tool } from "../tool/tool.ts"
 
@@ -70,6 +71,17 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
         const dispatchIn = (catalog: Catalog, call: ToolCall, context: CallContext) =>
           path.run(call, context, { catalog, gates: own.gates })
 
+        // The tools under this chain, each described for what the chain reaches (made once per
+        // registry list: the list is a new array after every change).
+        let listed: readonly [ReadonlyArray<Tool>, ReadonlyArray<Tool>] | undefined
+        const toolsFor = (all: ReadonlyArray<Tool>): ReadonlyArray<Tool> => {
+          if (listed?.[0] === all) return listed[1]
+          const mine = all.filter((t) => chain.every((p) => p.tools(t)))
+          const reach = mine.filter((t) => engine.alwaysRefused(t, chain) === undefined)
+          listed = [all, describedFor(mine, reach)]
+          return listed[1]
+        }
+
         // A narrowed dispatcher runs its calls as the CurrentDispatcher, so an `agent` call made
         // through it starts its child from these rules, never from the wider system's.
         const asCurrent = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
@@ -82,7 +94,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
             Effect.map(typeof profile === "string" ? engine.profile(profile) : Effect.succeed(profile), (p) =>
               make([...chain, p])
             ),
-          tools: Effect.map(registry.tools, (all) => all.filter((t) => chain.every((p) => p.tools(t)))),
+          tools: Effect.map(registry.tools, toolsFor),
           chain
         }
         return shape

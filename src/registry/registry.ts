@@ -58,7 +58,7 @@ const providing = <R>(context: Context.Context<R>) => {
 /** Provides a tool's requirements once, at registration, so the registry holds runnable tools. */
 const provideTool = <R>(tool: Tool<R>, context: Context.Context<R>): Tool => {
   const provide = providing(context)
-  return {
+  const provided: Tool = {
     ...tool,
     validateInput:
       tool.validateInput === undefined ? undefined : (args, ctx) => provide(tool.validateInput!(args, ctx)),
@@ -66,6 +66,11 @@ const provideTool = <R>(tool: Tool<R>, context: Context.Context<R>): Tool => {
       tool.checkPermissions === undefined ? undefined : (args, ctx) => provide(tool.checkPermissions!(args, ctx)),
     execute: (args, ctx) => provide(tool.execute(args, ctx))
   }
+  // A description that follows the registry (`code`'s typed API of the tools it can reach) stays
+  // a getter, read whenever it is declared; spreading would freeze it at registration.
+  const description = Object.getOwnPropertyDescriptor(tool, "description")
+  if (description?.get !== undefined) Object.defineProperty(provided, "description", description)
+  return provided
 }
 
 export class ToolRegistry extends Context.Service<

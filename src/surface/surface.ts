@@ -26,6 +26,7 @@ import { type Provider, type ToolDefinition, toolsParam } from "../registry/prov
 import { ToolRegistry } from "../registry/registry.ts"
 import { DEFAULT_MAX_SESSIONS, makeSessions, type SessionSlot, Sessions } from "../session/sessions.ts"
 import { fail } from "../tool/errors.ts"
+import { describedFor } from "../tool/reach.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Tool } from "../tool/tool.ts"
 import { CALL_TOOL, callTool, searchTool as makeSearchTool, SEARCH_TOOL } from "./bridge.ts"
@@ -139,7 +140,8 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
   }
   const views = new WeakMap<ReadonlyArray<Tool>, View>()
   const makeView = (all: ReadonlyArray<Tool>): View => {
-    const tools = all.filter((t) => isVisible(t, policies) && !excluded.has(t.id.toLowerCase()))
+    const visible = all.filter((t) => isVisible(t, policies) && !excluded.has(t.id.toLowerCase()))
+    const tools = describedFor(visible, visible)
     const ids = (pick: (t: Tool) => boolean) => new Set(tools.filter(pick).map((t) => t.id))
     if (options.surface === "deferred") {
       return { tools, deferred: ids((t) => !core.has(t.id.toLowerCase())), auto: undefined }

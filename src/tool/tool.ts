@@ -187,6 +187,13 @@ export interface Tool<R = never> {
    * that call instead, from the decoded arguments, and never runs this tool's execute.
    */
   readonly forwards?: (args: unknown) => Result.Result<ForwardedCall, InvalidArguments>
+  /**
+   * A description that depends on what the caller can reach (`code`'s typed API): the tools
+   * visible to that caller, its profiles applied. What declares tools for a caller (a surface, a
+   * narrowed dispatcher) uses it through `describedFor` (reach.ts); `description` is the
+   * unnarrowed view.
+   */
+  readonly describeIn?: (reach: ReadonlyArray<Tool>) => string
 }
 
 /** The call a forwarding tool names: a tool and its arguments. */

@@ -54,7 +54,8 @@ interface CodeDeps {
   readonly store: OutputStore["Service"]
   readonly engine: PermissionEngineShape | undefined
   readonly limits: CodeLimits
-  readonly description: string
+  /** The description now: read each time the tool is declared (see liveDescription). */
+  readonly describe: () => string
 }
 
 /** What a dispatcher's program may reach: its tools, less those its rules always refuse and less programs. */
@@ -62,12 +63,7 @@ const reachable = (
   tools: ReadonlyArray<Tool>,
   dispatcher: DispatcherShape,
   engine: PermissionEngineShape | undefined
-) =>
-  tools.filter(
-    (t) =>
-      !t.operations.includes("program.run") &&
-      (engine === undefined || engine.alwaysRefused(t, dispatcher.chain) === undefined)
-  )
+) => programReach(tools).filter((t) => engine === undefined || engine.alwaysRefused(t, dispatcher.chain) === undefined)
 
 /** The context a program's calls inherit from the program's own call: session, cancel, approver. */
 const nestedContext = (ctx: ToolContext): CallContext => {
@@ -80,10 +76,47 @@ const nestedContext = (ctx: ToolContext): CallContext => {
   }
 }
 
-export const makeCodeTool = (deps: CodeDeps) =>
+/**
+ * The description for what `base` reaches now. MCP servers connect after the tool is registered,
+ * and their lists change: so it is made again whenever the registry's list has changed (a new
+ * list is a new array), and never per declaration otherwise.
+ */
+export const liveDescription = (
+  registry: ToolRegistry["Service"],
+  base: DispatcherShape,
+  engine: PermissionEngineShape | undefined,
+  limits: CodeLimits
+): (() => string) => {
+  let seen: ReadonlyArray<Tool> | undefined
+  let text = ""
+  return () => {
+    const all = registry.toolsNow()
+    if (all !== seen) {
+      seen = all
+      const mine = all.filter((t) => base.chain.every((p) => p.tools(t)))
+      text = describeCode(reachable(mine, base, engine), limits)
+    }
+    return text
+  }
+}
+
+export const makeCodeTool = (deps: CodeDeps): Tool => {
+  const tool: Tool = {
+    ...defineCodeTool(deps),
+    // Declared for a caller narrowed by a profile: the API of what that caller reaches.
+    describeIn: (reach) => describeCode(programReach(reach), deps.limits)
+  }
+  // Declared from the registry itself: read whenever it is declared (see liveDescription).
+  return Object.defineProperty(tool, "description", { get: deps.describe, enumerable: true, configurable: true })
+}
+
+/** A caller's reach less the tools that run programs. */
+const programReach = (tools: ReadonlyArray<Tool>) => tools.filter((t) => !t.operations.includes("program.run"))
+
+const defineCodeTool = (deps: CodeDeps) =>
   defineTool({
     id: CODE_TOOL,
-    description: deps.description,
+    description: "",
     parameters: Parameters,
     // Its calls decide for themselves; the program itself is never retried and never read-only.
     mutates: true,
@@ -139,9 +172,9 @@ export const codeLayer = (options: CodeToolOptions = {}) =>
       const store = yield* OutputStore
       const engine = Option.getOrUndefined(yield* Effect.serviceOption(PermissionEngine))
       const limits = resolveLimits(options.limits, process.env)
-      const description = describeCode(reachable(yield* base.tools, base, engine), limits)
+      const describe = liveDescription(registry, base, engine, limits)
       const catalog = registryCatalog(registry)
-      yield* registry.register(makeCodeTool({ base, catalog, store, engine, limits, description }))
+      yield* registry.register(makeCodeTool({ base, catalog, store, engine, limits, describe }))
       // The first program should not wait for a thread and the interpreter to load.
       warm()
     }).pipe(Effect.orDie)

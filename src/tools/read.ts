@@ -257,6 +257,15 @@ const readAndRecord = (
       // An image is shown, not recorded: dedup and the stale-file check are about text.
       if (isImage) return Effect.succeed(output)
       const view = { fingerprint: fingerprint.digest(), mtimeMs }
+      // A program's read (code mode) hands the text to the program, never to the model's context:
+      // it is never answered with a pointer, and never becomes one for a later read.
+      if (ctx.caller?.parentCallId !== undefined) {
+        return Effect.flatMap(ReadState, (readState) =>
+          readState
+            .recordRead(ctx.sessionId, ctx.callId, abs, window, view)
+            .pipe(Effect.andThen(readState.markReadPruned(ctx.sessionId, ctx.callId)), Effect.as(output))
+        )
+      }
       return Effect.flatMap(ReadState, (readState) =>
         Effect.flatMap(readState.findDuplicate(ctx.sessionId, abs, window, view), (earlier) =>
           earlier !== undefined

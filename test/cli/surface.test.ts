@@ -2,11 +2,10 @@
 import { execFile } from "node:child_process"
 import * as NodePath from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { trust } from "../../src/config/trust.ts"
+import { mcpClient, cli as run } from "../support/cli-surface.ts"
 import { makeProject, REPO, runProcess } from "./helpers.ts"
 
 const project = makeProject()
@@ -36,7 +35,7 @@ const cliWithEnv = (env: Record<string, string>, ...args: Array<string>) =>
         )
       )
   )
-const cli = (...args: Array<string>) => Effect.promise(() => runProcess(args))
+const cli = (...args: Array<string>) => run(args)
 
 describe.concurrent("--surface", () => {
   it.live(
@@ -113,19 +112,7 @@ describe.concurrent("--surface", () => {
     "mcp: an MCP client sees the deferred surface and reaches a deferred tool through tool_call",
     () =>
       Effect.gen(function* () {
-        const client = new Client({ name: "test", version: "1.0.0" })
-        yield* Effect.acquireRelease(
-          Effect.promise(() =>
-            client.connect(
-              new StdioClientTransport({
-                command: process.execPath,
-                args: [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--surface", "deferred", "--root", project.root],
-                stderr: "pipe"
-              })
-            )
-          ),
-          () => Effect.promise(() => client.close())
-        )
+        const client = yield* mcpClient(["--surface", "deferred", "--root", project.root])
         const listed = yield* Effect.promise(() => client.listTools())
         expect(listed.tools.map((t) => t.name)).toEqual(["bash", "read", "tool_search", "tool_call"])
         const result = yield* Effect.promise(() =>
@@ -142,31 +129,13 @@ describe.concurrent("--surface", () => {
     "mcp with expand: a search announces list_changed and the found tools join the session's tools/list",
     () =>
       Effect.gen(function* () {
-        const client = new Client({ name: "test", version: "1.0.0" })
         let changed = 0
-        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-          changed++
-        })
-        yield* Effect.acquireRelease(
-          Effect.promise(() =>
-            client.connect(
-              new StdioClientTransport({
-                command: process.execPath,
-                args: [
-                  NodePath.join(REPO, "src/cli/main.ts"),
-                  "mcp",
-                  "--surface",
-                  "deferred",
-                  "--strategy",
-                  "expand",
-                  "--root",
-                  project.root
-                ],
-                stderr: "pipe"
-              })
-            )
-          ),
-          () => Effect.promise(() => client.close())
+        const client = yield* mcpClient(
+          ["--surface", "deferred", "--strategy", "expand", "--root", project.root],
+          (c) =>
+            c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+              changed++
+            })
         )
         const before = (yield* Effect.promise(() => client.listTools())).tools.map((t) => t.name)
         expect(before).not.toContain("write")
@@ -237,21 +206,13 @@ describe.concurrent("--surface", () => {
     "mcp: says on stderr, once its servers have connected, that their tools were deferred; tools/list has tool_search",
     () =>
       Effect.gen(function* () {
-        const client = new Client({ name: "test", version: "1.0.0" })
-        const transport = new StdioClientTransport({
-          command: process.execPath,
-          // The MCP client starts the server with a minimal environment (not the test's state
-          // folder), so the folder is trusted for this run with the flag.
-          args: [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--root", catalogue.root, "--trust"],
-          stderr: "pipe"
-        })
         let stderr = ""
-        transport.stderr?.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString()
-        })
-        yield* Effect.acquireRelease(
-          Effect.promise(() => client.connect(transport)),
-          () => Effect.promise(() => client.close())
+        // The MCP client starts the server with a minimal environment (not the test's state
+        // folder), so the folder is trusted for this run with the flag.
+        const client = yield* mcpClient(["--root", catalogue.root, "--trust"], (_, transport) =>
+          transport.stderr?.on("data", (chunk: Buffer) => {
+            stderr += chunk.toString()
+          })
         )
         // The first line says it is serving; the next, once the servers connected, what was deferred.
         for (let i = 0; i < 600 && !stderr.includes("deferred"); i++) yield* Effect.sleep("100 millis")

@@ -1,14 +1,22 @@
 /** `--surface code` through the real CLI as child processes: `tools`, `call`, `run` and `mcp`. */
 import * as NodePath from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { makeProject, REPO, runProcess } from "../cli/helpers.ts"
+import { trust } from "../../src/config/trust.ts"
+import { makeProject, REPO } from "../cli/helpers.ts"
+import { cli, mcpClient } from "../support/cli-surface.ts"
 
 const project = makeProject({ "notes.txt": "alpha\nbeta\n" })
 afterAll(project.cleanup)
-const cli = (args: ReadonlyArray<string>, input = "") => Effect.promise(() => runProcess(args, input))
+// A project whose own MCP server (the fixture) connects after the tools are registered; its folder
+// is trusted as `freecode-tools trust` does, in the test run's state folder.
+const withServer = makeProject({
+  "freecode.json": JSON.stringify({
+    mcpServers: { fx: { command: process.execPath, args: [NodePath.join(REPO, "test/fixtures/mcp/server.ts")] } }
+  })
+})
+afterAll(withServer.cleanup)
+beforeAll(() => Effect.runPromise(trust(withServer.root)))
 
 const PROGRAM =
   'const r = await tools.read({ filePath: "notes.txt" }); return r.output.includes("beta") ? "found" : "missing"'
@@ -28,6 +36,18 @@ describe.concurrent("--surface code", () => {
         const plain = yield* cli(["tools", "--surface", "code", "--root", project.root])
         expect(plain.stdout).toMatch(/code\s+\d+\s+\d+/)
         expect(plain.stdout).toMatch(/total\s+\d+\s+\d+/)
+      }),
+    120_000
+  )
+
+  it.live(
+    "tools: the program tool's typed API lists the project's MCP tools, which connect after it is registered",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* cli(["tools", "--surface", "code", "--json", "--root", withServer.root])
+        expect(r.code).toBe(0)
+        const listed = JSON.parse(r.stdout) as { tools: Array<{ name: string; description: string }> }
+        expect(listed.tools.find((t) => t.name === "code")!.description).toContain("mcp__fx__tree_sum(args:")
       }),
     120_000
   )
@@ -90,19 +110,7 @@ describe.concurrent("--surface code", () => {
     "mcp: a client lists code and output, and runs a program",
     () =>
       Effect.gen(function* () {
-        const client = new Client({ name: "test", version: "1.0.0" })
-        yield* Effect.acquireRelease(
-          Effect.promise(() =>
-            client.connect(
-              new StdioClientTransport({
-                command: process.execPath,
-                args: [NodePath.join(REPO, "src/cli/main.ts"), "mcp", "--surface", "code", "--root", project.root],
-                stderr: "pipe"
-              })
-            )
-          ),
-          () => Effect.promise(() => client.close())
-        )
+        const client = yield* mcpClient(["--surface", "code", "--root", project.root])
         const listed = yield* Effect.promise(() => client.listTools())
         expect(listed.tools.map((t) => t.name)).toEqual(["code", "output"])
         expect(listed.tools[0]!.inputSchema.required).toEqual(["program"])

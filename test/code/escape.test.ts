@@ -336,6 +336,10 @@ describe("code: the escape corpus", () => {
   it("has at least 40 programs", () => {
     expect(cases.length).toBeGreaterThanOrEqual(40)
   })
+  // escape-unprivileged.test.ts runs this file as nobody and says so: the corpus then proves it.
+  it.runIf(process.env.FREECODE_ESCAPE_EXPECT_UID !== undefined)("runs as the user it was started as", () => {
+    expect(process.getuid?.()).toBe(Number(process.env.FREECODE_ESCAPE_EXPECT_UID))
+  })
   for (const c of cases) {
     it.live(
       c.name,
