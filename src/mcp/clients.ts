@@ -181,9 +181,10 @@ export class McpClients extends Context.Service<
                     report: {
                       warn: report,
                       listed: () => set({ lists: status.lists + 1 }),
-                      connected: (link, how) =>
+                      listening: (open) => Effect.sync(() => set({ listening: open })),
+                      connected: (link) =>
                         Effect.gen(function* () {
-                          set({ protocol: link.era, resources: link.resources, listening: how.listens })
+                          set({ protocol: link.era, resources: link.resources })
                           links.set(name, link)
                           yield* syncResourceTools
                           yield* Effect.addFinalizer(() =>

@@ -5,9 +5,12 @@
  * the `initialize` handshake, as before. `protocol` in the server's config pins one era instead.
  *
  * Over stdio the probe is sent on the server's own pipe (the SDK's default spawns a second,
- * short-lived copy of the server for it, which doubles a slow server's start). A server that
- * exits on the probe, as some 2025-era servers do on any request before `initialize`, is started
- * again and greeted the 2025 way.
+ * short-lived copy of the server for it, which doubles a slow server's start). Silence on a pipe
+ * is how some 2025-era servers answer an unknown request, so a probe unanswered for half the
+ * startup timeout is followed by `initialize` on the same pipe. Two ways that guess can be wrong
+ * are mended by starting the server again: a server that exits on the probe (some 2025-era
+ * servers do on any request before `initialize`) is greeted the 2025 way, and a 2026-only server
+ * that was only slow to start, and so refuses the `initialize` that followed, the 2026 way.
  */
 import * as NodePath from "node:path"
 import type { Client, Transport } from "@modelcontextprotocol/client"
@@ -125,12 +128,18 @@ export interface ConnectOptions {
  */
 export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promise<Connected> => {
   const { config, root, hooks } = options
-  // A 2025-era server that never answers unknown requests costs this much before the handshake.
-  const probeMs = Math.max(1000, Math.min(10_000, Math.floor(options.timeoutMs / 3)))
-  const attempt = async (legacy: boolean): Promise<Connected> => {
+  // A 2025-era server that never answers unknown requests costs this much before the handshake;
+  // a loaded machine can take seconds to start a server, which must not be taken for silence.
+  const probeMs = Math.max(1000, Math.floor(options.timeoutMs / 2))
+  const attempt = async (era?: Era): Promise<Connected> => {
     const client = new sdk.Client(CLIENT_INFO, {
       capabilities: {},
-      versionNegotiation: legacy ? { mode: "legacy" } : negotiation(config, probeMs),
+      versionNegotiation:
+        era === undefined
+          ? negotiation(config, probeMs)
+          : era === "2025-11-25"
+            ? { mode: "legacy" }
+            : { mode: { pin: MODERN_REVISION } },
       listMaxPages: 100
     })
     options.prepare(client)
@@ -141,19 +150,22 @@ export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promi
       await client.close().catch(() => undefined)
       throw e
     }
-    return { client, era: client.getProtocolEra() === "modern" ? "2026-07-28" : "2025-11-25" }
+    // The revision a server speaks is a date: 2026-07-28 and later are the stateless era.
+    const version = client.getNegotiatedProtocolVersion() ?? ""
+    return { client, era: version >= MODERN_REVISION ? "2026-07-28" : "2025-11-25" }
   }
   try {
-    return await attempt(false)
+    return await attempt()
   } catch (e) {
-    // Only a stdio server that closed its pipe on the probe is tried again the 2025 way: over
-    // HTTP, and for any other failure, the error is the answer.
-    const closedOnProbe =
-      isStdio(config) &&
-      config.protocol === undefined &&
-      e instanceof sdk.SdkError &&
-      e.code === sdk.SdkErrorCode.ConnectionClosed
-    if (!closedOnProbe) throw e
-    return await attempt(true)
+    // Only a stdio server's guessed era is tried again: over HTTP, and for any other failure,
+    // the error is the answer.
+    if (!isStdio(config) || config.protocol !== undefined) throw e
+    const message = e instanceof Error ? e.message : String(e)
+    const closed =
+      (e instanceof sdk.SdkError && e.code === sdk.SdkErrorCode.ConnectionClosed) ||
+      /connection closed during the server\/discover probe/i.test(message)
+    if (closed) return await attempt("2025-11-25")
+    if (/unsupported protocol version/i.test(message)) return await attempt("2026-07-28")
+    throw e
   }
 }

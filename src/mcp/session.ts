@@ -46,7 +46,9 @@ export interface SessionReport {
   readonly tools: (registered: ReadonlyArray<string>, skipped: ReadonlyArray<SkippedTool>) => Effect.Effect<void>
   readonly warn: (message: string) => Effect.Effect<void>
   /** Connected: the link lives until the session's scope closes. */
-  readonly connected: (link: McpLink, how: { readonly listens: boolean }) => Effect.Effect<void, never, Scope.Scope>
+  readonly connected: (link: McpLink) => Effect.Effect<void, never, Scope.Scope>
+  /** Whether a `subscriptions/listen` stream is open. */
+  readonly listening: (open: boolean) => Effect.Effect<void>
   /** How many times the tool list was read from the server (a list taken from the cache is not). */
   readonly listed: () => void
 }
@@ -160,7 +162,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       lostBecause: () => lostBecause
     }
 
-    // 2026 era: changes come on a listen stream, opened once the first list is registered.
+    // 2026 era: changes come on a listen stream.
     const wantsListen = link.era === "2026-07-28" && capabilities.tools?.listChanged === true
     let subscription: McpSubscription | undefined
     const listen: Effect.Effect<void> = Effect.gen(function* () {
@@ -178,10 +180,12 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       }
       const opening = opened.success
       subscription = opening
+      yield* report.listening(true)
       // A stream the server ended while the connection lives is opened again (a second later).
       void opening.closed.then((how) => {
         if (how === "local" || isClosed || subscription !== opening) return
         subscription = undefined
+        Effect.runFork(report.listening(false))
         setTimeout(() => Queue.offerUnsafe(relist, "relisten"), MIN_REFRESH_MS)
       })
     })
@@ -284,12 +288,13 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
         }
       })
 
+    yield* report.connected(link)
+    // Listening before the first list: a change between the two is not missed.
+    if (wantsListen) yield* listen
     yield* startup(
       "listing tools",
       Effect.flatMap(current, (listed) => registry.batch(swap(listed)))
     )
-    if (wantsListen) yield* listen
-    yield* report.connected(link, { listens: subscription !== undefined })
 
     while (true) {
       const next = yield* Effect.raceFirst(
