@@ -261,7 +261,8 @@ describe("McpClients against the fixture server", () => {
               silent: {
                 command: process.execPath,
                 args: ["-e", "console.error('waiting forever'); setInterval(() => {}, 1000)"],
-                startupTimeout: 1500
+                // Long enough for a loaded machine to start Node and let it speak once.
+                startupTimeout: 5000
               },
               fx: fixtureServer()
             }
