@@ -32,6 +32,8 @@ const ListParameters = Schema.Struct({
 export const makeListResourcesTool = (servers: ResourceServers) =>
   defineTool({
     id: LIST_RESOURCES_TOOL,
+    // Comes and goes with servers: sorted with their tools, after the fixed ones.
+    source: "mcp",
     description: `List the resources (files, documents, records) that connected MCP servers offer, and their URI templates. Read one with ${READ_RESOURCE_TOOL}.`,
     parameters: ListParameters,
     concurrencySafe: true,
@@ -67,6 +69,7 @@ const ReadParameters = Schema.Struct({
 export const makeReadResourceTool = (servers: ResourceServers) =>
   defineTool({
     id: READ_RESOURCE_TOOL,
+    source: "mcp",
     description: `Read one resource of a connected MCP server by its URI (from ${LIST_RESOURCES_TOOL}, a filled-in template, or a resource link in a tool's answer).`,
     parameters: ReadParameters,
     concurrencySafe: true,
