@@ -46,6 +46,7 @@ export { LspClients, type LspDocument, type LspSettings } from "./lsp/service.ts
 export { McpClients, type McpClientsOptions, type McpServerStatus } from "./mcp/clients.ts"
 export { loadMcpServers, McpServerConfig, McpServers } from "./mcp/config.ts"
 export { convertMcpTool } from "./mcp/convert.ts"
+export type { McpPrompt } from "./mcp/resources.ts"
 export {
   type ApprovalRequest,
   type CallContext,

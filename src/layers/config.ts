@@ -16,6 +16,7 @@ import type { ConfigSection, KnownTool } from "../config/section.ts"
 import { hooksSection } from "../hooks/config.ts"
 import { lspSection } from "../lsp/config.ts"
 import { mcpServersSection } from "../mcp/config.ts"
+import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "../mcp/resource-names.ts"
 import { permissionsSection, profilesSection } from "../permission/config.ts"
 import type { ToolRegistry } from "../registry/registry.ts"
 import { sandboxSection } from "../sandbox/settings.ts"
@@ -69,7 +70,10 @@ const SOMETIMES: ReadonlyArray<KnownTool> = [
   WebSearchTool,
   makeSkillTool([]),
   { id: SEARCH_TOOL, operations: [] },
-  { id: CALL_TOOL, operations: [] }
+  { id: CALL_TOOL, operations: [] },
+  // Registered while a connected MCP server has resources.
+  { id: LIST_RESOURCES_TOOL, operations: ["mcp.call"] },
+  { id: READ_RESOURCE_TOOL, operations: ["mcp.resource"] }
 ]
 
 /** The configuration's tool names checked against the registered tools (and those that may be). */

@@ -3,14 +3,21 @@
  * so startup never waits on a slow or failing server. A server that fails to start is reported
  * with its stderr and left alone; one that crashes after connecting is reported, its tools are
  * unregistered (closing its scope does that), and it is restarted with exponential backoff.
+ * While some connected server has resources, the resource tools (resource-tools.ts) are
+ * registered too; the servers' prompts are offered to an embedder (`prompts`, `getPrompt`).
  */
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Scope, Semaphore } from "effect"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { ToolRegistry } from "../registry/registry.ts"
+import { fail, type ToolFailure } from "../tool/errors.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { isStdio, type McpServers, mcpServersSection } from "./config.ts"
+import type { Era } from "./connect.ts"
+import { type McpLink, rawRequest, requestFailure, StderrTail } from "./link.ts"
 import type { SkippedTool } from "./list.ts"
-import { runSession, StderrTail } from "./session.ts"
+import { makeListResourcesTool, makeReadResourceTool } from "./resource-tools.ts"
+import { listPrompts, type McpPrompt } from "./resources.ts"
+import { type ListCache, runSession } from "./session.ts"
 
 export type McpServerState = "connecting" | "connected" | "restarting" | "failed"
 
@@ -26,8 +33,17 @@ export interface McpServerStatus {
   /** The last lines the server wrote to stderr. */
   readonly stderr: string
   readonly restarts: number
-  /** How many times its tool list has been read: once per connection plus once per list_changed. */
+  /**
+   * How many times its tool list has been read: once per connection (unless the list read
+   * before is still fresh by its cache hint) plus once per change.
+   */
   readonly lists: number
+  /** The revision it speaks, once connected. */
+  readonly protocol?: Era
+  /** Whether it offers resources (read through the resource tools). */
+  readonly resources: boolean
+  /** Whether changes to its tools reach us on a `subscriptions/listen` stream (2026 era). */
+  readonly listening: boolean
 }
 
 export interface RestartPolicy {
@@ -74,6 +90,14 @@ export class McpClients extends Context.Service<
     readonly status: Effect.Effect<ReadonlyArray<McpServerStatus>>
     /** Completes once every server's first connection attempt has settled (connected or failed). */
     readonly ready: Effect.Effect<void>
+    /** The prompts of every connected server that has prompts (a server failing to list them is left out). */
+    readonly prompts: Effect.Effect<ReadonlyArray<McpPrompt>>
+    /** One prompt's messages, as the server returns them (`prompts/get`). */
+    readonly getPrompt: (
+      server: string,
+      name: string,
+      args?: Readonly<Record<string, string>>
+    ) => Effect.Effect<unknown, ToolFailure>
   }
 >()("freecode/McpClients") {
   static readonly layer = (options: McpClientsOptions) =>
@@ -87,6 +111,36 @@ export class McpClients extends Context.Service<
         // Each server's current status; stderr is read live, not at the last state change.
         const statuses = new Map<string, () => McpServerStatus>()
         const settled: Array<Deferred.Deferred<void>> = []
+        const layerScope = yield* Effect.scope
+        // The live connections, in config order; the resource tools while any has resources.
+        const links = new Map<string, McpLink>()
+        const order = Object.keys(options.servers)
+        const connectedLinks = () => order.flatMap((n) => links.get(n) ?? [])
+        const resourceServers = () => connectedLinks().filter((l) => l.resources)
+        const resourceTools = [makeListResourcesTool(resourceServers), makeReadResourceTool(resourceServers)]
+        let resourceScope: Scope.Closeable | undefined
+        const lock = yield* Semaphore.make(1)
+        const syncResourceTools = Semaphore.withPermits(
+          lock,
+          1
+        )(
+          Effect.gen(function* () {
+            const wanted = resourceServers().length > 0
+            if (wanted && resourceScope === undefined) {
+              const scope = yield* Scope.fork(layerScope)
+              resourceScope = scope
+              yield* registry.batch(
+                Effect.forEach(resourceTools, (tool) =>
+                  Effect.ignore(Scope.provide(registry.registerScoped(tool), scope))
+                )
+              )
+            } else if (!wanted && resourceScope !== undefined) {
+              const scope = resourceScope
+              resourceScope = undefined
+              yield* registry.batch(Scope.close(scope, Exit.void))
+            }
+          })
+        )
 
         for (const [name, config] of Object.entries(options.servers)) {
           const stderr = new StderrTail()
@@ -100,8 +154,11 @@ export class McpClients extends Context.Service<
             skipped: [],
             stderr: "",
             restarts: 0,
-            lists: 0
+            lists: 0,
+            resources: false,
+            listening: false
           }
+          const cache: ListCache = { freshUntil: 0 }
           const set = (patch: Partial<McpServerStatus>) => {
             status = { ...status, ...patch }
           }
@@ -120,14 +177,30 @@ export class McpClients extends Context.Service<
                     root,
                     registry,
                     stderr,
+                    cache,
                     report: {
                       warn: report,
+                      listed: () => set({ lists: status.lists + 1 }),
+                      listening: (open) => Effect.sync(() => set({ listening: open })),
+                      connected: (link) =>
+                        Effect.gen(function* () {
+                          set({ protocol: link.era, resources: link.resources })
+                          links.set(name, link)
+                          yield* syncResourceTools
+                          yield* Effect.addFinalizer(() =>
+                            Effect.suspend(() => {
+                              if (links.get(name) === link) links.delete(name)
+                              set({ listening: false })
+                              return syncResourceTools
+                            })
+                          )
+                        }),
                       tools: (tools, skipped) =>
                         Effect.gen(function* () {
                           everConnected = true
                           const { error: _gone, ...rest } = status
                           status = rest
-                          set({ state: "connected", tools, skipped, lists: status.lists + 1 })
+                          set({ state: "connected", tools, skipped })
                           yield* Deferred.succeed(first, undefined)
                         })
                     }
@@ -164,7 +237,27 @@ export class McpClients extends Context.Service<
 
         return McpClients.of({
           status: Effect.sync(() => [...statuses.values()].map((view) => view())),
-          ready: Effect.forEach(settled, Deferred.await, { discard: true })
+          ready: Effect.forEach(settled, Deferred.await, { discard: true }),
+          prompts: Effect.suspend(() =>
+            Effect.map(
+              Effect.forEach(
+                connectedLinks().filter((l) => l.prompts),
+                (link) => Effect.orElseSucceed(listPrompts(link), () => []),
+                { concurrency: "unbounded" }
+              ),
+              (lists) => lists.flat()
+            )
+          ),
+          getPrompt: (server, name, args) =>
+            Effect.suspend(() => {
+              const link = links.get(server)
+              if (link === undefined || !link.prompts) {
+                return Effect.fail(fail(`No connected MCP server named "${server}" has prompts.`))
+              }
+              return rawRequest(link, "prompts/get", { name, ...(args === undefined ? {} : { arguments: args }) }).pipe(
+                Effect.mapError((e) => requestFailure(link, `prompts/get of ${name}`, e))
+              )
+            })
         })
       })
     )

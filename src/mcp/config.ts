@@ -20,6 +20,12 @@ const common = {
   /** How long connecting and listing may take, in milliseconds. Default 30 000. */
   startupTimeout: Schema.optionalKey(
     Schema.Finite.check(Schema.isGreaterThan(0)).annotate({ description: "Connect timeout in ms (default 30000)." })
+  ),
+  /** Absent: the era the server speaks, found with `server/discover`. A revision pins it. */
+  protocol: Schema.optionalKey(
+    Schema.Literals(["2026-07-28", "2025-11-25"]).annotate({
+      description: "Pin the protocol revision (default: ask the server with server/discover)."
+    })
   )
 }
 

@@ -1,87 +1,56 @@
 /**
- * One connection to one MCP server, from connect to close: start the transport, list the tools
- * (tolerantly, page by page), register them under the session's scope, re-list on
- * `tools/list_changed`, and return when the connection closes. Closing the scope closes the
- * client (which stops a stdio server) and unregisters every tool the session registered.
+ * One connection to one MCP server, from connect to close: connect in the server's era
+ * (connect.ts), list the tools (tolerantly, page by page) or take a list still fresh by its cache
+ * hint, register them under the session's scope, re-list when the list changes — told by
+ * `tools/list_changed` (2025 era), by a `subscriptions/listen` stream (2026 era), or, when the
+ * server can tell us neither, when its cache hint runs out — and return when the connection
+ * closes. Closing the scope closes the client (which stops a stdio server) and unregisters every
+ * tool the session registered.
  */
-
-import * as NodePath from "node:path"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { McpSubscription } from "@modelcontextprotocol/client"
 import { Data, Deferred, Duration, Effect, Exit, Queue, Result, Scope } from "effect"
 import type { ToolRegistry } from "../registry/registry.ts"
-import { tailOf } from "../text/cut.ts"
-import { fail } from "../tool/errors.ts"
-import type { ToolOutput } from "../tool/tool.ts"
-import {
-  DEFAULT_CALL_TIMEOUT_MS,
-  DEFAULT_STARTUP_TIMEOUT_MS,
-  expandEnv,
-  isStdio,
-  type McpServerConfig
-} from "./config.ts"
-import { convertMcpTool, type McpCaller, type McpServerRef } from "./convert.ts"
-import { watchedFetch } from "./http-watch.ts"
+import { isRecord } from "../schema/json-schema.ts"
+import { makeCaller } from "./call.ts"
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, type McpServerConfig } from "./config.ts"
+import { connectClient, mcpSdk } from "./connect.ts"
+import { convertMcpTool, type McpServerRef } from "./convert.ts"
+import { MAX_CALL_DURATION_MS, type McpLink, rawRequest, type StderrTail, withStderr } from "./link.ts"
 import { type McpToolInfo, parseToolsPage, type SkippedTool } from "./list.ts"
 import { assignToolNames, hashedToolName } from "./names.ts"
-import { flattenResult, resultProblem } from "./result.ts"
 
-/**
- * The MCP SDK (and zod under it, ~20 MB resident): imported on the first connection, so a
- * process with no MCP server configured never loads it.
- */
-const loadSdk = async () => {
-  const [client, stdio, http, types] = await Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/client/stdio.js"),
-    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
-    import("@modelcontextprotocol/sdk/types.js")
-  ])
-  return {
-    Client: client.Client,
-    getDefaultEnvironment: stdio.getDefaultEnvironment,
-    StdioClientTransport: stdio.StdioClientTransport,
-    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
-    ErrorCode: types.ErrorCode,
-    McpError: types.McpError,
-    ResultSchema: types.ResultSchema,
-    ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema
-  }
-}
-type Sdk = Awaited<ReturnType<typeof loadSdk>>
-let sdkPromise: Promise<Sdk> | undefined
-/** The SDK, loaded once per process. */
-const mcpSdk: Effect.Effect<Sdk> = Effect.promise(() => {
-  sdkPromise ??= loadSdk()
-  return sdkPromise
-})
-
-export const CLIENT_INFO = { name: "freecode-tools", version: "0.1.0" }
-
-/** One call may keep going (with progress) at most this long. */
-export const MAX_CALL_DURATION_MS = 30 * 60_000
 const MAX_PAGES = 100
+/** A server's cache hint is believed up to a day (as the SDK's own cache does). */
+const MAX_TTL_MS = 86_400_000
+/** A list re-read because its hint ran out is re-read at most this often. */
+const MIN_REFRESH_MS = 1000
 
 export class McpConnectError extends Data.TaggedError("McpConnectError")<{ readonly message: string }> {}
 
-/** The last few KB a server wrote to stderr: what a failure report shows. */
-export class StderrTail {
-  private text = ""
-  private readonly limit: number
-  constructor(limit = 4000) {
-    this.limit = limit
-  }
-  add(chunk: string): void {
-    this.text = tailOf(this.text + chunk, this.limit)
-  }
-  get value(): string {
-    return this.text.trim()
-  }
+/** One server's tool list as last read, kept across its reconnections. */
+export interface ListCache {
+  listed?: Listed
+  /** Epoch ms until which the server said the list may be used without asking (0: never). */
+  freshUntil: number
+}
+
+interface Listed {
+  readonly tools: ReadonlyArray<McpToolInfo>
+  readonly skipped: ReadonlyArray<SkippedTool>
+  /** The server's `ttlMs`, when it sent one. */
+  readonly ttlMs: number | undefined
 }
 
 /** What a session tells its supervisor. */
 export interface SessionReport {
   readonly tools: (registered: ReadonlyArray<string>, skipped: ReadonlyArray<SkippedTool>) => Effect.Effect<void>
   readonly warn: (message: string) => Effect.Effect<void>
+  /** Connected: the link lives until the session's scope closes. */
+  readonly connected: (link: McpLink) => Effect.Effect<void, never, Scope.Scope>
+  /** Whether a `subscriptions/listen` stream is open. */
+  readonly listening: (open: boolean) => Effect.Effect<void>
+  /** How many times the tool list was read from the server (a list taken from the cache is not). */
+  readonly listed: () => void
 }
 
 export interface SessionOptions {
@@ -91,38 +60,15 @@ export interface SessionOptions {
   readonly registry: ToolRegistry["Service"]
   readonly stderr: StderrTail
   readonly report: SessionReport
+  readonly cache: ListCache
 }
-
-const withStderr = (message: string, stderr: StderrTail): string =>
-  stderr.value === "" ? message : `${message}\nstderr:\n${stderr.value}`
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const makeTransport = (sdk: Sdk, options: SessionOptions, onDead: (reason: string) => void): Transport => {
-  const env = process.env
-  const config = options.config
-  if (isStdio(config)) {
-    const transport = new sdk.StdioClientTransport({
-      command: expandEnv(config.command, env),
-      args: (config.args ?? []).map((a) => expandEnv(a, env)),
-      // The SDK passes on only HOME, PATH, USER and a few more; a server's own variables must be named.
-      env: {
-        ...sdk.getDefaultEnvironment(),
-        ...Object.fromEntries(Object.entries(config.env ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
-      },
-      cwd: NodePath.resolve(options.root, expandEnv(config.cwd ?? ".", env)),
-      stderr: "pipe"
-    })
-    transport.stderr?.on("data", (chunk: Buffer) => options.stderr.add(chunk.toString()))
-    return transport
-  }
-  return new sdk.StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
-    fetch: watchedFetch(onDead),
-    requestInit: {
-      headers: Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
-    }
-  })
-}
+const ttlOf = (page: unknown): number | undefined =>
+  isRecord(page) && typeof page.ttlMs === "number" && Number.isFinite(page.ttlMs) && page.ttlMs >= 0
+    ? Math.min(page.ttlMs, MAX_TTL_MS)
+    : undefined
 
 /**
  * Runs one connection. Fails with McpConnectError when connecting or the first listing fails
@@ -131,43 +77,16 @@ const makeTransport = (sdk: Sdk, options: SessionOptions, onDead: (reason: strin
 export const runSession = (options: SessionOptions): Effect.Effect<void, McpConnectError, Scope.Scope> =>
   Effect.gen(function* () {
     const sdk = yield* mcpSdk
-    const { name, config, registry, report, stderr } = options
-    const { Client, ErrorCode, McpError, ResultSchema, ToolListChangedNotificationSchema } = sdk
+    const { name, config, registry, report, stderr, cache } = options
     const sessionScope = yield* Effect.scope
     const callTimeout = config.timeout ?? DEFAULT_CALL_TIMEOUT_MS
     const startupTimeout = config.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT_MS
     const closed = yield* Deferred.make<void>()
-    const relist = yield* Queue.unbounded<void>()
+    const relist = yield* Queue.unbounded<"changed" | "expired" | "relisten">()
     let isClosed = false
-
-    const client = new Client(CLIENT_INFO, { capabilities: {} })
-    // Set before connecting: server-everything sends list_changed right after initialize.
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      Queue.offerUnsafe(relist, undefined)
-    })
-    client.onclose = () => {
-      isClosed = true
-      Deferred.doneUnsafe(closed, Exit.void)
-    }
-    // Over HTTP nothing closes when the server dies: the watched fetch says so, and closing the
-    // client fails the pending calls as a closed stdio pipe would. (Before connecting, the
-    // connect itself fails with the reason.)
     let connected = false
     let lostBecause: string | undefined
-    const transport = makeTransport(sdk, options, (reason) => {
-      if (!connected || isClosed) return
-      lostBecause = reason
-      void client.close().catch(() => undefined)
-    })
-    // The SDK's stdio transport closes itself on a message over its 10 MiB line limit; only its
-    // error says why, and the call's failure should too.
-    client.onerror = (e) => {
-      if (!isClosed && /ReadBuffer exceeded/.test(e.message)) {
-        lostBecause =
-          "one of its messages was over the 10 MiB a stdio message may be, so the connection was closed; ask it for less at once"
-      }
-    }
-    yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => undefined)))
+    let client: McpLink["client"] | undefined
 
     const startup = <A>(what: string, effect: Effect.Effect<A, McpConnectError>) =>
       effect.pipe(
@@ -185,109 +104,141 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
         })
       )
 
-    yield* startup(
+    // Closed when the scope closes, whether or not connecting finished.
+    yield* Effect.addFinalizer(() => Effect.promise(() => client?.close().catch(() => undefined) ?? Promise.resolve()))
+    const connection = yield* startup(
       "connecting",
       Effect.tryPromise({
-        try: () => client.connect(transport),
+        try: () =>
+          connectClient(sdk, {
+            config,
+            root: options.root,
+            timeoutMs: startupTimeout,
+            hooks: {
+              stderr: (chunk) => stderr.add(chunk),
+              // Over HTTP nothing closes when the server dies: the watched fetch says so, and
+              // closing the client fails the pending calls as a closed stdio pipe would.
+              dead: (reason) => {
+                if (!connected || isClosed) return
+                lostBecause = reason
+                void client?.close().catch(() => undefined)
+              }
+            },
+            prepare: (c) => {
+              client = c
+              // Set before connecting: server-everything sends list_changed right after initialize.
+              c.setNotificationHandler("notifications/tools/list_changed", () => {
+                Queue.offerUnsafe(relist, "changed")
+              })
+              c.onclose = () => {
+                isClosed = true
+                Deferred.doneUnsafe(closed, Exit.void)
+              }
+              // The stdio transport closes itself on a message over its line limit; only its
+              // error says why, and the call's failure should too.
+              c.onerror = (e) => {
+                if (!isClosed && /ReadBuffer exceeded|max(imum)? ?buffer/i.test(e.message)) {
+                  lostBecause =
+                    "one of its messages was over the 10 MiB a stdio message may be, so the connection was closed; ask it for less at once"
+                }
+              }
+            }
+          }),
         catch: (e) => new McpConnectError({ message: withStderr(`cannot connect: ${describeError(e)}`, stderr) })
       })
     )
     connected = true
+    const capabilities = connection.client.getServerCapabilities() ?? {}
+    const link: McpLink = {
+      server: name,
+      sdk,
+      client: connection.client,
+      era: connection.era,
+      resources: capabilities.resources !== undefined,
+      prompts: capabilities.prompts !== undefined,
+      timeoutMs: callTimeout,
+      stderr,
+      isClosed: () => isClosed,
+      lostBecause: () => lostBecause
+    }
+
+    // 2026 era: changes come on a listen stream.
+    const wantsListen = link.era === "2026-07-28" && capabilities.tools?.listChanged === true
+    let subscription: McpSubscription | undefined
+    const listen: Effect.Effect<void> = Effect.gen(function* () {
+      const opened = yield* Effect.result(
+        Effect.tryPromise(() => connection.client.listen({ toolsListChanged: true }, { timeout: startupTimeout }))
+      )
+      if (Result.isFailure(opened)) {
+        subscription = undefined
+        if (!isClosed) {
+          yield* report.warn(
+            `MCP server ${name}: subscriptions/listen failed (${describeError(opened.failure.cause)}); its tool list is read again when its cache hint runs out`
+          )
+        }
+        return
+      }
+      const opening = opened.success
+      subscription = opening
+      yield* report.listening(true)
+      // A stream the server ended while the connection lives is opened again (a second later).
+      void opening.closed.then((how) => {
+        if (how === "local" || isClosed || subscription !== opening) return
+        subscription = undefined
+        Effect.runFork(report.listening(false))
+        setTimeout(() => Queue.offerUnsafe(relist, "relisten"), MIN_REFRESH_MS)
+      })
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => subscription?.close().catch(() => undefined) ?? Promise.resolve())
+    )
 
     const server: McpServerRef = {
       name,
       trusted: config.trusted ?? true,
       maxCallDuration: Duration.millis(MAX_CALL_DURATION_MS + 5_000)
     }
-
-    const call: McpCaller = (tool, args, _ctx) =>
-      Effect.tryPromise({
-        try: (signal) =>
-          client.request(
-            { method: "tools/call", params: { name: tool, arguments: args as Record<string, unknown> } },
-            ResultSchema,
-            {
-              signal,
-              timeout: callTimeout,
-              resetTimeoutOnProgress: true,
-              maxTotalTimeout: MAX_CALL_DURATION_MS,
-              // Asking for progress makes the server's progress notifications reset the timeout.
-              onprogress: () => undefined
-            }
-          ),
-        catch: (e) => e
-      }).pipe(
-        Effect.mapError((e) => {
-          if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-            return fail(
-              `The ${name} MCP server sent neither an answer nor progress for ${tool} within ${Duration.format(Duration.millis(callTimeout))}; the call was abandoned. Try a smaller request, or another way.`
-            )
-          }
-          // Only our side knows the connection closed: the SDK then rejects with -32000, which a
-          // server may also send as its own error (then its message is the answer).
-          if (isClosed) {
-            return fail(
-              withStderr(
-                `The ${name} MCP server disconnected during ${tool}${lostBecause === undefined ? "" : ` (${lostBecause})`}; the call's effect is unknown. Its tools are unavailable until it restarts.`,
-                stderr
-              )
-            )
-          }
-          return fail(`The ${name} MCP server refused ${tool}: ${describeError(e)}`)
-        }),
-        Effect.flatMap((raw): Effect.Effect<ToolOutput, ReturnType<typeof fail>> => {
-          const problem = resultProblem(raw)
-          if (problem !== undefined) {
-            return Effect.fail(
-              fail(
-                `The ${name} MCP server answered ${tool} with something that is not a tool result (${problem}); the call's effect is unknown. Check its effect another way before calling again.`
-              )
-            )
-          }
-          const flat = flattenResult(raw)
-          const title = `${name}: ${tool}`
-          if (flat.isError) {
-            return Effect.fail(
-              fail(flat.output === "" ? `${tool} failed and the server gave no reason.` : flat.output, flat.metadata)
-            )
-          }
-          return Effect.succeed({ title, output: flat.output, metadata: { ...flat.metadata, mcpServer: name } })
-        })
-      )
+    const call = makeCaller(link)
 
     const listAll = Effect.gen(function* () {
       const tools: Array<McpToolInfo> = []
       const skipped: Array<SkippedTool> = []
       let cursor: string | undefined
+      let ttlMs: number | undefined
       for (let page = 0; page < MAX_PAGES; page++) {
-        const raw = yield* Effect.tryPromise({
-          try: () =>
-            client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ResultSchema, {
-              timeout: startupTimeout
-            }),
-          catch: (e) => new McpConnectError({ message: withStderr(`tools/list failed: ${describeError(e)}`, stderr) })
-        })
+        const raw = yield* rawRequest(link, "tools/list", cursor === undefined ? {} : { cursor }, startupTimeout).pipe(
+          Effect.mapError(
+            (e) => new McpConnectError({ message: withStderr(`tools/list failed: ${describeError(e)}`, stderr) })
+          )
+        )
+        if (page === 0) ttlMs = ttlOf(raw)
         const parsed = parseToolsPage(raw)
         tools.push(...parsed.tools)
         skipped.push(...parsed.skipped)
         cursor = parsed.nextCursor
         if (cursor === undefined) break
       }
-      return { tools, skipped }
+      report.listed()
+      const listed: Listed = { tools, skipped, ttlMs }
+      cache.listed = listed
+      cache.freshUntil = ttlMs === undefined || ttlMs === 0 ? 0 : Date.now() + ttlMs
+      return listed
     })
 
+    /** The cached list while its hint says it is fresh, else a new one. */
+    const current = Effect.suspend(() =>
+      cache.listed !== undefined && Date.now() < cache.freshUntil ? Effect.succeed(cache.listed) : listAll
+    )
+
     let toolsScope: Scope.Closeable | undefined
+    let expiry: Scope.Closeable | undefined
 
     /**
-     * Lists and swaps the registered set: the old tools go in the same step the new ones come,
-     * announced as one change.
+     * Swaps the registered set: the old tools go in the same step the new ones come, announced
+     * as one change. When nothing will tell us of a change, a list with a hint is read again
+     * when the hint runs out.
      */
-    const refresh = Effect.flatMap(listAll, (listed) => registry.batch(swap(listed)))
-
-    const swap = (listed: {
-      readonly tools: ReadonlyArray<McpToolInfo>
-      readonly skipped: ReadonlyArray<SkippedTool>
-    }) =>
+    const swap = (listed: Listed) =>
       Effect.gen(function* () {
         const skipped = [...listed.skipped]
         const notes: Array<string> = []
@@ -322,20 +273,42 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
         for (const s of skipped) yield* report.warn(`MCP server ${name}: tool ${s.name} was skipped: ${s.reason}`)
         for (const note of notes) yield* report.warn(`MCP server ${name}: ${note}`)
         yield* report.tools(registered, skipped)
+        if (expiry !== undefined) yield* Scope.close(expiry, Exit.void)
+        expiry = undefined
+        const left = cache.freshUntil - Date.now()
+        const told =
+          subscription !== undefined || (link.era === "2025-11-25" && capabilities.tools?.listChanged === true)
+        if (cache.freshUntil > 0 && !told) {
+          const timer = yield* Scope.fork(sessionScope)
+          expiry = timer
+          yield* Effect.sleep(Duration.millis(Math.max(left, MIN_REFRESH_MS))).pipe(
+            Effect.andThen(Queue.offer(relist, "expired")),
+            Effect.forkIn(timer)
+          )
+        }
       })
 
-    yield* startup("listing tools", refresh)
+    yield* report.connected(link)
+    // Listening before the first list: a change between the two is not missed.
+    if (wantsListen) yield* listen
+    yield* startup(
+      "listing tools",
+      Effect.flatMap(current, (listed) => registry.batch(swap(listed)))
+    )
 
     while (true) {
       const next = yield* Effect.raceFirst(
         Deferred.await(closed).pipe(Effect.as("closed" as const)),
-        Queue.take(relist).pipe(Effect.as("relist" as const))
+        Queue.take(relist)
       )
       if (next === "closed") return
-      yield* Queue.clear(relist)
-      const refreshed = yield* Effect.result(refresh)
+      const all = [next, ...(yield* Queue.clear(relist))]
+      if (all.includes("relisten") && !isClosed) yield* listen
+      // A change makes the held list stale whatever its hint said.
+      cache.freshUntil = 0
+      const refreshed = yield* Effect.result(Effect.flatMap(listAll, (listed) => registry.batch(swap(listed))))
       if (Result.isFailure(refreshed) && !isClosed) {
-        yield* report.warn(`MCP server ${name}: re-listing after list_changed failed: ${refreshed.failure.message}`)
+        yield* report.warn(`MCP server ${name}: re-listing its tools failed: ${refreshed.failure.message}`)
       }
     }
   })

@@ -19,7 +19,7 @@ import {
   refusedByProfile,
   refusedByRule
 } from "./policy.ts"
-import { matchesCommand, matchesCommandAnyPath, matchesDomain, namesTool } from "./rules.ts"
+import { matchesCommand, matchesCommandAnyPath, matchesDomain, matchesServer, namesTool } from "./rules.ts"
 import { gitSecretRead, readOnlyConcern } from "./shell.ts"
 import type { Subjects } from "./subjects.ts"
 
@@ -60,6 +60,8 @@ export const touchesAny = (where: Where, c: CompiledRule, tool: Tool, s: Subject
       )
     case "network":
       return s.hosts.some((h) => matchesDomain(spec, h))
+    case "resource":
+      return (s.servers ?? []).some((name) => matchesServer(spec, name))
     default:
       return false
   }
@@ -87,6 +89,8 @@ const coveringAllow = (where: Where, policy: Policy, tool: Tool, s: Subjects): C
     )
       return c
     if (s.kind === "network" && s.hosts.length > 0 && s.hosts.every((h) => matchesDomain(spec, h))) return c
+    const servers = s.servers ?? []
+    if (s.kind === "resource" && servers.length > 0 && servers.every((name) => matchesServer(spec, name))) return c
   }
   return undefined
 }

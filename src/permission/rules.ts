@@ -9,7 +9,8 @@
  *   pasted from Claude Code's settings works, and nothing here keys off our own tools' names.
  * - What a specifier means depends on the declaration too: a command prefix for a shell tool
  *   (`npm test`, `npm run test:*`, `ls *`), a gitignore-style path glob for a file tool
- *   (`./secrets/**`, `src/**`, `//etc/**`, `~/x`, `.env`), `domain:host` for a fetch tool.
+ *   (`./secrets/**`, `src/**`, `//etc/**`, `~/x`, `.env`), `domain:host` for a fetch tool,
+ *   `server:name` for a tool that reads MCP resources.
  */
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -70,7 +71,7 @@ export const namesTool = (rule: Rule, tool: Pick<Tool, "id" | "operations">): bo
 }
 
 /** How a tool's calls are described to rules, from its declaration. */
-export type Kind = "shell" | "file" | "network" | "other"
+export type Kind = "shell" | "file" | "network" | "resource" | "other"
 
 export const kindOf = (tool: Pick<Tool, "operations">): Kind =>
   tool.operations.includes("shell.exec")
@@ -79,7 +80,9 @@ export const kindOf = (tool: Pick<Tool, "operations">): Kind =>
       ? "file"
       : tool.operations.includes("network.fetch")
         ? "network"
-        : "other"
+        : tool.operations.includes("mcp.resource")
+          ? "resource"
+          : "other"
 
 // ---------------------------------------------------------------------------------------------
 // Command specifiers
@@ -170,3 +173,10 @@ export const matchesDomain = (specifier: string, host: string): boolean => {
   if (want.startsWith("*.")) return h.endsWith(want.slice(1))
   return h === want || h.endsWith(`.${want}`)
 }
+
+// ---------------------------------------------------------------------------------------------
+// MCP server specifiers
+
+/** `server:docs` matches the MCP server named docs (exactly, with `*` as any run of characters). */
+export const matchesServer = (specifier: string, server: string): boolean =>
+  specifier.startsWith("server:") && globToRegExp(specifier.slice("server:".length)).test(server)

@@ -26,6 +26,8 @@ export interface Subjects {
   readonly paths: ReadonlyArray<{ readonly abs: string; readonly real: string }>
   /** Fetch tools: hosts. */
   readonly hosts: ReadonlyArray<string>
+  /** Tools that read MCP resources: the servers. */
+  readonly servers?: ReadonlyArray<string>
   /** Set when the declaration failed to list what the call touches: the call then asks. */
   readonly unknown?: string
   readonly grant: Grant
@@ -134,6 +136,20 @@ export const subjectsOf = (
         tool: id,
         key: `hosts:${hosts.join(" ")}`,
         display: `${id}(${hosts.map((h) => `domain:${h}`).join(", ")})`
+      }
+    })
+  }
+  if (kind === "resource") {
+    const servers = [...new Set(declared)].sort()
+    return Effect.succeed({
+      kind,
+      paths: [],
+      hosts: [],
+      servers,
+      grant: {
+        tool: id,
+        key: `servers:${servers.join(" ")}`,
+        display: `${id}(${servers.map((s) => `server:${s}`).join(", ")})`
       }
     })
   }

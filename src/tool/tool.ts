@@ -135,6 +135,8 @@ export type Operation =
   | "program.run"
   | "person.ask"
   | "mcp.call"
+  /** Reads an MCP server's resources; the servers it reads are what `paths` declares. */
+  | "mcp.resource"
 
 export type PermissionBehavior = "allow" | "ask" | "deny"
 

@@ -29,6 +29,7 @@ const CALL_TIME = [
 const MCP_SDK = [
   "@modelcontextprotocol/sdk",
   "@modelcontextprotocol/server",
+  "@modelcontextprotocol/client",
   "@modelcontextprotocol/core",
   "zod",
   "zod-to-json-schema",

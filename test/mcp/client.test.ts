@@ -25,10 +25,10 @@ const statusOf = (name: string) =>
     return all.find((s) => s.name === name)!
   })
 
-/** Polls until `check` holds (real servers answer on their own time). */
+/** Polls until `check` holds (real servers answer on their own time; the bound is a guard against hangs). */
 const until = <A>(what: string, get: Effect.Effect<A, never, McpClients | ToolRegistry>, check: (a: A) => boolean) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < 800; i++) {
       const value = yield* get
       if (check(value)) return value
       yield* Effect.sleep("50 millis")
@@ -261,7 +261,8 @@ describe("McpClients against the fixture server", () => {
               silent: {
                 command: process.execPath,
                 args: ["-e", "console.error('waiting forever'); setInterval(() => {}, 1000)"],
-                startupTimeout: 1500
+                // Long enough for a loaded machine to start Node and let it speak once.
+                startupTimeout: 5000
               },
               fx: fixtureServer()
             }

@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Effect, Layer } from "effect"
 import type { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { McpClients, type McpClientsOptions } from "../../src/mcp/clients.ts"
 import type { StdioServerConfig } from "../../src/mcp/config.ts"
@@ -35,11 +36,16 @@ export const npmServer = (bin: string, args: ReadonlyArray<string> = []): StdioS
 
 /** The whole tool system plus McpClients; messages reported land in `reports`. */
 export const systemWithMcp = (
-  options: Omit<McpClientsOptions, "report"> & { readonly root?: string },
+  options: Omit<McpClientsOptions, "report"> & { readonly root?: string; readonly config?: FreecodeConfigData },
   reports: Array<string> = []
 ) =>
   McpClients.layer({ ...options, report: (m) => Effect.sync(() => void reports.push(m)) }).pipe(
-    Layer.provideMerge(testToolSystem({ root: options.root ?? NodeOs.tmpdir() }))
+    Layer.provideMerge(
+      testToolSystem({
+        root: options.root ?? NodeOs.tmpdir(),
+        ...(options.config === undefined ? {} : { config: options.config })
+      })
+    )
   )
 
 /**

@@ -1,0 +1,171 @@
+/**
+ * Connecting to one MCP server with the SDK 2.x client, in the era it speaks: a
+ * `server/discover` probe first (2026-07-28: no handshake, no session, every request carries its
+ * version and client info in `_meta`); a server that answers it as a 2025-era server would gets
+ * the `initialize` handshake, as before. `protocol` in the server's config pins one era instead.
+ *
+ * Over stdio the probe is sent on the server's own pipe (the SDK's default spawns a second,
+ * short-lived copy of the server for it, which doubles a slow server's start). Silence on a pipe
+ * is how some 2025-era servers answer an unknown request, so a probe unanswered for half the
+ * startup timeout is followed by `initialize` on the same pipe. Two ways that guess can be wrong
+ * are mended by starting the server again: a server that exits on the probe (some 2025-era
+ * servers do on any request before `initialize`) is greeted the 2025 way, and a 2026-only server
+ * that was only slow to start, and so refuses the `initialize` that followed, the 2026 way.
+ */
+import * as NodePath from "node:path"
+import type { Client, Transport } from "@modelcontextprotocol/client"
+import { Effect } from "effect"
+import { lazyImport } from "../load/lazy.ts"
+import { expandEnv, isStdio, type McpServerConfig } from "./config.ts"
+import { watchedFetch } from "./http-watch.ts"
+
+type ClientModule = typeof import("@modelcontextprotocol/client")
+type StdioModule = typeof import("@modelcontextprotocol/client/stdio")
+
+export interface McpSdk {
+  readonly Client: ClientModule["Client"]
+  readonly SdkError: ClientModule["SdkError"]
+  readonly SdkErrorCode: ClientModule["SdkErrorCode"]
+  readonly getDefaultEnvironment: StdioModule["getDefaultEnvironment"]
+  /** The stdio transport, probing in place. */
+  readonly InPlaceStdio: StdioModule["StdioClientTransport"]
+  readonly StreamableHTTPClientTransport: ClientModule["StreamableHTTPClientTransport"]
+}
+
+/**
+ * The SDK's client side (and zod under it): imported on the first connection, so a process with
+ * no MCP server configured never loads it.
+ */
+const loadSdk = lazyImport(async (): Promise<McpSdk> => {
+  const [client, stdio] = await Promise.all([
+    import("@modelcontextprotocol/client"),
+    import("@modelcontextprotocol/client/stdio")
+  ])
+  // A subclass probes in place (the SDK only spawns a sibling for its own class).
+  class InPlaceStdio extends stdio.StdioClientTransport {}
+  return {
+    Client: client.Client,
+    SdkError: client.SdkError,
+    SdkErrorCode: client.SdkErrorCode,
+    getDefaultEnvironment: stdio.getDefaultEnvironment,
+    InPlaceStdio,
+    StreamableHTTPClientTransport: client.StreamableHTTPClientTransport
+  }
+})
+
+/** The SDK's client side, loaded once per process. */
+export const mcpSdk: Effect.Effect<McpSdk> = Effect.promise(loadSdk)
+
+export const CLIENT_INFO = { name: "freecode-tools", version: "0.1.0" }
+
+/** The newest revision this client speaks. */
+export const MODERN_REVISION = "2026-07-28"
+
+/** One stdio message may be at most this long (as one our own server accepts). */
+export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024
+
+export type Era = "2026-07-28" | "2025-11-25"
+
+export interface TransportHooks {
+  /** The server's stderr, as it comes (stdio). */
+  readonly stderr: (chunk: string) => void
+  /** An HTTP server stopped answering mid-call (http-watch.ts). */
+  readonly dead: (reason: string) => void
+}
+
+/** A fresh transport for one connection attempt. */
+export const makeTransport = (sdk: McpSdk, config: McpServerConfig, root: string, hooks: TransportHooks): Transport => {
+  const env = process.env
+  if (isStdio(config)) {
+    const transport = new sdk.InPlaceStdio({
+      command: expandEnv(config.command, env),
+      args: (config.args ?? []).map((a) => expandEnv(a, env)),
+      // The SDK passes on only HOME, PATH, USER and a few more; a server's own variables must be named.
+      env: {
+        ...sdk.getDefaultEnvironment(),
+        ...Object.fromEntries(Object.entries(config.env ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
+      },
+      cwd: NodePath.resolve(root, expandEnv(config.cwd ?? ".", env)),
+      stderr: "pipe",
+      maxBufferSize: MAX_STDIO_MESSAGE_BYTES
+    })
+    transport.stderr?.on("data", (chunk: Buffer) => hooks.stderr(chunk.toString()))
+    return transport
+  }
+  return new sdk.StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
+    fetch: watchedFetch(hooks.dead),
+    requestInit: {
+      headers: Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
+    }
+  })
+}
+
+/** The negotiation the config asks for: both eras by default. */
+const negotiation = (config: McpServerConfig, probeMs: number) => {
+  if (config.protocol === "2026-07-28") return { mode: { pin: MODERN_REVISION } }
+  if (config.protocol === "2025-11-25") return { mode: "legacy" as const }
+  return { mode: "auto" as const, probe: { timeoutMs: probeMs } }
+}
+
+export interface Connected {
+  readonly client: Client
+  readonly era: Era
+}
+
+export interface ConnectOptions {
+  readonly config: McpServerConfig
+  readonly root: string
+  readonly hooks: TransportHooks
+  /** The whole connection's budget; the probe gets part of it. */
+  readonly timeoutMs: number
+  /** Set up a client before it connects (handlers that must see the first messages). */
+  readonly prepare: (client: Client) => void
+}
+
+/**
+ * Connects in the era the server speaks. Rejects with the SDK's error when the server cannot be
+ * reached; the caller bounds the whole by its startup timeout.
+ */
+export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promise<Connected> => {
+  const { config, root, hooks } = options
+  // A 2025-era server that never answers unknown requests costs this much before the handshake;
+  // a loaded machine can take seconds to start a server, which must not be taken for silence.
+  const probeMs = Math.max(1000, Math.floor(options.timeoutMs / 2))
+  const attempt = async (era?: Era): Promise<Connected> => {
+    const client = new sdk.Client(CLIENT_INFO, {
+      capabilities: {},
+      versionNegotiation:
+        era === undefined
+          ? negotiation(config, probeMs)
+          : era === "2025-11-25"
+            ? { mode: "legacy" }
+            : { mode: { pin: MODERN_REVISION } },
+      listMaxPages: 100
+    })
+    options.prepare(client)
+    const transport = makeTransport(sdk, config, root, hooks)
+    try {
+      await client.connect(transport, { timeout: options.timeoutMs })
+    } catch (e) {
+      await client.close().catch(() => undefined)
+      throw e
+    }
+    // The revision a server speaks is a date: 2026-07-28 and later are the stateless era.
+    const version = client.getNegotiatedProtocolVersion() ?? ""
+    return { client, era: version >= MODERN_REVISION ? "2026-07-28" : "2025-11-25" }
+  }
+  try {
+    return await attempt()
+  } catch (e) {
+    // Only a stdio server's guessed era is tried again: over HTTP, and for any other failure,
+    // the error is the answer.
+    if (!isStdio(config) || config.protocol !== undefined) throw e
+    const message = e instanceof Error ? e.message : String(e)
+    const closed =
+      (e instanceof sdk.SdkError && e.code === sdk.SdkErrorCode.ConnectionClosed) ||
+      /connection closed during the server\/discover probe/i.test(message)
+    if (closed) return await attempt("2025-11-25")
+    if (/unsupported protocol version/i.test(message)) return await attempt("2026-07-28")
+    throw e
+  }
+}
