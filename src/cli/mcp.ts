@@ -24,6 +24,7 @@ import { plural } from "../text/plural.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
+import { oauthFlags, oauthFlagsGiven, oauthResourceAuth, oauthServingLine } from "./mcp-oauth-flags.ts"
 import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions, sandboxState } from "./system.ts"
 
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
@@ -62,9 +63,9 @@ const tokenFile = Flag.String("token-file").pipe(
   Flag.optional
 )
 
-const authMode = Flag.Literals("auth", ["token", "none"] as const).pipe(
+const authMode = Flag.Literals("auth", ["token", "none", "oauth"] as const).pipe(
   Flag.withDescription(
-    "--http: `token` (default) requires Authorization: Bearer <token> on every request; `none` lets any process on this machine call, and is refused unless the address is loopback."
+    "--http: `token` (default) requires Authorization: Bearer <token> on every request; `none` lets any process on this machine call, and is refused unless the address is loopback; `oauth` requires an access token from the authorization server --issuer names (docs/mcp.md, OAuth)."
   ),
   Flag.optional
 )
@@ -105,7 +106,7 @@ const store = Flag.String("store").pipe(
 
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, profile, session, http, host, tokenFile, authMode, sessionIdle, store },
+  { ...systemFlags, profile, session, http, host, tokenFile, authMode, sessionIdle, store, ...oauthFlags },
   Effect.fn("cli.mcp")(
     function* (input) {
       const io = yield* Io
@@ -116,7 +117,8 @@ export const mcpCommand = Command.make(
           Option.isSome(input.host) ? "--host" : undefined,
           Option.isSome(input.tokenFile) ? "--token-file" : undefined,
           Option.isSome(input.authMode) ? "--auth" : undefined,
-          Option.isSome(input.store) ? "--store" : undefined
+          Option.isSome(input.store) ? "--store" : undefined,
+          ...oauthFlagsGiven(input)
         ].filter((f) => f !== undefined)
         if (httpOnly.length > 0) {
           return yield* new Misuse({
@@ -159,21 +161,25 @@ export const mcpCommand = Command.make(
         })
       }
       const address = Option.getOrElse(input.host, () => "127.0.0.1")
-      const noAuth = Option.getOrUndefined(input.authMode) === "none"
-      if (noAuth && Option.isSome(input.tokenFile)) {
-        return yield* new Misuse({ message: "--auth none and --token-file contradict each other; give one." })
+      const mode = Option.getOrUndefined(input.authMode)
+      const noAuth = mode === "none"
+      if (mode !== undefined && mode !== "token" && Option.isSome(input.tokenFile)) {
+        return yield* new Misuse({ message: `--auth ${mode} and --token-file contradict each other; give one.` })
       }
       if (noAuth && !isLoopback(address)) {
         return yield* new Misuse({
           message: `--auth none is allowed on a loopback address only (127.0.0.1, ::1), and ${address} is not one: anyone who reaches it could run commands. Use the token (the default) or --token-file.`
         })
       }
+      const oauth = yield* oauthResourceAuth(input, mode === "oauth")
       const auth: HttpAuth = noAuth
         ? { kind: "none" }
-        : {
-            kind: "token",
-            token: Option.isSome(input.tokenFile) ? yield* readTokenFile(input.tokenFile.value) : randomToken()
-          }
+        : oauth !== undefined
+          ? oauth
+          : {
+              kind: "token",
+              token: Option.isSome(input.tokenFile) ? yield* readTokenFile(input.tokenFile.value) : randomToken()
+            }
       const idle = Option.getOrUndefined(input.sessionIdle)
       if (idle !== undefined && !(Number.isInteger(idle) && idle > 0)) {
         return yield* new Misuse({ message: `--session-idle ${idle} is not a positive number of milliseconds.` })
@@ -206,9 +212,11 @@ export const mcpCommand = Command.make(
       yield* io.err(
         auth.kind === "none"
           ? "freecode-tools mcp: --auth none: no token; any process on this machine that reaches the port can call the tools\n"
-          : Option.isSome(input.tokenFile)
-            ? `freecode-tools mcp: clients must send the token in ${input.tokenFile.value} as Authorization: Bearer <token>\n`
-            : `freecode-tools mcp: token=${auth.token} (clients send it as Authorization: Bearer <token>)\n`
+          : auth.kind === "oauth"
+            ? oauthServingLine(auth, serving.url)
+            : Option.isSome(input.tokenFile)
+              ? `freecode-tools mcp: clients must send the token in ${input.tokenFile.value} as Authorization: Bearer <token>\n`
+              : `freecode-tools mcp: token=${auth.token} (clients send it as Authorization: Bearer <token>)\n`
       )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
       return yield* Effect.never
