@@ -9,9 +9,11 @@ import * as NodePath from "node:path"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Data, Deferred, Duration, Effect, Exit, Queue, Result, Scope } from "effect"
 import type { ToolRegistry } from "../registry/registry.ts"
+import { stateDirConfig } from "../session/location.ts"
 import { tailOf } from "../text/cut.ts"
 import { fail } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
+import { backgroundProvider } from "./auth/client-provider.ts"
 import {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_STARTUP_TIMEOUT_MS,
@@ -98,7 +100,12 @@ const withStderr = (message: string, stderr: StderrTail): string =>
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const makeTransport = (sdk: Sdk, options: SessionOptions, onDead: (reason: string) => void): Transport => {
+const makeTransport = (
+  sdk: Sdk,
+  options: SessionOptions,
+  onDead: (reason: string) => void,
+  stateDir: string | undefined
+): Transport => {
   const env = process.env
   const config = options.config
   if (isStdio(config)) {
@@ -116,11 +123,15 @@ const makeTransport = (sdk: Sdk, options: SessionOptions, onDead: (reason: strin
     transport.stderr?.on("data", (chunk: Buffer) => options.stderr.add(chunk.toString()))
     return transport
   }
-  return new sdk.StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
+  const url = expandEnv(config.url, env)
+  const headers = Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
+  return new sdk.StreamableHTTPClientTransport(new URL(url), {
     fetch: watchedFetch(onDead),
-    requestInit: {
-      headers: Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
-    }
+    requestInit: { headers },
+    // A saved OAuth login (mcp-auth), unless the config sends its own Authorization header.
+    ...(stateDir === undefined || Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
+      ? {}
+      : { authProvider: backgroundProvider(stateDir, url, options.name, config.oauth) })
   })
 }
 
@@ -154,11 +165,17 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
     // connect itself fails with the reason.)
     let connected = false
     let lostBecause: string | undefined
-    const transport = makeTransport(sdk, options, (reason) => {
-      if (!connected || isClosed) return
-      lostBecause = reason
-      void client.close().catch(() => undefined)
-    })
+    const stateDir = yield* Effect.orElseSucceed(stateDirConfig, () => undefined)
+    const transport = makeTransport(
+      sdk,
+      options,
+      (reason) => {
+        if (!connected || isClosed) return
+        lostBecause = reason
+        void client.close().catch(() => undefined)
+      },
+      stateDir
+    )
     // The SDK's stdio transport closes itself on a message over its 10 MiB line limit; only its
     // error says why, and the call's failure should too.
     client.onerror = (e) => {

@@ -1,7 +1,7 @@
 /**
  * A real OAuth 2.1 authorization server for the tests: oidc-provider on 127.0.0.1, with
  * JWT access tokens bound to a resource (RFC 8707), opaque ones for resources the test names,
- * client credentials (to mint tokens), introspection, dynamic client registration, Client ID
+ * client credentials (to mint tokens), introspection, revocation, dynamic client registration, Client ID
  * Metadata Documents (fetched through the test's own function: nothing leaves the machine) and
  * its development login pages, which `logIn` fills in as a person would.
  */
@@ -49,6 +49,7 @@ export const startAuthorizationServer = async (options: AuthorizationServerOptio
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
+      revocation: { enabled: true },
       registration: { enabled: true },
       clientIdMetadataDocument: {
         enabled: true,
@@ -163,8 +164,9 @@ export const logIn = async (authorizationUrl: string, login = "alice"): Promise<
     if (action === undefined)
       throw new Error(`logIn: no form and no redirect at ${url} (${res.status}): ${page.slice(0, 300)}`)
     const fields = new URLSearchParams()
-    for (const m of page.matchAll(/<input[^>]*name="([^"]+)"[^>]*?(?:value="([^"]*)")?[^>]*>/g)) {
-      fields.set(m[1]!, m[2] ?? "")
+    for (const [tag] of page.matchAll(/<input[^>]*>/g)) {
+      const name = tag.match(/name="([^"]+)"/)?.[1]
+      if (name !== undefined) fields.set(name, tag.match(/value="([^"]*)"/)?.[1] ?? "")
     }
     if (fields.has("login")) fields.set("login", login)
     if (fields.has("password")) fields.set("password", "any")
