@@ -209,7 +209,7 @@ export const loginStatus = (stateDir: string, serverUrl: string): LoginStatus =>
 export const logout = async (
   stateDir: string,
   serverUrl: string
-): Promise<{ readonly had: boolean; readonly revoked: boolean | "unsupported" }> => {
+): Promise<{ readonly had: boolean; readonly revoked: boolean | "unsupported"; readonly why?: string }> => {
   const entry = readLogin(stateDir, serverUrl)
   writeLogin(stateDir, serverUrl, undefined)
   const token = entry?.tokens?.refresh_token ?? entry?.tokens?.access_token
@@ -229,9 +229,12 @@ export const logout = async (
       }),
       signal: AbortSignal.timeout(30_000)
     })
-    await res.body?.cancel()
-    return { had: true, revoked: res.ok }
-  } catch {
-    return { had: true, revoked: false }
+    if (res.ok) {
+      await res.body?.cancel()
+      return { had: true, revoked: true }
+    }
+    return { had: true, revoked: false, why: `it answered ${res.status}: ${(await res.text()).slice(0, 300)}` }
+  } catch (e) {
+    return { had: true, revoked: false, why: e instanceof Error ? e.message : String(e) }
   }
 }

@@ -7,6 +7,7 @@
  * the command to run, logout revoking the refresh token; and the CLI end to end, printing the
  * URL and never a token.
  */
+import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -22,6 +23,7 @@ import { LsTool } from "../../../src/tools/ls.ts"
 import { REPO, systemWithMcp } from "../helpers.ts"
 import { type AuthorizationServer, logIn, SCOPE, startAuthorizationServer } from "./authorization-server.ts"
 
+const MAIN = NodePath.join(REPO, "src/cli/main.ts")
 const tmp = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-oauth-client-")))
 const root = NodePath.join(tmp, "project")
 NodeFs.mkdirSync(root)
@@ -65,6 +67,17 @@ const browser = () => {
     }
   }
 }
+
+/** Runs the CLI without blocking this process (whose authorization server it may call). */
+const runCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()))
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
 
 /** Connects in the background as a session would, and says how it went. */
 const connect = (servers: McpServers) =>
@@ -165,6 +178,59 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     expect(((await reuse.json()) as { error?: string }).error).toBe("invalid_grant")
     expect(await logout(other, serving.url)).toEqual({ had: false, revoked: false })
   }, 60_000)
+
+  it("the CLI: mcp-auth login prints the URL, waits for the person, and never prints a token; status and logout", async () => {
+    const other = NodePath.join(tmp, "state-cli")
+    NodeFs.writeFileSync(
+      NodePath.join(root, ".mcp.json"),
+      JSON.stringify({ mcpServers: { team: { url: serving.url } } })
+    )
+    const env = { ...process.env, FREECODE_STATE_DIR: other }
+    const child = spawn(process.execPath, [MAIN, "mcp-auth", "login", "team", "--root", root, "--timeout", "120"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (b: Buffer) => (out += b.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on("data", (b: Buffer) => {
+        err += b.toString()
+        const found = err.match(/^ {2}(http\S+)$/m)?.[1]
+        if (found !== undefined) resolve(found)
+      })
+      void exited.then((code) => reject(new Error(`exited ${code} before printing a URL: ${err}`)))
+    })
+    expect(err).toContain("Open this URL in a browser to log in to team")
+    await (await fetch(await logIn(url))).text()
+    expect(await exited, err).toBe(0)
+    expect(out).toMatch(
+      new RegExp(
+        `^Logged in to team \\(scope ${SCOPE}\\); the access token ends at \\S+Z and is refreshed as needed\\.\n$`
+      )
+    )
+    const tokens = readLogin(other, serving.url)!.tokens!
+    for (const secret of [tokens.access_token, tokens.refresh_token!]) {
+      expect(out).not.toContain(secret)
+      expect(err).not.toContain(secret)
+    }
+    // Not spawnSync: the authorization server the logout revokes at runs in this process.
+    const status = await runCli(["mcp-auth", "status", "--root", root], env)
+    expect(status.status, status.stderr).toBe(0)
+    expect(status.stdout).toMatch(
+      new RegExp(`^team: logged in at ${as.issuer} \\(scope ${SCOPE}\\); access token ends \\S+Z, refreshable\n$`)
+    )
+    expect(status.stdout).not.toContain(tokens.access_token)
+    const logoutRun = await runCli(["mcp-auth", "logout", "team", "--root", root], env)
+    expect(logoutRun.status, logoutRun.stderr).toBe(0)
+    expect(logoutRun.stdout).toBe(
+      "Logged out of team: the saved login is gone and the authorization server revoked the token.\n"
+    )
+    const after = await runCli(["mcp-auth", "status", "team", "--root", root], env)
+    expect(after.stdout).toBe("team: not logged in\n")
+    NodeFs.rmSync(NodePath.join(root, ".mcp.json"))
+  }, 180_000)
 
   it("a saved login others can read is refused, not used", async () => {
     const other = NodePath.join(tmp, "state-mode")
