@@ -7,7 +7,7 @@
  */
 import { Effect, Option, Path } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { isStdio, loadMcpServers, type McpServers } from "../mcp/config.ts"
+import { expandEnv, isStdio, loadMcpServers, type McpServers } from "../mcp/config.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { ExitCode, Misuse } from "./errors.ts"
 import { config, root } from "./flags.ts"
@@ -36,7 +36,24 @@ const servers = (input: { readonly root: Option.Option<string>; readonly config:
     )
   })
 
-/** SERVER as a configured HTTP server or a URL. */
+/** Tokens travel to the server: over https, or plain http only to this machine. */
+const checkedUrl = (name: string, href: string, settings: Target["settings"]): Effect.Effect<Target, Misuse> => {
+  let url: URL
+  try {
+    url = new URL(href)
+  } catch {
+    return Effect.fail(new Misuse({ message: `${name}: its url ${href} is not a URL.` }))
+  }
+  const local = url.protocol === "http:" && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname)
+  if (url.protocol !== "https:" && !local) {
+    return Effect.fail(
+      new Misuse({ message: `${name}: ${href}: log in over https only (plain http on this machine only).` })
+    )
+  }
+  return Effect.succeed({ name, url: url.href, ...(settings === undefined ? {} : { settings }) })
+}
+
+/** SERVER as a configured HTTP server (its url's ${VAR}s expanded, as a connection does) or a URL. */
 const targetOf = (name: string, configured: McpServers): Effect.Effect<Target, Misuse> => {
   const entry = configured[name]
   if (entry !== undefined) {
@@ -45,12 +62,9 @@ const targetOf = (name: string, configured: McpServers): Effect.Effect<Target, M
         new Misuse({ message: `${name} is a stdio server; OAuth is for servers reached over HTTP (a "url").` })
       )
     }
-    return Effect.succeed({ name, url: entry.url, ...(entry.oauth === undefined ? {} : { settings: entry.oauth }) })
+    return checkedUrl(name, expandEnv(entry.url, process.env), entry.oauth)
   }
-  let url: URL
-  try {
-    url = new URL(name)
-  } catch {
+  if (!URL.canParse(name)) {
     const names = Object.keys(configured)
     return Effect.fail(
       new Misuse({
@@ -58,13 +72,7 @@ const targetOf = (name: string, configured: McpServers): Effect.Effect<Target, M
       })
     )
   }
-  if (
-    url.protocol !== "https:" &&
-    !(url.protocol === "http:" && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname))
-  ) {
-    return Effect.fail(new Misuse({ message: `${name}: log in over https only (plain http on this machine only).` }))
-  }
-  return Effect.succeed({ name, url: url.href })
+  return checkedUrl(name, name, undefined)
 }
 
 const stateDir = stateDirConfig.pipe(Effect.mapError((e) => new Misuse({ message: e.message })))
@@ -148,7 +156,9 @@ const statusCommand = Command.make(
     const configured = yield* servers(input)
     const targets = Option.isSome(input.server)
       ? [yield* targetOf(input.server.value, configured)]
-      : Object.entries(configured).flatMap(([name, entry]) => (isStdio(entry) ? [] : [{ name, url: entry.url }]))
+      : Object.entries(configured).flatMap(([name, entry]) =>
+          isStdio(entry) ? [] : [{ name, url: expandEnv(entry.url, process.env) }]
+        )
     if (targets.length === 0) return yield* io.out("No MCP server here is reached over HTTP.\n")
     const dir = yield* stateDir
     const { loginStatus } = yield* loadLogin

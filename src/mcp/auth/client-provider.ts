@@ -72,6 +72,8 @@ export const clientMetadataFor = (redirectUrl: string, scope?: string): OAuthCli
 
 export class StoredOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined
+  /** The refresh token this provider last handed out: only that one is dropped when refused. */
+  private used: string | undefined
   readonly clientMetadataUrl?: string
   private readonly options: ProviderOptions
 
@@ -120,7 +122,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   tokens(): OAuthTokens | undefined {
-    return this.entry?.tokens
+    const tokens = this.entry?.tokens
+    this.used = tokens?.refresh_token
+    return tokens
   }
 
   saveTokens(tokens: OAuthTokens): void {
@@ -153,6 +157,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return
     }
     this.update((e) => {
+      // Another process refreshed meanwhile (the refresh token rotated): its tokens are good; keep them.
+      if (scope === "tokens" && e.tokens?.refresh_token !== undefined && e.tokens.refresh_token !== this.used) return e
       if (scope === "all") return undefined
       const { clientInformation: _c, tokens: _t, discovery: _d, ...rest } = e
       return {

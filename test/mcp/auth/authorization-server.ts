@@ -6,7 +6,7 @@
  * its development login pages, which `logIn` fills in as a person would.
  */
 import type { AddressInfo } from "node:net"
-import { exportJWK, generateKeyPair } from "jose"
+import { exportJWK, generateKeyPair, SignJWT } from "jose"
 import Provider, { type ClientLike, type Configuration } from "oidc-provider"
 
 export interface AuthorizationServer {
@@ -14,6 +14,8 @@ export interface AuthorizationServer {
   readonly provider: Provider
   /** A token from the client-credentials grant, for `resource`, as `clientId`. */
   readonly mint: (resource: string, options?: { clientId?: string; scope?: string }) => Promise<string>
+  /** A JWT signed with the server's own key, saying whatever the test wants (what a bug or a leak could produce). */
+  readonly sign: (payload: Record<string, unknown>, typ: string) => Promise<string>
   readonly close: () => Promise<void>
 }
 
@@ -107,10 +109,14 @@ export const startAuthorizationServer = async (options: AuthorizationServerOptio
     return body.access_token
   }
 
+  const sign = (payload: Record<string, unknown>, typ: string) =>
+    new SignJWT(payload).setProtectedHeader({ alg: "ES256", kid: "test-key", typ }).sign(privateKey)
+
   return {
     issuer,
     provider,
     mint,
+    sign,
     close: () =>
       new Promise<void>((resolve) => {
         http.closeAllConnections()

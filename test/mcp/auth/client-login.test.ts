@@ -140,6 +140,24 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     }
   }, 60_000)
 
+  it("a refresh the issuer refuses (the refresh token revoked) ends in the login being asked for", async () => {
+    const saved = readLogin(stateDir, serving.url)!
+    const revoked = await fetch(`${as.issuer}/token/revocation`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token: saved.tokens!.refresh_token!,
+        client_id: saved.clientInformation!.client_id
+      })
+    })
+    expect(revoked.ok).toBe(true)
+    writeLogin(stateDir, serving.url, { ...saved, tokens: { ...saved.tokens!, access_token: "expired-or-revoked" } })
+    const failed = await connect({ team: { url: serving.url } })
+    expect(failed.state).toBe("failed")
+    expect(failed.error).toContain("freecode-tools mcp-auth login team")
+    expect(readLogin(stateDir, serving.url)?.tokens).toBeUndefined()
+  }, 60_000)
+
   it("a Client ID Metadata Document: the client id is its URL, and the server reads the shipped document", async () => {
     const other = NodePath.join(tmp, "state-cimd")
     const person = browser()
@@ -231,6 +249,26 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     expect(after.stdout).toBe("team: not logged in\n")
     NodeFs.rmSync(NodePath.join(root, ".mcp.json"))
   }, 180_000)
+
+  it("mcp-auth refuses to send a login over plain http to another machine, and a stdio server", async () => {
+    NodeFs.writeFileSync(
+      NodePath.join(root, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: { far: { url: "http://${FAR_HOST}/mcp" }, local: { command: "true" } }
+      })
+    )
+    try {
+      const env = { ...process.env, FAR_HOST: "mcp.example.com" }
+      const far = await runCli(["mcp-auth", "login", "far", "--root", root], env)
+      expect(far.status).toBe(2)
+      expect(far.stderr).toContain("far: http://mcp.example.com/mcp: log in over https only")
+      const local = await runCli(["mcp-auth", "login", "local", "--root", root], env)
+      expect(local.status).toBe(2)
+      expect(local.stderr).toContain("local is a stdio server")
+    } finally {
+      NodeFs.rmSync(NodePath.join(root, ".mcp.json"))
+    }
+  }, 120_000)
 
   it("a saved login others can read is refused, not used", async () => {
     const other = NodePath.join(tmp, "state-mode")

@@ -138,6 +138,25 @@ describe("mcp --http --auth oauth", () => {
     }
   })
 
+  it("a JWT signed by the issuer's own key that is not an access token, or not yet valid, is refused", async () => {
+    const { serving, close } = await serve()
+    try {
+      const now = Math.floor(Date.now() / 1000)
+      const claims = { iss: as.issuer, aud: serving.url, sub: "alice", iat: now, exp: now + 600, scope: SCOPE }
+      // An ID token (typ JWT) for a client whose id happened to be this URL: not an access token.
+      const idToken = await post(serving, await as.sign(claims, "JWT"))
+      expect(idToken.status).toBe(401)
+      expect(idToken.body).toContain("not an access token")
+      const early = await post(serving, await as.sign({ ...claims, nbf: now + 3600 }, "at+jwt"))
+      expect(early.status).toBe(401)
+      expect(early.challenge).toContain('error="invalid_token"')
+      // The same claims, as an access token, get in: the refusals above are about typ and nbf alone.
+      expect((await post(serving, await as.sign(claims, "at+jwt"))).status).toBe(200)
+    } finally {
+      await close()
+    }
+  })
+
   it("403 insufficient_scope for a good token without the required scope", async () => {
     const { serving, close } = await serve({ scopes: ["mcp:admin"] })
     try {
