@@ -254,6 +254,7 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     NodeFs.writeFileSync(
       NodePath.join(root, ".mcp.json"),
       JSON.stringify({
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a config's ${VAR}, expanded by mcp-auth
         mcpServers: { far: { url: "http://${FAR_HOST}/mcp" }, local: { command: "true" } }
       })
     )
