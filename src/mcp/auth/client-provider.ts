@@ -27,10 +27,17 @@ export interface OAuthClientSettings {
   readonly scope?: string
 }
 
-/** The server needs a person to log in; `mcp-auth login` does it. */
+/**
+ * The server refused us and no saved login can answer it: `mcp-auth login` does it, or, for a
+ * server that publishes no OAuth metadata, a token in the config's headers.
+ */
 export class LoginNeeded extends Error {
-  constructor(server: string, why: string) {
-    super(`${server} needs a login (${why}): run \`freecode-tools mcp-auth login ${server}\``)
+  constructor(server: string, why: string, offersOAuth = true) {
+    super(
+      offersOAuth
+        ? `${server} needs a login (${why}): run \`freecode-tools mcp-auth login ${server}\``
+        : `${server} answered 401 and publishes no OAuth metadata: give its token in the config's "headers" ({"Authorization": "Bearer \${TOKEN}"})`
+    )
   }
 }
 
@@ -74,6 +81,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined
   /** The refresh token this provider last handed out: only that one is dropped when refused. */
   private used: string | undefined
+  /** What discovery found, when it is not saved (a background connection without a login). */
+  private discovered: OAuthDiscoveryState | undefined
   readonly clientMetadataUrl?: string
   private readonly options: ProviderOptions
 
@@ -111,9 +120,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     }
     const stored = this.entry?.clientInformation
     // In the background nobody may register a client: that is a login's business.
-    if (stored === undefined && this.options.login === undefined) {
-      throw new LoginNeeded(this.options.name, "no login saved")
-    }
+    if (stored === undefined && this.options.login === undefined) throw this.loginNeeded("no login saved")
     return stored
   }
 
@@ -133,10 +140,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   redirectToAuthorization(authorizationUrl: URL): void {
     if (this.options.login === undefined) {
-      throw new LoginNeeded(
-        this.options.name,
-        this.entry?.tokens === undefined ? "no login saved" : "the login expired"
-      )
+      throw this.loginNeeded(this.entry?.tokens === undefined ? "no login saved" : "the login expired")
     }
     this.options.login.open(authorizationUrl)
   }
@@ -171,11 +175,18 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   saveDiscoveryState(discovery: OAuthDiscoveryState): void {
-    this.update((e) => ({ ...e, discovery }))
+    this.discovered = discovery
+    // In the background, a server never logged in to leaves no file behind.
+    if (this.options.login !== undefined || this.entry !== undefined) this.update((e) => ({ ...e, discovery }))
   }
 
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.entry?.discovery
+    return this.entry?.discovery ?? this.discovered
+  }
+
+  private loginNeeded(why: string): LoginNeeded {
+    const discovery = this.discoveryState()
+    return new LoginNeeded(this.options.name, why, discovery === undefined || discovery.resourceMetadata !== undefined)
   }
 }
 

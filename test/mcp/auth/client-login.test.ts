@@ -140,6 +140,24 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     }
   }, 60_000)
 
+  it("a server that answers 401 but publishes no OAuth metadata (a token server) is said to want its token in headers", async () => {
+    const tokenScope = Effect.runSync(Scope.make())
+    try {
+      const tokenServer = await Effect.runPromise(
+        Effect.gen(function* () {
+          const system = yield* Layer.build(testToolSystem({ root, tools: [LsTool] }))
+          return yield* serveHttp(system, 0)
+        }).pipe(Scope.provide(tokenScope))
+      )
+      const failed = await connect({ plain: { url: tokenServer.url } })
+      expect(failed.state).toBe("failed")
+      expect(failed.error).toContain("plain answered 401 and publishes no OAuth metadata")
+      expect(NodeFs.existsSync(loginFile(stateDir, tokenServer.url))).toBe(false)
+    } finally {
+      await Effect.runPromise(Scope.close(tokenScope, Effect.void as never))
+    }
+  }, 60_000)
+
   it("a refresh the issuer refuses (the refresh token revoked) ends in the login being asked for", async () => {
     const saved = readLogin(stateDir, serving.url)!
     const revoked = await fetch(`${as.issuer}/token/revocation`, {
