@@ -85,7 +85,13 @@ const scopesOf = (payload: { scope?: unknown; scp?: unknown }): ReadonlyArray<st
 const audiencesOf = (aud: unknown): ReadonlyArray<string> =>
   typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : []
 
-const invalid = (description: string): Verdict => ({ ok: false, status: 401, error: "invalid_token", description })
+/** A refusal. What a token claimed may be quoted in it, so it is cut short: a header, not a dump. */
+const invalid = (description: string): Verdict => ({
+  ok: false,
+  status: 401,
+  error: "invalid_token",
+  description: description.length > 400 ? `${description.slice(0, 400)}…` : description
+})
 
 const claimsVerdict = (
   config: OAuthResourceAuth,
