@@ -226,7 +226,7 @@ export const mcpCommand = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (both the 2025-11-25 and the 2026-07-28 revision; every request sends the token printed at start as Authorization: Bearer <token>). Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
+    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (both the 2025-11-25 and the 2026-07-28 revision; every request sends the token printed at start as Authorization: Bearer <token>, or with --auth oauth an access token from --issuer). Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
   ),
   Command.withShortDescription("Serve the tools over MCP (stdio or HTTP)")
 )
