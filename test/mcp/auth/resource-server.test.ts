@@ -10,6 +10,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Layer, Scope } from "effect"
@@ -152,6 +153,26 @@ describe("mcp --http --auth oauth", () => {
       expect(early.challenge).toContain('error="invalid_token"')
       // The same claims, as an access token, get in: the refusals above are about typ and nbf alone.
       expect((await post(serving, await as.sign(claims, "at+jwt"))).status).toBe(200)
+    } finally {
+      await close()
+    }
+  })
+
+  it("the 2026-07-28 era goes through the same door: its client gets in with the access token only", async () => {
+    const { serving, close } = await serve()
+    const modern = () =>
+      new ModernClient(
+        { name: "modern-test", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+      )
+    try {
+      const refused = modern()
+      await expect(refused.connect(new ModernTransport(new URL(serving.url)))).rejects.toThrow(/401|[Uu]nauthorized/)
+      const client = modern()
+      await client.connect(new ModernTransport(new URL(serving.url), withToken(await as.mint(serving.url))))
+      expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28")
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("ls")
+      await client.close()
     } finally {
       await close()
     }
