@@ -1,8 +1,9 @@
 /**
  * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT [--host ADDR] [--token-file FILE |
- * --auth none] [--session-idle MS]]`: the tool system served to any MCP client, over stdio by
- * default or streamable HTTP on 127.0.0.1:PORT/mcp. Over HTTP every request carries a bearer token
- * (a random one printed once on stderr as `token=…`, or the one in --token-file).
+ * --auth none | --auth oauth --issuer URL …] [--session-idle MS]]`: the tool system served to any
+ * MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp. Over HTTP every
+ * request carries a bearer token (a random one printed once on stderr as `token=…`, the one in
+ * --token-file, or with --auth oauth an access token from the issuer: mcp-oauth-flags.ts).
  * Every call goes through the Dispatcher; nobody can answer an approval prompt, so a call that
  * asks is refused with the reason. Runs until the client closes stdin (stdio) or the process is
  * stopped (HTTP). Over HTTP a session idle for `--session-idle` ends, with all its state.
