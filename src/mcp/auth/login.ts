@@ -58,6 +58,8 @@ const callbackListener = async (port: number | undefined, state: string) => {
   const code = new Promise<string>((resolve, reject) => {
     settle = { resolve, reject }
   })
+  // A refusal that comes when nobody waits any more (the wait timed out) is not a crash.
+  code.catch(() => undefined)
   const server = NodeHttp.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     if (url.pathname !== "/callback") return void res.writeHead(404).end()
