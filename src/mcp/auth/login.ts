@@ -99,9 +99,10 @@ const callbackListener = async (port: number | undefined, state: string) => {
   return {
     redirectUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
     code,
+    // Answers under way are finished (the person's "not logged in" page), idle connections cut.
     close: () => {
-      server.closeAllConnections()
       server.close()
+      server.closeIdleConnections()
     }
   }
 }

@@ -289,6 +289,33 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     }
   }, 120_000)
 
+  it("the return listener refuses another login's state, and a refusal by the person ends the login saying so", async () => {
+    const other = NodePath.join(tmp, "state-refusal")
+    const answers: Array<number> = []
+    let person: Promise<void> = Promise.resolve()
+    const refused = login({
+      stateDir: other,
+      serverUrl: serving.url,
+      name: "team",
+      open: (url) => {
+        const back = new URL(url.searchParams.get("redirect_uri")!)
+        const state = url.searchParams.get("state")!
+        const forged = new URL(back)
+        forged.search = new URLSearchParams({ state: "someone-else", code: "stolen" }).toString()
+        const denied = new URL(back)
+        denied.search = new URLSearchParams({ state, error: "access_denied", error_description: "no" }).toString()
+        person = (async () => {
+          answers.push((await fetch(forged)).status)
+          answers.push((await fetch(denied)).status)
+        })()
+      }
+    })
+    await expect(refused).rejects.toThrow("the authorization server refused: access_denied (no)")
+    await person
+    expect(answers).toEqual([400, 400])
+    expect(loginStatus(other, serving.url).loggedIn).toBe(false)
+  }, 60_000)
+
   it("a saved login others can read is refused, not used", async () => {
     const other = NodePath.join(tmp, "state-mode")
     writeLogin(other, serving.url, { server: serving.url, tokens: { access_token: "x", token_type: "Bearer" } })
