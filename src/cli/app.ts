@@ -10,6 +10,7 @@ import { describeError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_MISUSE, EXIT_OK, Exi
 import type { Interrupts } from "./interrupts.ts"
 import { Io } from "./io.ts"
 import { mcpCommand } from "./mcp.ts"
+import { mcpAuthCommand } from "./mcp-auth.ts"
 import { runCommand } from "./run.ts"
 import type { ToolSystemFactory } from "./system.ts"
 import { toolsCommand } from "./tools.ts"
@@ -22,7 +23,7 @@ export const cli = Command.make(NAME).pipe(
   Command.withDescription(
     "The tool layer of a coding agent, from the command line: list the tools and what they cost (tools), make one call (call), or drive whole turns from JSONL (run)."
   ),
-  Command.withSubcommands([toolsCommand, callCommand, runCommand, mcpCommand, trustCommand])
+  Command.withSubcommands([toolsCommand, callCommand, runCommand, mcpCommand, mcpAuthCommand, trustCommand])
 )
 
 /** Everything the runner needs from outside. */

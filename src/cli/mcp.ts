@@ -1,8 +1,9 @@
 /**
  * `freecode-tools mcp [--root DIR] [--config FILE] [--http PORT [--host ADDR] [--token-file FILE |
- * --auth none] [--session-idle MS]]`: the tool system served to any MCP client, over stdio by
- * default or streamable HTTP on 127.0.0.1:PORT/mcp. Over HTTP every request carries a bearer token
- * (a random one printed once on stderr as `token=…`, or the one in --token-file).
+ * --auth none | --auth oauth --issuer URL …] [--session-idle MS]]`: the tool system served to any
+ * MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp. Over HTTP every
+ * request carries a bearer token (a random one printed once on stderr as `token=…`, the one in
+ * --token-file, or with --auth oauth an access token from the issuer: mcp-oauth-flags.ts).
  * Every call goes through the Dispatcher; nobody can answer an approval prompt, so a call that
  * asks is refused with the reason. Runs until the client closes stdin (stdio) or the process is
  * stopped (HTTP). Over HTTP a session idle for `--session-idle` ends, with all its state.
@@ -24,6 +25,7 @@ import { plural } from "../text/plural.ts"
 import { Misuse } from "./errors.ts"
 import { profile, session, systemFlags } from "./flags.ts"
 import { Io } from "./io.ts"
+import { oauthFlags, oauthFlagsGiven, oauthResourceAuth, oauthServingLine } from "./mcp-oauth-flags.ts"
 import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions, sandboxState } from "./system.ts"
 
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
@@ -62,9 +64,9 @@ const tokenFile = Flag.String("token-file").pipe(
   Flag.optional
 )
 
-const authMode = Flag.Literals("auth", ["token", "none"] as const).pipe(
+const authMode = Flag.Literals("auth", ["token", "none", "oauth"] as const).pipe(
   Flag.withDescription(
-    "--http: `token` (default) requires Authorization: Bearer <token> on every request; `none` lets any process on this machine call, and is refused unless the address is loopback."
+    "--http: `token` (default) requires Authorization: Bearer <token> on every request; `none` lets any process on this machine call, and is refused unless the address is loopback; `oauth` requires an access token from the authorization server --issuer names (docs/mcp.md, OAuth)."
   ),
   Flag.optional
 )
@@ -105,7 +107,7 @@ const store = Flag.String("store").pipe(
 
 export const mcpCommand = Command.make(
   "mcp",
-  { ...systemFlags, profile, session, http, host, tokenFile, authMode, sessionIdle, store },
+  { ...systemFlags, profile, session, http, host, tokenFile, authMode, sessionIdle, store, ...oauthFlags },
   Effect.fn("cli.mcp")(
     function* (input) {
       const io = yield* Io
@@ -116,7 +118,8 @@ export const mcpCommand = Command.make(
           Option.isSome(input.host) ? "--host" : undefined,
           Option.isSome(input.tokenFile) ? "--token-file" : undefined,
           Option.isSome(input.authMode) ? "--auth" : undefined,
-          Option.isSome(input.store) ? "--store" : undefined
+          Option.isSome(input.store) ? "--store" : undefined,
+          ...oauthFlagsGiven(input)
         ].filter((f) => f !== undefined)
         if (httpOnly.length > 0) {
           return yield* new Misuse({
@@ -159,21 +162,25 @@ export const mcpCommand = Command.make(
         })
       }
       const address = Option.getOrElse(input.host, () => "127.0.0.1")
-      const noAuth = Option.getOrUndefined(input.authMode) === "none"
-      if (noAuth && Option.isSome(input.tokenFile)) {
-        return yield* new Misuse({ message: "--auth none and --token-file contradict each other; give one." })
+      const mode = Option.getOrUndefined(input.authMode)
+      const noAuth = mode === "none"
+      if (mode !== undefined && mode !== "token" && Option.isSome(input.tokenFile)) {
+        return yield* new Misuse({ message: `--auth ${mode} and --token-file contradict each other; give one.` })
       }
       if (noAuth && !isLoopback(address)) {
         return yield* new Misuse({
           message: `--auth none is allowed on a loopback address only (127.0.0.1, ::1), and ${address} is not one: anyone who reaches it could run commands. Use the token (the default) or --token-file.`
         })
       }
+      const oauth = yield* oauthResourceAuth(input, mode === "oauth")
       const auth: HttpAuth = noAuth
         ? { kind: "none" }
-        : {
-            kind: "token",
-            token: Option.isSome(input.tokenFile) ? yield* readTokenFile(input.tokenFile.value) : randomToken()
-          }
+        : oauth !== undefined
+          ? oauth
+          : {
+              kind: "token",
+              token: Option.isSome(input.tokenFile) ? yield* readTokenFile(input.tokenFile.value) : randomToken()
+            }
       const idle = Option.getOrUndefined(input.sessionIdle)
       if (idle !== undefined && !(Number.isInteger(idle) && idle > 0)) {
         return yield* new Misuse({ message: `--session-idle ${idle} is not a positive number of milliseconds.` })
@@ -206,9 +213,11 @@ export const mcpCommand = Command.make(
       yield* io.err(
         auth.kind === "none"
           ? "freecode-tools mcp: --auth none: no token; any process on this machine that reaches the port can call the tools\n"
-          : Option.isSome(input.tokenFile)
-            ? `freecode-tools mcp: clients must send the token in ${input.tokenFile.value} as Authorization: Bearer <token>\n`
-            : `freecode-tools mcp: token=${auth.token} (clients send it as Authorization: Bearer <token>)\n`
+          : auth.kind === "oauth"
+            ? oauthServingLine(auth, serving.url)
+            : Option.isSome(input.tokenFile)
+              ? `freecode-tools mcp: clients must send the token in ${input.tokenFile.value} as Authorization: Bearer <token>\n`
+              : `freecode-tools mcp: token=${auth.token} (clients send it as Authorization: Bearer <token>)\n`
       )
       yield* Effect.forkScoped(announceAutoDeferralWhenReady(system))
       return yield* Effect.never
@@ -218,7 +227,7 @@ export const mcpCommand = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (both the 2025-11-25 and the 2026-07-28 revision; every request sends the token printed at start as Authorization: Bearer <token>). Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
+    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (both the 2025-11-25 and the 2026-07-28 revision; every request sends the token printed at start as Authorization: Bearer <token>, or with --auth oauth an access token from --issuer). Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
   ),
   Command.withShortDescription("Serve the tools over MCP (stdio or HTTP)")
 )

@@ -40,10 +40,20 @@ export const StdioServerConfig = Schema.Struct({
 })
 export type StdioServerConfig = typeof StdioServerConfig.Type
 
+/** How we log in to a server that asks for OAuth (`freecode-tools mcp-auth login NAME`; docs/mcp.md). */
+export const OAuthClientConfig = Schema.Struct({
+  clientId: Schema.optionalKey(Schema.String.annotate({ description: "A client id registered by hand." })),
+  clientMetadataUrl: Schema.optionalKey(
+    Schema.String.annotate({ description: "The https URL of our Client ID Metadata Document." })
+  ),
+  scope: Schema.optionalKey(Schema.String.annotate({ description: "Scopes to ask for, when the server names none." }))
+})
+
 export const HttpServerConfig = Schema.Struct({
   type: Schema.optionalKey(Schema.Literals(["http", "streamable-http"])),
   url: Schema.String.annotate({ description: "The server's streamable HTTP endpoint." }),
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  oauth: Schema.optionalKey(OAuthClientConfig),
   ...common
 })
 export type HttpServerConfig = typeof HttpServerConfig.Type

@@ -16,6 +16,7 @@ import * as NodePath from "node:path"
 import type { Client, Transport } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { lazyImport } from "../load/lazy.ts"
+import { backgroundProvider } from "./auth/client-provider.ts"
 import { expandEnv, isStdio, type McpServerConfig } from "./config.ts"
 import { watchedFetch } from "./http-watch.ts"
 
@@ -73,8 +74,20 @@ export interface TransportHooks {
   readonly dead: (reason: string) => void
 }
 
+/** Where a saved OAuth login of an HTTP server is kept (mcp-auth): the state folder, the server's name. */
+export interface SavedLogin {
+  readonly stateDir: string
+  readonly name: string
+}
+
 /** A fresh transport for one connection attempt. */
-export const makeTransport = (sdk: McpSdk, config: McpServerConfig, root: string, hooks: TransportHooks): Transport => {
+export const makeTransport = (
+  sdk: McpSdk,
+  config: McpServerConfig,
+  root: string,
+  hooks: TransportHooks,
+  login?: SavedLogin
+): Transport => {
   const env = process.env
   if (isStdio(config)) {
     const transport = new sdk.InPlaceStdio({
@@ -92,11 +105,15 @@ export const makeTransport = (sdk: McpSdk, config: McpServerConfig, root: string
     transport.stderr?.on("data", (chunk: Buffer) => hooks.stderr(chunk.toString()))
     return transport
   }
-  return new sdk.StreamableHTTPClientTransport(new URL(expandEnv(config.url, env)), {
+  const url = expandEnv(config.url, env)
+  const headers = Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
+  return new sdk.StreamableHTTPClientTransport(new URL(url), {
     fetch: watchedFetch(hooks.dead),
-    requestInit: {
-      headers: Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
-    }
+    requestInit: { headers },
+    // A saved OAuth login (mcp-auth), unless the config sends its own Authorization header.
+    ...(login === undefined || Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
+      ? {}
+      : { authProvider: backgroundProvider(login.stateDir, url, login.name, config.oauth) })
   })
 }
 
@@ -120,6 +137,8 @@ export interface ConnectOptions {
   readonly timeoutMs: number
   /** Set up a client before it connects (handlers that must see the first messages). */
   readonly prepare: (client: Client) => void
+  /** Where the server's saved OAuth login is, when there is a state folder. */
+  readonly login?: SavedLogin
 }
 
 /**
@@ -143,7 +162,7 @@ export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promi
       listMaxPages: 100
     })
     options.prepare(client)
-    const transport = makeTransport(sdk, config, root, hooks)
+    const transport = makeTransport(sdk, config, root, hooks, options.login)
     try {
       await client.connect(transport, { timeout: options.timeoutMs })
     } catch (e) {

@@ -6,9 +6,16 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import type * as NodeHttp from "node:http"
 import { isIP } from "node:net"
+import type { OAuthResourceAuth } from "./auth/verify.ts"
 
-/** Who may call: holders of the token, or (on a loopback address only) anyone on the machine. */
-export type HttpAuth = { readonly kind: "token"; readonly token: string } | { readonly kind: "none" }
+/**
+ * Who may call: holders of the token, holders of an access token from the configured
+ * authorization server (auth/resource.ts), or (on a loopback address only) anyone on the machine.
+ */
+export type HttpAuth =
+  | { readonly kind: "token"; readonly token: string }
+  | { readonly kind: "none" }
+  | OAuthResourceAuth
 
 /**
  * The most one HTTP request body may carry: 10 MiB, as one stdio message. A larger one is
@@ -46,7 +53,10 @@ const digest = (s: string) => createHash("sha256").update(s).digest()
  * Whether the request carries the token. Both sides are hashed first, so the comparison takes the
  * same time whatever the length or the first differing byte of a guess.
  */
-export const authorized = (auth: HttpAuth, req: NodeHttp.IncomingMessage): "ok" | "missing" | "wrong" => {
+export const authorized = (
+  auth: Exclude<HttpAuth, OAuthResourceAuth>,
+  req: NodeHttp.IncomingMessage
+): "ok" | "missing" | "wrong" => {
   if (auth.kind === "none") return "ok"
   const header = req.headers.authorization
   const match = typeof header === "string" ? header.match(/^Bearer[ \t]+(\S+)[ \t]*$/i) : null

@@ -21,6 +21,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Deferred, Effect, Exit, Option, Scope } from "effect"
 import { lazyImport, lazyRequire } from "../load/lazy.ts"
 import { DEFAULT_MAX_SESSIONS, makeSessions, Sessions, type SessionsShape } from "../session/sessions.ts"
+import type { ResourceGate } from "./auth/resource.ts"
 import {
   authorized,
   discardRest,
@@ -39,6 +40,8 @@ import { LineStdioTransport } from "./stdio-transport.ts"
 // it also loads Node's internal undici (for its WebSocket export), ~60 ms of CPU at start-up.
 const nodeHttp = lazyRequire<typeof NodeHttp>("node:http")
 const httpTransport = lazyImport(() => import("@modelcontextprotocol/sdk/server/streamableHttp.js"))
+// jose and the token checks: only for --auth oauth.
+const oauthGate = lazyImport(() => import("./auth/resource.ts"))
 
 /** Serves over stdin/stdout until the client closes stdin (or the scope closes). */
 export const serveStdio = (
@@ -131,6 +134,7 @@ export const serveHttp = (
       )
     }
     const { StreamableHTTPServerTransport } = yield* Effect.promise(httpTransport)
+    const gateModule = auth.kind === "oauth" ? yield* Effect.promise(oauthGate) : undefined
     const outer = yield* Effect.scope
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
     const given = Context.getOption(system, Sessions)
@@ -148,6 +152,7 @@ export const serveHttp = (
       (_, s) => Effect.promise(() => s.transport.close().catch(() => undefined))
     )
     let allowedHosts = new Set<string>()
+    let gate: ResourceGate | undefined
 
     const hostAllowed = (req: NodeHttp.IncomingMessage): boolean => {
       if (!allowedHosts.has(req.headers.host ?? "")) return false
@@ -183,7 +188,12 @@ export const serveHttp = (
       if (!hostAllowed(req)) {
         return jsonRpcError(res, 403, -32000, `Forbidden: Host ${req.headers.host ?? "(none)"} is not this server`)
       }
-      const who = authorized(auth, req)
+      if (auth.kind === "oauth") {
+        // The gate exists once the port is known; nothing passes before it.
+        if (gate === undefined) return jsonRpcError(res, 503, -32603, "Unavailable: starting; try again")
+        if ((await gate.handle(req, res)) === "answered") return
+      }
+      const who = auth.kind === "oauth" ? "ok" : authorized(auth, req)
       if (who !== "ok") {
         return jsonRpcError(
           res,
@@ -258,6 +268,11 @@ export const serveHttp = (
       })
     })
     allowedHosts = hostNames(host, bound)
+    if (gateModule !== undefined && auth.kind === "oauth") {
+      gate = gateModule.makeResourceGate(auth, `http://${hostPart(host)}:${bound}/mcp`)
+      // Behind a proxy the resource is named by its public address: requests for it are this server's.
+      allowedHosts.add(new URL(gate.resource).host)
+    }
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
         await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)))

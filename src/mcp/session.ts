@@ -10,6 +10,7 @@
 import type { McpSubscription } from "@modelcontextprotocol/client"
 import { Data, Deferred, Duration, Effect, Exit, Queue, Result, Scope } from "effect"
 import type { ToolRegistry } from "../registry/registry.ts"
+import { stateDirConfig } from "../session/location.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { makeCaller } from "./call.ts"
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, type McpServerConfig } from "./config.ts"
@@ -81,6 +82,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
     const sessionScope = yield* Effect.scope
     const callTimeout = config.timeout ?? DEFAULT_CALL_TIMEOUT_MS
     const startupTimeout = config.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT_MS
+    const stateDir = yield* Effect.orElseSucceed(stateDirConfig, () => undefined)
     const closed = yield* Deferred.make<void>()
     const relist = yield* Queue.unbounded<"changed" | "expired" | "relisten">()
     let isClosed = false
@@ -114,6 +116,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
             config,
             root: options.root,
             timeoutMs: startupTimeout,
+            ...(stateDir === undefined ? {} : { login: { stateDir, name: options.name } }),
             hooks: {
               stderr: (chunk) => stderr.add(chunk),
               // Over HTTP nothing closes when the server dies: the watched fetch says so, and

@@ -1,0 +1,200 @@
+/**
+ * The MCP SDK's OAuth client (`auth()` in @modelcontextprotocol/sdk/client/auth.js) does the
+ * protocol: discovery from the 401 (protected resource metadata, then the authorization
+ * server's), a Client ID Metadata Document when the server takes one, else dynamic
+ * registration, authorization code with PKCE, refresh. This is what it asks of its user: where
+ * things are kept (token-store.ts), where the person is sent, and who we are.
+ *
+ * Two uses. At `mcp-auth login` the person is sent to the authorization URL. While connecting
+ * in the background nobody can be sent anywhere: a server that needs a login fails with
+ * LoginNeeded, which names the command to run; a stored refresh token is still used.
+ */
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens
+} from "@modelcontextprotocol/sdk/shared/auth.js"
+import { readLogin, type StoredLogin, updateLogin } from "./token-store.ts"
+
+/** Per-server OAuth settings (`oauth` in an HTTP server's config). */
+export interface OAuthClientSettings {
+  /** A client id registered by hand with the authorization server (no registration, no metadata document). */
+  readonly clientId?: string
+  /** The https URL of this client's Client ID Metadata Document, used as its client id where the server supports it. */
+  readonly clientMetadataUrl?: string
+  /** The scopes to ask for when neither the server's 401 nor its metadata names them. */
+  readonly scope?: string
+}
+
+/**
+ * The server refused us and no saved login can answer it: `mcp-auth login` does it, or, for a
+ * server that publishes no OAuth metadata, a token in the config's headers.
+ */
+export class LoginNeeded extends Error {
+  constructor(server: string, why: string, offersOAuth = true) {
+    super(
+      offersOAuth
+        ? `${server} needs a login (${why}): run \`freecode-tools mcp-auth login ${server}\``
+        : `${server} answered 401 and publishes no OAuth metadata: give its token in the config's "headers" ({"Authorization": "Bearer \${TOKEN}"})`
+    )
+  }
+}
+
+export interface LoginHooks {
+  /** The loopback URL the authorization server sends the person back to. */
+  readonly redirectUrl: string
+  /** The `state` the callback must carry back. */
+  readonly state: string
+  /** Sends the person to the authorization URL (the CLI prints it). */
+  readonly open: (url: URL) => void
+}
+
+export interface ProviderOptions {
+  readonly stateDir: string
+  readonly serverUrl: string
+  /** How the server is named to the person: its config name, or its URL. */
+  readonly name: string
+  readonly settings?: OAuthClientSettings
+  /** Present at login only. */
+  readonly login?: LoginHooks
+}
+
+/** Where a background client says it would be sent back (a login replaces it with its own port). */
+const DEFAULT_REDIRECT = "http://127.0.0.1/callback"
+
+export const clientMetadataFor = (redirectUrl: string, scope?: string): OAuthClientMetadata =>
+  ({
+    client_name: "freecode-tools",
+    redirect_uris: [redirectUrl],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    // A command-line program keeps no secret: a public client, held to PKCE.
+    token_endpoint_auth_method: "none",
+    // RFC 8252: a native app on a loopback redirect, whose port may change between logins.
+    application_type: "native",
+    software_id: "freecode-tools",
+    ...(scope === undefined ? {} : { scope })
+  }) as OAuthClientMetadata
+
+export class StoredOAuthProvider implements OAuthClientProvider {
+  private verifier: string | undefined
+  /** The refresh token this provider last handed out: only that one is dropped when refused. */
+  private used: string | undefined
+  /** What discovery found, when it is not saved (a background connection without a login). */
+  private discovered: OAuthDiscoveryState | undefined
+  readonly clientMetadataUrl?: string
+  private readonly options: ProviderOptions
+
+  constructor(options: ProviderOptions) {
+    this.options = options
+    const url = options.settings?.clientMetadataUrl
+    if (url !== undefined) this.clientMetadataUrl = url
+  }
+
+  private get entry(): StoredLogin | undefined {
+    return readLogin(this.options.stateDir, this.options.serverUrl)
+  }
+
+  private update(change: (entry: StoredLogin) => StoredLogin | undefined): void {
+    updateLogin(this.options.stateDir, this.options.serverUrl, change)
+  }
+
+  get redirectUrl(): string {
+    return this.options.login?.redirectUrl ?? this.entry?.redirectUrl ?? DEFAULT_REDIRECT
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return clientMetadataFor(this.redirectUrl, this.options.settings?.scope)
+  }
+
+  state(): string {
+    return this.options.login?.state ?? ""
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const clientId = this.options.settings?.clientId
+    if (clientId !== undefined) {
+      const stored = this.entry?.clientInformation
+      return stored?.client_id === clientId ? stored : { client_id: clientId }
+    }
+    const stored = this.entry?.clientInformation
+    // In the background nobody may register a client: that is a login's business.
+    if (stored === undefined && this.options.login === undefined) throw this.loginNeeded("no login saved")
+    return stored
+  }
+
+  saveClientInformation(clientInformation: OAuthClientInformationMixed): void {
+    this.update((e) => ({ ...e, clientInformation, redirectUrl: this.redirectUrl }))
+  }
+
+  tokens(): OAuthTokens | undefined {
+    const tokens = this.entry?.tokens
+    this.used = tokens?.refresh_token
+    return tokens
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.update((e) => ({ ...e, tokens, savedAt: Date.now() }))
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    if (this.options.login === undefined) {
+      throw this.loginNeeded(this.entry?.tokens === undefined ? "no login saved" : "the login expired")
+    }
+    this.options.login.open(authorizationUrl)
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    // Kept in memory only: it lives for one login, in this process.
+    this.verifier = codeVerifier
+  }
+
+  codeVerifier(): string {
+    if (this.verifier === undefined) throw new Error("no login is under way in this process")
+    return this.verifier
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    if (scope === "verifier") {
+      this.verifier = undefined
+      return
+    }
+    this.update((e) => {
+      // Another process refreshed meanwhile (the refresh token rotated): its tokens are good; keep them.
+      if (scope === "tokens" && e.tokens?.refresh_token !== undefined && e.tokens.refresh_token !== this.used) return e
+      if (scope === "all") return undefined
+      const { clientInformation: _c, tokens: _t, discovery: _d, ...rest } = e
+      return {
+        ...rest,
+        ...(scope !== "client" && e.clientInformation !== undefined ? { clientInformation: e.clientInformation } : {}),
+        ...(scope !== "tokens" && e.tokens !== undefined ? { tokens: e.tokens } : {}),
+        ...(scope !== "discovery" && e.discovery !== undefined ? { discovery: e.discovery } : {})
+      }
+    })
+  }
+
+  saveDiscoveryState(discovery: OAuthDiscoveryState): void {
+    this.discovered = discovery
+    // In the background, a server never logged in to leaves no file behind.
+    if (this.options.login !== undefined || this.entry !== undefined) this.update((e) => ({ ...e, discovery }))
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.entry?.discovery ?? this.discovered
+  }
+
+  private loginNeeded(why: string): LoginNeeded {
+    const discovery = this.discoveryState()
+    return new LoginNeeded(this.options.name, why, discovery === undefined || discovery.resourceMetadata !== undefined)
+  }
+}
+
+/** The provider a background connection uses: saved tokens, refreshed; a missing login fails naming the command. */
+export const backgroundProvider = (
+  stateDir: string,
+  serverUrl: string,
+  name: string,
+  settings: OAuthClientSettings | undefined
+): StoredOAuthProvider =>
+  new StoredOAuthProvider({ stateDir, serverUrl, name, ...(settings === undefined ? {} : { settings }) })

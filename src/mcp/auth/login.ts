@@ -1,0 +1,243 @@
+/**
+ * Logging in to a remote MCP server, and out: `freecode-tools mcp-auth`. The server is asked
+ * once without a token; its 401 says where its protected resource metadata is (and which scope
+ * it wants). A one-shot listener on 127.0.0.1 takes the person's return from the authorization
+ * server; the SDK's `auth()` does discovery, registration (a Client ID Metadata Document where
+ * the server takes one), PKCE and the code exchange; the tokens land in the state folder.
+ * Tokens are never printed: status says only whether there are any and when they end.
+ */
+import { randomBytes } from "node:crypto"
+import * as NodeHttp from "node:http"
+import type { AddressInfo } from "node:net"
+import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
+import { type OAuthClientSettings, StoredOAuthProvider } from "./client-provider.ts"
+import { readLogin, updateLogin, writeLogin } from "./token-store.ts"
+
+export interface LoginOptions {
+  readonly stateDir: string
+  readonly serverUrl: string
+  /** How the server is named to the person (its config name, or its URL). */
+  readonly name: string
+  readonly settings?: OAuthClientSettings
+  /** Told the URL to send the person to. */
+  readonly open: (url: URL) => void
+  /** How long to wait for the person to come back (default 5 minutes). */
+  readonly timeoutMs?: number
+}
+
+export type LoginResult =
+  | { readonly kind: "logged-in"; readonly scope?: string; readonly expiresAt?: number }
+  /** The server answered without asking for a token: nothing to log in to. */
+  | { readonly kind: "open"; readonly status: number }
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "freecode-tools", version: "0.1.0" } }
+})
+
+/** What the server says to a request without a token. */
+const probe = async (serverUrl: string) => {
+  const res = await fetch(serverUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: INITIALIZE,
+    signal: AbortSignal.timeout(30_000)
+  })
+  await res.body?.cancel()
+  return { status: res.status, ...extractWWWAuthenticateParams(res) }
+}
+
+const page = (title: string, text: string) =>
+  `<!doctype html><meta charset="utf-8"><title>${title}</title><p>${text.replace(/[<>&]/g, "")}</p>`
+
+/** A listener on 127.0.0.1 for one return to /callback carrying `state`; on `port` when free, else any. */
+const callbackListener = async (port: number | undefined, state: string) => {
+  let settle: { resolve: (code: string) => void; reject: (e: Error) => void } | undefined
+  const code = new Promise<string>((resolve, reject) => {
+    settle = { resolve, reject }
+  })
+  // A refusal that comes when nobody waits any more (the wait timed out) is not a crash.
+  code.catch(() => undefined)
+  const server = NodeHttp.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1")
+    if (url.pathname !== "/callback") return void res.writeHead(404).end()
+    const given = url.searchParams
+    // A return without our state is not this login's (another page, another tab): refused, and waited on.
+    if (given.get("state") !== state) {
+      res.writeHead(400, { "content-type": "text/html" }).end(page("Refused", "This is not the login under way."))
+      return
+    }
+    const error = given.get("error")
+    const value = given.get("code")
+    if (error !== null || value === null) {
+      res.writeHead(400, { "content-type": "text/html" }).end(page("Not logged in", "The login did not succeed."))
+      settle?.reject(
+        new Error(
+          `the authorization server refused: ${error ?? "no code"}${given.has("error_description") ? ` (${given.get("error_description")})` : ""}`
+        )
+      )
+      return
+    }
+    res.writeHead(200, { "content-type": "text/html" }).end(page("Logged in", "Logged in. You can close this tab."))
+    settle?.resolve(value)
+  })
+  const listen = (p: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject)
+      server.listen(p, "127.0.0.1", () => {
+        server.off("error", reject)
+        resolve()
+      })
+    })
+  try {
+    await listen(port ?? 0)
+  } catch {
+    await listen(0)
+  }
+  return {
+    redirectUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    code,
+    // Answers under way are finished (the person's "not logged in" page), idle connections cut.
+    close: () => {
+      server.close()
+      server.closeIdleConnections()
+    }
+  }
+}
+
+const portOf = (url: string | undefined) => {
+  if (url === undefined) return undefined
+  const port = Number(new URL(url).port)
+  return Number.isInteger(port) && port > 0 ? port : undefined
+}
+
+/** Logs the person in to `serverUrl` (a fresh login: any saved tokens are dropped first). */
+export const login = async (options: LoginOptions): Promise<LoginResult> => {
+  const first = await probe(options.serverUrl)
+  if (first.status !== 401 && first.status !== 403) {
+    if (first.status >= 200 && first.status < 300) return { kind: "open", status: first.status }
+    throw new Error(`${options.serverUrl} answered ${first.status} without a token; it is not asking for a login`)
+  }
+  const saved = readLogin(options.stateDir, options.serverUrl)
+  updateLogin(options.stateDir, options.serverUrl, ({ tokens: _dropped, ...rest }) => rest)
+  const state = randomBytes(24).toString("base64url")
+  const listener = await callbackListener(portOf(saved?.redirectUrl), state)
+  try {
+    const provider = new StoredOAuthProvider({
+      stateDir: options.stateDir,
+      serverUrl: options.serverUrl,
+      name: options.name,
+      ...(options.settings === undefined ? {} : { settings: options.settings }),
+      login: { redirectUrl: listener.redirectUrl, state, open: options.open }
+    })
+    // Registered with another port: an authorization server that holds to the exact redirect would refuse it.
+    if (
+      saved?.redirectUrl !== undefined &&
+      saved.redirectUrl !== listener.redirectUrl &&
+      options.settings?.clientId === undefined
+    ) {
+      provider.invalidateCredentials("client")
+    }
+    const discovered = {
+      serverUrl: options.serverUrl,
+      ...(first.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: first.resourceMetadataUrl }),
+      ...(first.scope === undefined ? {} : { scope: first.scope })
+    }
+    const started = await auth(provider, discovered)
+    if (started === "REDIRECT") {
+      const timeoutMs = options.timeoutMs ?? 5 * 60_000
+      let timer: NodeJS.Timeout | undefined
+      const code = await Promise.race([
+        listener.code,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`nobody came back from the login page within ${Math.round(timeoutMs / 1000)} s`)),
+            timeoutMs
+          )
+        })
+      ]).finally(() => clearTimeout(timer))
+      await auth(provider, { ...discovered, authorizationCode: code })
+    }
+    return statusOf(readLogin(options.stateDir, options.serverUrl))
+  } finally {
+    listener.close()
+  }
+}
+
+const statusOf = (entry: ReturnType<typeof readLogin>): LoginResult => {
+  const tokens = entry?.tokens
+  if (tokens === undefined) throw new Error("the login ended without tokens")
+  return {
+    kind: "logged-in",
+    ...(tokens.scope === undefined ? {} : { scope: tokens.scope }),
+    ...(tokens.expires_in === undefined || entry?.savedAt === undefined
+      ? {}
+      : { expiresAt: entry.savedAt + tokens.expires_in * 1000 })
+  }
+}
+
+export interface LoginStatus {
+  readonly loggedIn: boolean
+  readonly issuer?: string
+  readonly clientId?: string
+  readonly scope?: string
+  /** When the access token ends (ms since the epoch); a refresh token renews it. */
+  readonly expiresAt?: number
+  readonly refreshable: boolean
+}
+
+/** What is saved for `serverUrl`, without a token in it. */
+export const loginStatus = (stateDir: string, serverUrl: string): LoginStatus => {
+  const entry = readLogin(stateDir, serverUrl)
+  const tokens = entry?.tokens
+  const issuer = entry?.discovery?.authorizationServerUrl
+  return {
+    loggedIn: tokens !== undefined,
+    ...(issuer === undefined ? {} : { issuer }),
+    ...(entry?.clientInformation === undefined ? {} : { clientId: entry.clientInformation.client_id }),
+    ...(tokens?.scope === undefined ? {} : { scope: tokens.scope }),
+    ...(tokens?.expires_in === undefined || entry?.savedAt === undefined
+      ? {}
+      : { expiresAt: entry.savedAt + tokens.expires_in * 1000 }),
+    refreshable: tokens?.refresh_token !== undefined
+  }
+}
+
+/**
+ * Forgets the login to `serverUrl`: the refresh token is revoked at the authorization server
+ * when it offers revocation (RFC 7009; a failure there is reported, the local copy goes anyway).
+ */
+export const logout = async (
+  stateDir: string,
+  serverUrl: string
+): Promise<{ readonly had: boolean; readonly revoked: boolean | "unsupported"; readonly why?: string }> => {
+  const entry = readLogin(stateDir, serverUrl)
+  writeLogin(stateDir, serverUrl, undefined)
+  const token = entry?.tokens?.refresh_token ?? entry?.tokens?.access_token
+  const endpoint = (entry?.discovery?.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)
+    ?.revocation_endpoint
+  if (entry === undefined || token === undefined) return { had: entry !== undefined, revoked: false }
+  if (endpoint === undefined) return { had: true, revoked: "unsupported" }
+  const client = entry.clientInformation
+  try {
+    const res = await fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token,
+        token_type_hint: entry.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
+        ...(client === undefined ? {} : { client_id: client.client_id })
+      }),
+      signal: AbortSignal.timeout(30_000)
+    })
+    if (res.ok) {
+      await res.body?.cancel()
+      return { had: true, revoked: true }
+    }
+    return { had: true, revoked: false, why: `it answered ${res.status}: ${(await res.text()).slice(0, 300)}` }
+  } catch (e) {
+    return { had: true, revoked: false, why: e instanceof Error ? e.message : String(e) }
+  }
+}
