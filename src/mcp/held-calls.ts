@@ -122,11 +122,22 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
     h.timer.unref?.()
   }
 
-  const follow = (h: Held<R>, request: RequestIo) => {
-    h.io = request
-    if (request.signal.aborted) Deferred.doneUnsafe(h.cancel, Exit.void)
-    else request.signal.addEventListener("abort", () => Deferred.doneUnsafe(h.cancel, Exit.void), { once: true })
-  }
+  /**
+   * Runs `answer` for `request`: the held call's output goes to it, and the client cancelling it
+   * cancels the call, only while it is outstanding (a server may abort a request's signal once
+   * it has been answered).
+   */
+  const answering = (h: Held<R>, request: RequestIo, answer: Effect.Effect<HeldOutcome<R>>) =>
+    Effect.suspend(() => {
+      h.io = request
+      const cancel = () => Deferred.doneUnsafe(h.cancel, Exit.void)
+      if (request.signal.aborted) cancel()
+      request.signal.addEventListener("abort", cancel, { once: true })
+      return Effect.ensuring(
+        answer,
+        Effect.sync(() => request.signal.removeEventListener("abort", cancel))
+      )
+    })
 
   const inputRequired = (h: Held<R>, asked: Asked): HeldOutcome<R> => {
     arm(h)
@@ -176,7 +187,6 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
           expired: false,
           timer: undefined
         }
-        follow(h, request)
         const io: CallIo = {
           onOutput: (chunk, offset) => h.io.onOutput(chunk, offset),
           cancelled: Deferred.await(h.cancel)
@@ -185,7 +195,7 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
         h.fiber = yield* Effect.forkDetach(
           Effect.flatMap(run(roundOf(h), io), (result) => Queue.offer(h.steps, { _tag: "Done", result }))
         )
-        return yield* next(h)
+        return yield* answering(h, request, next(h))
       }),
 
     resume: (binding, requestState, inputResponses, request) =>
@@ -202,13 +212,13 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
               "The call this requestState continues is no longer held by this server (nobody answered in time, or the server restarted); call the tool again without requestState."
           } as const
         }
-        follow(h, request)
         const answer = elicitationAnswer(inputResponses?.[asked.key])
         // No answer to the question asked: ask it again, under a new state.
         if (answer === undefined) return inputRequired(h, asked)
         h.pending = undefined
+        h.io = request
         yield* Deferred.succeed(asked.reply, { _tag: "Answer", answer })
-        return yield* next(h)
+        return yield* answering(h, request, next(h))
       }),
 
     size: () => held.size,
