@@ -38,28 +38,29 @@ const envelope = (client: string, elicitation = true) => ({
 })
 
 /** A project and a system whose approvals go to the MCP asker (as under `mcp`), with code mode. */
-const setUp = Effect.gen(function* () {
-  const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-input-required-")))
-  yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(root, { recursive: true, force: true })))
-  const system = yield* Layer.build(
-    testToolSystem({
+const setUp = (ttlMs: number) =>
+  Effect.gen(function* () {
+    const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-input-required-")))
+    yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(root, { recursive: true, force: true })))
+    const system = yield* Layer.build(
+      testToolSystem({
+        root,
+        tools: [ReadTool, ...approvalTools],
+        code: { limits: { wallMs: 60_000 } },
+        approval: Layer.succeed(Approval, approvalFromPrompter(mcpPrompter(() => undefined)))
+      })
+    )
+    let clock = Date.now()
+    const modern = { stateDir: NodePath.join(root, ".state"), stateTtlMs: ttlMs, now: () => clock }
+    return {
       root,
-      tools: [ReadTool, ...approvalTools],
-      code: { limits: { wallMs: 60_000 } },
-      approval: Layer.succeed(Approval, approvalFromPrompter(mcpPrompter(() => undefined)))
-    })
-  )
-  let clock = Date.now()
-  const modern = { stateDir: NodePath.join(root, ".state"), stateTtlMs: TTL, now: () => clock }
-  return {
-    root,
-    system,
-    modern,
-    advance: (ms: number) => {
-      clock += ms
+      system,
+      modern,
+      advance: (ms: number) => {
+        clock += ms
+      }
     }
-  }
-})
+  })
 
 let ids = 0
 
@@ -75,58 +76,62 @@ const answerIn = async (response: Response, id: number): Promise<Record<string, 
   throw new Error(`no answer to ${id} in: ${text.slice(0, 500)}`)
 }
 
-const overHttp = Effect.gen(function* () {
-  const { root, system, modern, advance } = yield* setUp
-  const serving = yield* serveHttp(system, 0, { modern })
-  const token = serving.auth.kind === "token" ? serving.auth.token : ""
-  const rpc: Rpc = async (method, params, client = "wire-test") => {
-    const id = ++ids
-    const response = await fetch(serving.url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(typeof params.name === "string" ? { "mcp-name": params.name } : {})
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { _meta: envelope(client), ...params } })
-    })
-    return answerIn(response, id)
-  }
-  return { rpc, root, advance } satisfies Wire
-})
-
-const overStdio = Effect.gen(function* () {
-  const { root, system, modern, advance } = yield* setUp
-  const stdin = new PassThrough()
-  const stdout = new PassThrough()
-  const waiting = new Map<number, (m: Record<string, unknown>) => void>()
-  let buffer = ""
-  stdout.on("data", (b: Buffer) => {
-    buffer += b.toString()
-    let nl = buffer.indexOf("\n")
-    while (nl !== -1) {
-      const message = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>
-      buffer = buffer.slice(nl + 1)
-      nl = buffer.indexOf("\n")
-      if (typeof message.id === "number") waiting.get(message.id)?.(message)
-    }
-  })
-  yield* Effect.forkScoped(serveStdio(system, undefined, undefined, { stdin, stdout, modern }))
-  yield* Effect.addFinalizer(() => Effect.sync(() => stdin.end()))
-  const rpc: Rpc = (method, params, client = "wire-test") =>
-    new Promise((resolve) => {
+const overHttp = (ttlMs = TTL) =>
+  Effect.gen(function* () {
+    const { root, system, modern, advance } = yield* setUp(ttlMs)
+    const serving = yield* serveHttp(system, 0, { modern })
+    const token = serving.auth.kind === "token" ? serving.auth.token : ""
+    const rpc: Rpc = async (method, params, client = "wire-test") => {
       const id = ++ids
-      waiting.set(id, resolve)
-      stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params: { _meta: envelope(client), ...params } })}\n`)
+      const response = await fetch(serving.url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": method,
+          ...(typeof params.name === "string" ? { "mcp-name": params.name } : {})
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { _meta: envelope(client), ...params } })
+      })
+      return answerIn(response, id)
+    }
+    return { rpc, root, advance } satisfies Wire
+  })
+
+const overStdio = (ttlMs = TTL) =>
+  Effect.gen(function* () {
+    const { root, system, modern, advance } = yield* setUp(ttlMs)
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    const waiting = new Map<number, (m: Record<string, unknown>) => void>()
+    let buffer = ""
+    stdout.on("data", (b: Buffer) => {
+      buffer += b.toString()
+      let nl = buffer.indexOf("\n")
+      while (nl !== -1) {
+        const message = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>
+        buffer = buffer.slice(nl + 1)
+        nl = buffer.indexOf("\n")
+        if (typeof message.id === "number") waiting.get(message.id)?.(message)
+      }
     })
-  // The opening exchange pins the connection to the 2026 era.
-  const discovered = yield* Effect.promise(() => rpc("server/discover", {}))
-  expect((discovered.result as { supportedVersions: Array<string> }).supportedVersions).toContain("2026-07-28")
-  return { rpc, root, advance } satisfies Wire
-})
+    yield* Effect.forkScoped(serveStdio(system, undefined, undefined, { stdin, stdout, modern }))
+    yield* Effect.addFinalizer(() => Effect.sync(() => stdin.end()))
+    const rpc: Rpc = (method, params, client = "wire-test") =>
+      new Promise((resolve) => {
+        const id = ++ids
+        waiting.set(id, resolve)
+        stdin.write(
+          `${JSON.stringify({ jsonrpc: "2.0", id, method, params: { _meta: envelope(client), ...params } })}\n`
+        )
+      })
+    // The opening exchange pins the connection to the 2026 era.
+    const discovered = yield* Effect.promise(() => rpc("server/discover", {}))
+    expect((discovered.result as { supportedVersions: Array<string> }).supportedVersions).toContain("2026-07-28")
+    return { rpc, root, advance } satisfies Wire
+  })
 
 const counted = (root: string) => {
   const file = NodePath.join(root, COUNT_LOG)
@@ -172,7 +177,7 @@ describe.each([
     "input_required, then the retry with the answer runs the call once; the same state again is refused",
     () =>
       Effect.gen(function* () {
-        const wire = yield* wireOf
+        const wire = yield* wireOf()
         const asked = askedIn(yield* call(wire, { n: 1 }))
         expect(asked.message).toContain("count")
         expect(counted(wire.root)).toBe("")
@@ -193,7 +198,7 @@ describe.each([
     "a tampered, a cross-client and an other-arguments state are refused, and the held call still answers the right retry",
     () =>
       Effect.gen(function* () {
-        const wire = yield* wireOf
+        const wire = yield* wireOf()
         const asked = askedIn(yield* call(wire, { n: 2 }))
         const [body, mac] = asked.requestState.split(".") as [string, string]
         const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"))
@@ -228,7 +233,7 @@ describe.each([
     "an expired state is refused; a declined approval refuses the call; a retry with no answer is asked again",
     () =>
       Effect.gen(function* () {
-        const wire = yield* wireOf
+        const wire = yield* wireOf()
         const first = askedIn(yield* call(wire, { n: 3 }))
         wire.advance(TTL + 1)
         const expired = refusal(
@@ -254,10 +259,28 @@ describe.each([
   )
 
   it.live(
+    "a held call nobody answers in time is refused and ends; its state, still unexpired, then finds nothing held",
+    () =>
+      Effect.gen(function* () {
+        // The held call's lifetime runs on the real clock; the state's on the frozen test clock.
+        const wire = yield* wireOf(300)
+        const asked = askedIn(yield* call(wire, { n: 5 }))
+        yield* Effect.sleep("3 seconds")
+        const late = refusal(
+          yield* call(wire, { n: 5 }, { requestState: asked.requestState, inputResponses: yes(asked.key) })
+        )
+        expect(late.problem).toBe("not-held")
+        expect(late.message).toContain("no longer held")
+        expect(counted(wire.root)).toBe("")
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
     "a code-mode program asking twice is held twice and resumes: what it ran before an approval does not run again",
     () =>
       Effect.gen(function* () {
-        const wire = yield* wireOf
+        const wire = yield* wireOf()
         const program = 'await tools.count({ n: 1 }); await tools.count({ n: 2 }); return "both"'
         const code = (extra: Record<string, unknown> = {}) =>
           Effect.promise(() => wire.rpc("tools/call", { name: "code", arguments: { program }, ...extra }))
