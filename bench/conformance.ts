@@ -1,10 +1,14 @@
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`) against `mcp --http`,
- * every server scenario: prints one line per scenario with its passed and failed checks, and the
- * totals. The server is the test build with the suite's fixture tools
+ * every server scenario, per revision: prints one line per scenario with its passed and failed
+ * checks, and the totals. The server is the test build with the suite's fixture tools
  * (test/fixtures/mcp/serve.ts), on loopback with `--auth none` (the suite sends no token).
+ *   - 2025-11-25: the installed suite (0.1.16, the newest release), its active scenarios;
+ *   - 2026-07-28: a pre-release that has that revision's scenarios (CONFORMANCE_2026, default
+ *     @modelcontextprotocol/conformance@0.2.0-alpha.12, fetched by npx), `--requirements
+ *     2026-07-28`: exactly what the revision requires (extensions, such as tasks, included).
  *
- *   node bench/conformance.ts
+ *   node bench/conformance.ts            (CONFORMANCE_ONLY=2025-11-25 or 2026-07-28: one of them)
  */
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -34,29 +38,49 @@ const url = await new Promise<string>((resolve, reject) => {
   server.on("exit", (code) => reject(new Error(`server exited ${code}: ${err}`)))
 })
 
-const outDir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-conformance-"))
-const output = await new Promise<string>((resolve) => {
-  const child = spawn(NodePath.join(BIN, "conformance"), ["server", "--url", url, "-o", outDir], { cwd: outDir, env })
-  let out = ""
-  child.stdout.on("data", (b: Buffer) => (out += b.toString()))
-  child.stderr.on("data", (b: Buffer) => (out += b.toString()))
-  child.on("close", () => resolve(out))
-})
-server.kill("SIGTERM")
-NodeFs.rmSync(outDir, { recursive: true, force: true })
-
-let passed = 0
-let failed = 0
-let scenarios = 0
-let clean = 0
-for (const m of output.matchAll(/^\s*([✓✗])\s+([\w-]+): (\d+) passed, (\d+) failed/gmu)) {
-  scenarios++
-  passed += Number(m[3])
-  failed += Number(m[4])
-  if (m[4] === "0") clean++
-  process.stdout.write(`${m[1]} ${m[2]}: ${m[3]} passed, ${m[4]} failed\n`)
+const PRE_RELEASE = process.env.CONFORMANCE_2026 ?? "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+const runs: Record<string, { readonly command: string; readonly args: Array<string> }> = {
+  "2025-11-25": { command: NodePath.join(BIN, "conformance"), args: ["server", "--url", url] },
+  "2026-07-28": {
+    command: "npx",
+    args: ["-y", PRE_RELEASE, "server", "--url", url, "--requirements", "2026-07-28", "--timeout", "60000"]
+  }
 }
-if (scenarios === 0) process.stdout.write(output.slice(-3000))
-process.stdout.write(
-  `\n${scenarios} scenarios, ${clean} with no failed check; checks: ${passed} passed, ${failed} failed\n`
-)
+
+const suite = (command: string, args: Array<string>) =>
+  new Promise<string>((resolve) => {
+    const outDir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-conformance-"))
+    const child = spawn(command, [...args, "-o", outDir], { cwd: outDir, env })
+    let out = ""
+    child.stdout.on("data", (b: Buffer) => (out += b.toString()))
+    child.stderr.on("data", (b: Buffer) => (out += b.toString()))
+    child.on("close", () => {
+      NodeFs.rmSync(outDir, { recursive: true, force: true })
+      resolve(out)
+    })
+  })
+
+try {
+  for (const [revision, run] of Object.entries(runs)) {
+    if (process.env.CONFORMANCE_ONLY !== undefined && process.env.CONFORMANCE_ONLY !== revision) continue
+    const output = await suite(run.command, run.args)
+    let passed = 0
+    let failed = 0
+    let scenarios = 0
+    let clean = 0
+    process.stdout.write(`\n${revision}\n`)
+    for (const m of output.matchAll(/^\s*([✓✗])\s+([\w-]+): (\d+) passed, (\d+) failed/gmu)) {
+      scenarios++
+      passed += Number(m[3])
+      failed += Number(m[4])
+      if (m[4] === "0") clean++
+      process.stdout.write(`${m[1]} ${m[2]}: ${m[3]} passed, ${m[4]} failed\n`)
+    }
+    if (scenarios === 0) process.stdout.write(output.slice(-3000))
+    process.stdout.write(
+      `${revision}: ${scenarios} scenarios, ${clean} with no failed check; checks: ${passed} passed, ${failed} failed\n`
+    )
+  }
+} finally {
+  server.kill("SIGTERM")
+}

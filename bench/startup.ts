@@ -5,15 +5,18 @@
  *     bundle dist/lib/, built by `npm run build`) against importing `effect`; target ≤ 1.5×
  *     effect; and, for comparison, tsc's unbundled dist/src/index.js;
  *   - `freecode-tools mcp` (the CLI bundle, dist/cli/, over stdio) from spawn to the answer of its first
- *     tools/list, against @modelcontextprotocol/server-filesystem; target ≤ 1.0×;
+ *     tools/list, against @modelcontextprotocol/server-filesystem; target ≤ 1.0×; once opened the
+ *     2025 way (initialize) and once the 2026-07-28 way (server/discover, then tools/list, each
+ *     with its `_meta` envelope), which loads the SDK 2.x server side instead of 1.32's
+ *     (server-filesystem speaks only the 2025 revisions: it is opened the 2025 way both times);
  *   - `freecode-tools --version` and `--help`.
  * Wall time is what a person waits; CPU time (user + system of the child) is printed beside it,
  * because on a machine shared with other work it moves far less than wall time does.
- *   npm run build && node bench/startup.ts
+ *   npm run build && node bench/startup.ts     (BENCH_STARTUP_MCP_ONLY=1: the mcp rows alone)
  */
 import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 
@@ -72,11 +75,23 @@ const HELLO = [
   .map((m) => `${JSON.stringify(m)}\n`)
   .join("")
 
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {}
+}
+const HELLO_2026 = [
+  { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } },
+  { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: ENVELOPE } }
+]
+  .map((m) => `${JSON.stringify(m)}\n`)
+  .join("")
+
 /** Spawn to the first tools/list answer, over stdio. */
-const firstList = (args: ReadonlyArray<string>) =>
+const firstList = (args: ReadonlyArray<string>, hello = HELLO) =>
   new Promise<Sample>((done, fail) => {
     const started = performance.now()
-    const child = spawn(process.execPath, args, { cwd: REPO, stdio: ["pipe", "pipe", "ignore"] })
+    const child = spawn(process.execPath, args, { cwd: REPO, stdio: ["pipe", "pipe", "ignore"], env })
     let out = ""
     child.stdout.on("data", (b: Buffer) => {
       out += b.toString()
@@ -88,10 +103,14 @@ const firstList = (args: ReadonlyArray<string>) =>
       }
     })
     child.on("error", fail)
-    child.stdin.write(HELLO)
+    child.stdin.write(hello)
   })
 
 const project = mkdtempSync(join(tmpdir(), "freecode-bench-startup-"))
+// The key that signs 2026 approvals is made in the state folder on first use: a folder of the bench's own.
+const stateDir = mkdtempSync(join(tmpdir(), "freecode-bench-state-"))
+const env = { ...process.env, FREECODE_STATE_DIR: stateDir }
+const MCP_ONLY = process.env.BENCH_STARTUP_MCP_ONLY === "1"
 const filesystem = join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 // What an installed package's entry/cli.js does (in a clone it runs src/ instead): the version
 // check, Node's compile cache, then the bundle.
@@ -104,6 +123,8 @@ const samples = {
   unbundled: [] as Array<Sample>,
   fsList: [] as Array<Sample>,
   ourList: [] as Array<Sample>,
+  fsList2: [] as Array<Sample>,
+  ourList2026: [] as Array<Sample>,
   version: [] as Array<Sample>,
   help: [] as Array<Sample>
 }
@@ -119,13 +140,20 @@ try {
       async () => void samples.fsList.push(await firstList([filesystem, project])),
       async () => void samples.ourList.push(await firstList(cliArgs("mcp", "--root", project)))
     ]
-    for (const run of i % 2 === 0 ? pairs : pairs.toReversed()) await run()
+    const modern: Array<() => Promise<void>> = [
+      async () => void samples.fsList2.push(await firstList([filesystem, project])),
+      async () => void samples.ourList2026.push(await firstList(cliArgs("mcp", "--root", project), HELLO_2026))
+    ]
+    if (!MCP_ONLY) for (const run of i % 2 === 0 ? pairs : pairs.toReversed()) await run()
     for (const run of i % 2 === 0 ? lists : lists.toReversed()) await run()
+    for (const run of i % 2 === 0 ? modern : modern.toReversed()) await run()
+    if (MCP_ONLY) continue
     samples.version.push(commandTime(cliArgs("--version")))
     samples.help.push(commandTime(cliArgs("--help")))
   }
 } finally {
   rmSync(project, { recursive: true, force: true })
+  rmSync(stateDir, { recursive: true, force: true })
 }
 
 const quantile = (xs: ReadonlyArray<number>, q: number) => {
@@ -149,11 +177,21 @@ const row = (label: string, key: keyof typeof samples, against?: keyof typeof sa
   }
   console.log(line)
 }
-console.log(`node ${process.version}, ${RUNS} rounds, medians (quartiles in brackets)`)
-row("import effect", "effect")
-row("import freecode-tools", "ours", "effect", "≤ 1.5×")
-row("import dist/src (unbundled)", "unbundled", "effect", "—")
+console.log(
+  `node ${process.version}, ${RUNS} rounds, medians (quartiles in brackets); load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`
+)
+if (!MCP_ONLY) {
+  row("import effect", "effect")
+  row("import freecode-tools", "ours", "effect", "≤ 1.5×")
+  row("import dist/src (unbundled)", "unbundled", "effect", "—")
+}
 row("server-filesystem: tools/list", "fsList")
 row("freecode-tools mcp: tools/list", "ourList", "fsList", "≤ 1.0×")
-row("freecode-tools --version", "version")
-row("freecode-tools --help", "help")
+row("server-filesystem (again)", "fsList2")
+row("mcp, 2026 opening: tools/list", "ourList2026", "fsList2", "≤ 1.0×")
+if (!MCP_ONLY) {
+  row("freecode-tools --version", "version")
+  row("freecode-tools --help", "help")
+}

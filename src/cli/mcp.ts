@@ -4,8 +4,9 @@
  * MCP client, over stdio by default or streamable HTTP on 127.0.0.1:PORT/mcp. Over HTTP every
  * request carries a bearer token (a random one printed once on stderr as `token=…`, the one in
  * --token-file, or with --auth oauth an access token from the issuer: mcp-oauth-flags.ts).
- * Every call goes through the Dispatcher; nobody can answer an approval prompt, so a call that
- * asks is refused with the reason. Runs until the client closes stdin (stdio) or the process is
+ * Both protocol eras, per client. Every call goes through the Dispatcher; what asks goes to the
+ * person through the client (elicitation, or a 2026 client's input_required round), or is
+ * refused with the reason. Runs until the client closes stdin (stdio) or the process is
  * stopped (HTTP). Over HTTP a session idle for `--session-idle` ends, with all its state.
  */
 
@@ -227,7 +228,7 @@ export const mcpCommand = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (both the 2025-11-25 and the 2026-07-28 revision; every request sends the token printed at start as Authorization: Bearer <token>, or with --auth oauth an access token from --issuer). Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client's elicitation, or is refused naming the rule to add."
+    "Serve the tools to an MCP client: over stdio (add `npx freecode-tools mcp` to the client's config), or with --http PORT over streamable HTTP at http://127.0.0.1:PORT/mcp (every request sends the token printed at start as Authorization: Bearer <token>, or with --auth oauth an access token from --issuer); both ways in the 2025-11-25 and the 2026-07-28 revision, per client. Calls go through the same permissions and budgets as `call`, in acceptEdits mode with bash in the OS sandbox where it is available (docs/sandbox.md); what still asks goes to the person through the client (elicitation, or a 2026 client's input_required round), or is refused naming the rule to add."
   ),
   Command.withShortDescription("Serve the tools over MCP (stdio or HTTP)")
 )

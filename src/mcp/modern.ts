@@ -5,25 +5,18 @@
  * list changes, and the standard `Mcp-Method`/`Mcp-Name` headers are checked against the body.
  * Built on the SDK 2.x server's `createMcpHandler` (strict: 2025 traffic never reaches it; the
  * caller routes with `isLegacyRequest`), with a fresh low-level `Server` per request over the
- * same Dispatcher. Every 2026-era request of one server process runs under one session of the
- * system (they all hold the same token: one principal), so a job one request starts is there
- * for the next.
+ * same Dispatcher (modern-server.ts, shared with stdio). Every 2026-era request of one server
+ * process runs under one session of the system (they all hold the same token: one principal),
+ * so a job one request starts is there for the next.
  */
 import { randomUUID } from "node:crypto"
 import type * as NodeHttp from "node:http"
 import { Readable } from "node:stream"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
-import { Context, Effect, Option, Stream } from "effect"
-import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { Context, Effect, Stream } from "effect"
 import { ToolRegistry } from "../registry/registry.ts"
-import { ToolSurface } from "../surface/surface.ts"
-import { callParams, SERVER_INFO, type ServedSystem, toCallToolResult, toMcpTool } from "./server.ts"
-
-/** The SDK 2.x server side: loaded with the first HTTP server, never by stdio serving. */
-const loadServer = () => import("@modelcontextprotocol/server")
-
-/** How long a 2026-era client may use a tool list without asking again (`ttlMs`). */
-export const TOOL_LIST_TTL_MS = 60_000
+import { loadModernServer, type ModernOptions, makeModernFactory } from "./modern-server.ts"
+import type { ServedSystem } from "./server.ts"
 
 export interface ModernServing {
   /** Whether a request (its body already read and parsed) belongs to the 2025 era. */
@@ -60,71 +53,25 @@ export const sendWebResponse = async (response: Response, res: NodeHttp.ServerRe
 }
 
 /**
- * The 2026-era handler over the system, while the scope is open: tools/list and tools/call go
- * through the Dispatcher as in the 2025 era; a registry change is published to every open
+ * The 2026-era HTTP handler over the system, while the scope is open: a fresh low-level `Server`
+ * per request (makeModernFactory); a registry change is published to every open
  * `subscriptions/listen` stream.
  */
-export const makeModernServing = (system: ServedSystem, maxRequestBytes: number) =>
+export const makeModernServing = (system: ServedSystem, maxRequestBytes: number, options: ModernOptions = {}) =>
   Effect.gen(function* () {
-    const sdk = yield* Effect.promise(loadServer)
+    const sdk = yield* Effect.promise(loadModernServer)
     const registry = Context.get(system, ToolRegistry)
-    const dispatcher = Context.get(system, Dispatcher)
-    const run = Effect.runPromiseWith(Context.merge(yield* Effect.context<never>(), system))
-    const sessionId = `mcp-2026-${randomUUID()}`
-    const surface = Context.getOption(system, ToolSurface)
-    const declared = Option.isSome(surface) ? surface.value.declared(sessionId) : dispatcher.tools
-    const callPrefix = randomUUID().slice(0, 8)
-    let calls = 0
-
-    const factory = () => {
-      const server = new sdk.Server(SERVER_INFO, {
-        capabilities: { tools: { listChanged: true }, logging: {} },
-        instructions:
-          "Tools of a coding agent working in one project folder. Results are budgeted; a cut result names the `output` call that returns the rest."
-      })
-      // Cacheable for a minute, per principal: a change within it reaches every listening client
-      // as list_changed, which drops the cached list.
-      server.setRequestHandler("tools/list", () =>
-        run(
-          Effect.map(declared, (tools) => ({
-            tools: tools.map(toMcpTool) as never,
-            ttlMs: TOOL_LIST_TTL_MS,
-            cacheScope: "private" as const
-          }))
-        )
-      )
-      server.setRequestHandler("tools/call", (request, ctx) => {
-        const { name, args } = callParams(request.params)
-        const callId = `mcp_${String(ctx.mcpReq.id)}_${callPrefix}${(calls++).toString(36)}`
-        const progressToken = request.params._meta?.progressToken
-        const onOutput = (chunk: string, offset: number) => {
-          ctx.mcpReq.log("info", chunk, name).catch(() => undefined)
-          if (progressToken === undefined) return
-          ctx.mcpReq
-            .notify({ method: "notifications/progress", params: { progressToken, progress: offset + chunk.length } })
-            .catch(() => undefined)
-        }
-        const signal = ctx.mcpReq.signal
-        const cancelled = Effect.callback<void>((resume) => {
-          if (signal.aborted) return resume(Effect.void)
-          signal.addEventListener("abort", () => resume(Effect.void), { once: true })
-        })
-        return run(
-          Effect.map(
-            dispatcher.dispatch({ id: callId, name, args }, { sessionId, cancelled, onOutput }),
-            (result) => toCallToolResult(result) as never
-          )
-        )
-      })
-      return server
-    }
-
+    let notify = () => {}
+    const modern = yield* makeModernFactory(system, `mcp-2026-${randomUUID()}`, options, () => notify())
     const handler = yield* Effect.acquireRelease(
-      Effect.sync(() => sdk.createMcpHandler(factory, { legacy: "reject", maxRequestBodySize: maxRequestBytes })),
+      Effect.sync(() =>
+        sdk.createMcpHandler(modern.factory, { legacy: "reject", maxRequestBodySize: maxRequestBytes })
+      ),
       (h) => Effect.promise(() => h.close().catch(() => undefined))
     )
+    notify = () => handler.notify.toolsChanged()
     yield* registry.changes.pipe(
-      Stream.runForEach(() => Effect.sync(() => handler.notify.toolsChanged())),
+      Stream.runForEach(() => Effect.sync(notify)),
       Effect.forkScoped({ startImmediately: true })
     )
     const serving: ModernServing = {

@@ -63,10 +63,18 @@ const hashOf = (s: string) => createHash("sha256").update(s).digest("base64url")
 export const loadStateKey = (stateDir: string): Buffer => {
   const file = NodePath.join(stateDir, STATE_KEY_FILE)
   NodeFs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
-  try {
-    NodeFs.writeFileSync(file, randomBytes(32), { flag: "wx", mode: 0o600 })
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+  if (!NodeFs.existsSync(file)) {
+    // Written whole beside it, then linked in: a second server starting at the same moment reads
+    // the one key that won, never a file still being written.
+    const made = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`
+    NodeFs.writeFileSync(made, randomBytes(32), { flag: "wx", mode: 0o600 })
+    try {
+      NodeFs.linkSync(made, file)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+    } finally {
+      NodeFs.rmSync(made, { force: true })
+    }
   }
   const stat = NodeFs.statSync(file)
   if ((stat.mode & 0o077) !== 0) {

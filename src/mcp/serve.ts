@@ -18,8 +18,10 @@ import { networkInterfaces } from "node:os"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
-import { Context, Deferred, Effect, Exit, Option, Scope } from "effect"
+import type { Server as ModernServer } from "@modelcontextprotocol/server"
+import { Context, Effect, Exit, Option, Scope, Stream } from "effect"
 import { lazyImport, lazyRequire } from "../load/lazy.ts"
+import { ToolRegistry } from "../registry/registry.ts"
 import { DEFAULT_MAX_SESSIONS, makeSessions, Sessions, type SessionsShape } from "../session/sessions.ts"
 import type { ResourceGate } from "./auth/resource.ts"
 import {
@@ -33,7 +35,9 @@ import {
   TooLarge
 } from "./http-guard.ts"
 import { makeModernServing, sendWebResponse, toWebRequest } from "./modern.ts"
+import { type ModernOptions, makeModernFactory } from "./modern-server.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
+import { isLegacyOpening, ReplayTransport } from "./stdio-eras.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
 
 // The HTTP side loads with serveHttp; stdio needs neither. node:http by require: an ESM import of
@@ -43,27 +47,70 @@ const httpTransport = lazyImport(() => import("@modelcontextprotocol/sdk/server/
 // jose and the token checks: only for --auth oauth.
 const oauthGate = lazyImport(() => import("./auth/resource.ts"))
 
-/** Serves over stdin/stdout until the client closes stdin (or the scope closes). */
+export interface StdioOptions {
+  /** The 2026 era's approvals: where the signing key lives, how long an answer may take. */
+  readonly modern?: ModernOptions
+  /** Instead of the process's stdin and stdout (tests). */
+  readonly stdin?: NodeJS.ReadableStream
+  readonly stdout?: NodeJS.WritableStream
+}
+
+/**
+ * Serves over stdin/stdout until the client closes stdin (or the scope closes), in the era the
+ * client opens with (stdio-eras.ts): 2025-11-25 and older with a session and elicitation,
+ * 2026-07-28 stateless. Calls of either era run under one session of the system.
+ */
 export const serveStdio = (
   system: ServedSystem,
   /** Told the server once it exists (the `question` tool's MCP elicitation asks through it). */
   onServer: (server: Server) => void = () => undefined,
   /** The session its calls run under (`mcp --session ID`: resumed, and kept); default a fresh one. */
-  sessionId?: string
+  sessionId?: string,
+  options: StdioOptions = {}
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const server = yield* sessionId === undefined ? makeToolServer(system) : makeToolServer(system, sessionId)
-    onServer(server)
-    const closed = yield* Deferred.make<void>()
+    const session = sessionId ?? `mcp-${randomUUID()}`
     // Not the SDK's: a message over its 10 MiB limit made that one close, ending the server.
-    const transport = new LineStdioTransport()
-    server.onclose = () => Deferred.doneUnsafe(closed, Exit.void)
+    const line = new LineStdioTransport({
+      ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
+      ...(options.stdout === undefined ? {} : { stdout: options.stdout })
+    })
+    const stdin = options.stdin ?? process.stdin
     // The SDK's transport does not notice the end of stdin; the client going away ends the server.
-    const onEnd = () => void transport.close().catch(() => undefined)
-    process.stdin.on("end", onEnd)
-    yield* Effect.addFinalizer(() => Effect.sync(() => process.stdin.off("end", onEnd)))
-    yield* Effect.promise(() => server.connect(transport))
-    yield* Deferred.await(closed)
+    const onEnd = () => void line.close().catch(() => undefined)
+    stdin.on("end", onEnd)
+    yield* Effect.addFinalizer(() => Effect.sync(() => stdin.off("end", onEnd)))
+    const { transport, first } = yield* Effect.promise(() => ReplayTransport.open(line))
+    if (first === undefined) return
+    const scope = yield* Effect.scope
+    const legacy = Effect.tap(Scope.provide(makeToolServer(system, session), scope), (server) =>
+      Effect.sync(() => onServer(server))
+    )
+    if (isLegacyOpening(first)) {
+      const server = yield* legacy
+      yield* Effect.promise(() => server.connect(transport))
+    } else {
+      const sdk = yield* Effect.promise(() => import("@modelcontextprotocol/server/stdio"))
+      const run = Effect.runPromiseWith(yield* Effect.context<never>())
+      let pinned: ModernServer | undefined
+      const toolsChanged = () => void pinned?.sendToolListChanged().catch(() => undefined)
+      const modern = yield* makeModernFactory(system, session, options.modern ?? {}, toolsChanged)
+      const handle = sdk.serveStdio(
+        async ({ era }) => {
+          if (era === "legacy") return (await run(legacy)) as never
+          pinned = modern.factory()
+          return pinned
+        },
+        { transport: transport as never, onerror: () => undefined }
+      )
+      yield* Effect.addFinalizer(() => Effect.promise(() => handle.close().catch(() => undefined)))
+      // The 2025 branch's server announces changes itself; a 2026 one through subscriptions/listen.
+      yield* Context.get(system, ToolRegistry).changes.pipe(
+        Stream.runForEach(() => Effect.sync(toolsChanged)),
+        Effect.forkScoped({ startImmediately: true })
+      )
+    }
+    yield* Effect.promise(() => transport.ended)
   })
 
 export interface HttpServing {
@@ -82,6 +129,8 @@ export interface HttpOptions {
   readonly auth?: HttpAuth
   /** The most a request body may carry (default MAX_REQUEST_BYTES); past it, 413 unread. */
   readonly maxRequestBytes?: number
+  /** The 2026 era's approvals: where the signing key lives, how long an answer may take. */
+  readonly modern?: ModernOptions
 }
 
 const jsonRpcError = (
@@ -146,7 +195,7 @@ export const serveHttp = (
         )
     // Ending the session (any way) closes its transport; the transport closing ends the session.
     // The 2026 era: requests that carry their protocol version in `_meta` and no session.
-    const modern = yield* makeModernServing(system, maxRequestBytes)
+    const modern = yield* makeModernServing(system, maxRequestBytes, options.modern)
     const sessions = owner.slot<{ readonly transport: StreamableHTTPServerTransport; readonly server: Server }>(
       "mcpHttp",
       (_, s) => Effect.promise(() => s.transport.close().catch(() => undefined))

@@ -15,6 +15,7 @@ import { Effect, Result, Semaphore } from "effect"
 import type { HookOutcome, Hooks } from "../hooks/hooks.ts"
 import type { Approval, ApprovalAnswer, ApprovalQuestion } from "../permission/approval.ts"
 import type { Decision, PermissionEngineShape, Policy } from "../permission/engine.ts"
+import { InputRound } from "../prompt/input-round.ts"
 import { InvalidArguments, PermissionDenied, type ToolError } from "../tool/errors.ts"
 import type { Searchability, ToolContext } from "../tool/tool.ts"
 import type { CallContext } from "./context.ts"
@@ -59,19 +60,26 @@ const settled = (d: Decision | undefined) => d !== undefined && d.behavior === "
 
 const NOBODY = "No one is available to approve it here; do the task another way, or ask the person to allow it."
 
-/** Asks the caller's approver, else the system's Approval, one question at a time. */
+/**
+ * Asks the caller's approver, else the system's Approval, one question at a time. Not a call
+ * held for a 2026-era MCP client (an InputRound): its question goes back in its result and the
+ * client asks its person, so a call whose client never retries must not hold up the others.
+ */
 const ask = (gates: Gates, context: CallContext, q: ApprovalQuestion): Effect.Effect<ApprovalAnswer> =>
-  Semaphore.withPermit(
-    gates.person,
-    context.approve !== undefined
-      ? Effect.map(
-          context.approve({ tool: q.tool, args: q.args, reason: q.reason }),
-          (yes): ApprovalAnswer => (yes ? { answer: "once" } : { answer: "deny" })
-        )
-      : gates.approval !== undefined
-        ? gates.approval.ask(q)
-        : Effect.succeed<ApprovalAnswer>({ answer: "deny", unattended: true, message: `${q.reason} ${NOBODY}` })
-  )
+  Effect.gen(function* () {
+    const asking = askAnyone(gates, context, q)
+    return yield* (yield* InputRound) === undefined ? Semaphore.withPermit(gates.person, asking) : asking
+  })
+
+const askAnyone = (gates: Gates, context: CallContext, q: ApprovalQuestion): Effect.Effect<ApprovalAnswer> =>
+  context.approve !== undefined
+    ? Effect.map(
+        context.approve({ tool: q.tool, args: q.args, reason: q.reason }),
+        (yes): ApprovalAnswer => (yes ? { answer: "once" } : { answer: "deny" })
+      )
+    : gates.approval !== undefined
+      ? gates.approval.ask(q)
+      : Effect.succeed<ApprovalAnswer>({ answer: "deny", unattended: true, message: `${q.reason} ${NOBODY}` })
 
 /** The engine's answer; a bug in the engine must not run the call: fail closed. */
 const decide = (gates: Gates, engine: PermissionEngineShape, inv: Invocation) =>

@@ -2,16 +2,19 @@
  * A Prompter for the MCP server: the questions become one MCP elicitation form (a pick, or
  * several, per question, and a text field for an answer of the person's own), sent to the
  * client when it declared the elicitation capability. A client without it: nobody to ask.
+ * A call from a 2026-era client runs in an InputRound: the form goes back in its result
+ * (`input_required`) instead, and the answer comes with the client's retry.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect } from "effect"
+import { type ElicitationAnswer, type ElicitationForm, InputRound } from "./input-round.ts"
 import type { Answer, Prompter, PromptOutcome, Question } from "./prompter.ts"
 
 const pick = (i: number) => `q${i + 1}`
 const own = (i: number) => `q${i + 1}_own`
 
 /** The elicitation form for a question set. */
-export const elicitationForm = (questions: ReadonlyArray<Question>) => ({
+export const elicitationForm = (questions: ReadonlyArray<Question>): ElicitationForm["requestedSchema"] => ({
   type: "object" as const,
   properties: Object.fromEntries(
     questions.flatMap((q, i) => {
@@ -36,31 +39,43 @@ export const elicitationForm = (questions: ReadonlyArray<Question>) => ({
  * Asks through the connected MCP server of the asking session: `server(sessionId)` (over stdio
  * there is one; over HTTP, one per MCP session).
  */
+const answersOf = (questions: ReadonlyArray<Question>, answer: ElicitationAnswer): PromptOutcome => {
+  if (answer.action !== "accept") return { _tag: "Dismissed" }
+  const content = answer.content ?? {}
+  const answers = questions.map((q, i): Answer => {
+    const picked = content[pick(i)]
+    const typed = content[own(i)]
+    const selected = Array.isArray(picked) ? picked.map(String) : typeof picked === "string" ? [picked] : []
+    return {
+      question: q.question,
+      selected,
+      ...(typeof typed === "string" && typed.trim() !== "" ? { custom: typed.trim() } : {})
+    }
+  })
+  return { _tag: "Answered", answers }
+}
+
+/**
+ * Asks through the connected MCP server of the asking session: `server(sessionId)` (over stdio
+ * there is one; over HTTP, one per MCP session); or, for a 2026-era call, through its round.
+ */
 export const mcpPrompter = (server: (sessionId: string | undefined) => Server | undefined): Prompter["Service"] => ({
   ask: (questions, sessionId) =>
     Effect.gen(function* (): Effect.fn.Return<PromptOutcome> {
+      const message = questions.length === 1 ? questions[0]!.question : `${questions.length} questions from the agent`
+      const form: ElicitationForm = { mode: "form", message, requestedSchema: elicitationForm(questions) }
+      const round = yield* InputRound
+      if (round !== undefined) {
+        const got = yield* round.elicit(form)
+        return got._tag === "Unavailable" ? got : answersOf(questions, got.answer)
+      }
       const connected = server(sessionId)
       if (connected?.getClientCapabilities()?.elicitation === undefined) {
         return { _tag: "Unavailable", reason: "the MCP client does not support elicitation" }
       }
-      const message = questions.length === 1 ? questions[0]!.question : `${questions.length} questions from the agent`
-      const result = yield* Effect.tryPromise(() =>
-        connected.elicitInput({ mode: "form", message, requestedSchema: elicitationForm(questions) })
-      ).pipe(Effect.option)
+      const result = yield* Effect.tryPromise(() => connected.elicitInput(form as never)).pipe(Effect.option)
       if (result._tag === "None")
         return { _tag: "Unavailable", reason: "the MCP client did not answer the elicitation" }
-      if (result.value.action !== "accept") return { _tag: "Dismissed" }
-      const content = result.value.content ?? {}
-      const answers = questions.map((q, i): Answer => {
-        const picked = content[pick(i)]
-        const typed = content[own(i)]
-        const selected = Array.isArray(picked) ? picked.map(String) : typeof picked === "string" ? [picked] : []
-        return {
-          question: q.question,
-          selected,
-          ...(typeof typed === "string" && typed.trim() !== "" ? { custom: typed.trim() } : {})
-        }
-      })
-      return { _tag: "Answered", answers }
+      return answersOf(questions, result.value as ElicitationAnswer)
     })
 })

@@ -3,6 +3,7 @@
  * for; tampered, expired, replayed, cross-client and other-call states refused with a sentence;
  * the key kept 0600 in the state dir and refused when others can read it.
  */
+import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -109,6 +110,29 @@ describe("requestState", () => {
     NodeFs.chmodSync(file, 0o644)
     expect(() => loadStateKey(dir)).toThrow(/can be read by others .*chmod 600/)
   })
+
+  it("the key: servers starting at once on an empty state dir all read the one key that won", async () => {
+    const dir = stateDir()
+    const module = NodePath.join(import.meta.dirname, "../../src/mcp/request-state.ts")
+    const code = `const { loadStateKey } = await import(${JSON.stringify(module)}); process.stdout.write(loadStateKey(${JSON.stringify(dir)}).toString("hex"))`
+    const keys = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, ["--input-type=module", "-e", code])
+            let out = ""
+            let err = ""
+            child.stdout.on("data", (b: Buffer) => (out += b.toString()))
+            child.stderr.on("data", (b: Buffer) => (err += b.toString()))
+            child.on("close", (status) => (status === 0 ? resolve(out) : reject(new Error(err))))
+          })
+      )
+    )
+    expect(new Set(keys).size).toBe(1)
+    expect(keys[0]).toHaveLength(64)
+    expect(NodeFs.readdirSync(dir)).toEqual([STATE_KEY_FILE])
+  }, 120_000)
 
   it("canonical JSON sorts keys at every depth and keeps arrays in order", () => {
     expect(canonicalJson({ b: 1, a: { d: [2, 1], c: null } })).toBe('{"a":{"c":null,"d":[2,1]},"b":1}')

@@ -1,0 +1,36 @@
+/**
+ * The in-band way to ask a person (MCP 2026-07-28): a call from a client of that revision
+ * cannot receive an elicitation request in the middle of it. Its server runs the call with an
+ * `InputRound`; the MCP asker (mcp-elicitation.ts) hands it the elicitation form instead, and
+ * the round holds the call there while the client asks the person and retries with the answer
+ * (src/mcp/held-calls.ts). Code the call runs (a program's nested calls) sees the same round.
+ */
+import { Context, type Effect } from "effect"
+
+/** An elicitation form, as MCP sends it. */
+export interface ElicitationForm {
+  readonly mode: "form"
+  readonly message: string
+  readonly requestedSchema: { readonly type: "object"; readonly properties: Record<string, unknown> }
+}
+
+/** What the person did with the form. */
+export interface ElicitationAnswer {
+  readonly action: "accept" | "decline" | "cancel"
+  readonly content?: Record<string, unknown>
+}
+
+export interface InputRoundShape {
+  /** Asks through the client; `Unavailable` with the reason when nobody can be asked. */
+  readonly elicit: (
+    form: ElicitationForm
+  ) => Effect.Effect<
+    | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
+    | { readonly _tag: "Unavailable"; readonly reason: string }
+  >
+}
+
+/** Set around a call from a 2026-era MCP client; unset everywhere else. */
+export const InputRound = Context.Reference<InputRoundShape | undefined>("freecode/InputRound", {
+  defaultValue: () => undefined
+})
