@@ -64,13 +64,17 @@ export const sendWebResponse = async (response: Response, res: NodeHttp.ServerRe
  * through the Dispatcher as in the 2025 era; a registry change is published to every open
  * `subscriptions/listen` stream.
  */
-export const makeModernServing = (system: ServedSystem, maxRequestBytes: number) =>
+export const makeModernServing = (
+  system: ServedSystem,
+  maxRequestBytes: number,
+  /** The session every request runs under; with a shared store, the same on every replica. */
+  sessionId = `mcp-2026-${randomUUID()}`
+) =>
   Effect.gen(function* () {
     const sdk = yield* Effect.promise(loadServer)
     const registry = Context.get(system, ToolRegistry)
     const dispatcher = Context.get(system, Dispatcher)
     const run = Effect.runPromiseWith(Context.merge(yield* Effect.context<never>(), system))
-    const sessionId = `mcp-2026-${randomUUID()}`
     const surface = Context.getOption(system, ToolSurface)
     const declared = Option.isSome(surface) ? surface.value.declared(sessionId) : dispatcher.tools
     const callPrefix = randomUUID().slice(0, 8)
