@@ -313,6 +313,36 @@ describe("two mcp --http replicas behind a round-robin proxy", () => {
     }
   }, 120_000)
 
+  it("two replicas writing one file at once for two sessions: one write lands, the other is told it is stale", async () => {
+    const file = NodePath.join(root, "both.txt")
+    NodeFs.writeFileSync(file, "original\n")
+    // One client on each replica, each its own session.
+    const clients = await Promise.all(
+      [0, 1].map(async (i) => {
+        const client = new Client({ name: `writer-${i}`, version: "1.0.0" })
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${proxy.ports[i]}/mcp`), withToken(TOKEN))
+        )
+        return client
+      })
+    )
+    try {
+      for (const c of clients) {
+        expect(textOf(await c.callTool({ name: "read", arguments: { filePath: "both.txt" } }))).toContain("original")
+      }
+      const results = await Promise.all(
+        clients.map((c, i) => c.callTool({ name: "write", arguments: { filePath: "both.txt", content: `by ${i}\n` } }))
+      )
+      const landed = results.flatMap((r, i) => (r.isError === true ? [] : [i]))
+      expect(landed).toHaveLength(1)
+      const refused = results[1 - landed[0]!]!
+      expect(textOf(refused)).toMatch(/changed|modified|since/i)
+      expect(NodeFs.readFileSync(file, "utf8")).toBe(`by ${landed[0]}\n`)
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)))
+    }
+  }, 120_000)
+
   it("a stream resumes with Last-Event-ID on the other replica, from the events stored", async () => {
     const direct = (i: number) => `http://127.0.0.1:${proxy.ports[i]}/mcp`
     const headers = (session?: string) => ({

@@ -47,13 +47,14 @@ export const startRoundRobin = (ports: Array<number>): Promise<RoundRobin> => {
   const failures: Array<string> = []
   let next = 0
   let aimed: number | undefined
-  const forward = (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse, body: Buffer, tries: number): void => {
+  const forward = (
+    req: NodeHttp.IncomingMessage,
+    res: NodeHttp.ServerResponse,
+    body: Buffer,
+    replica: number,
+    tries: number
+  ): void => {
     const rpc = describe(body)
-    let replica: number
-    if (aimed !== undefined && rpc.rpc === "tools/call" && tries === 1) {
-      replica = aimed
-      aimed = undefined
-    } else replica = next++ % ports.length
     const port = ports[replica]!
     const upstream = NodeHttp.request(
       {
@@ -73,7 +74,10 @@ export const startRoundRobin = (ports: Array<number>): Promise<RoundRobin> => {
       }
     )
     upstream.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code === "ECONNREFUSED" && tries < ports.length) return forward(req, res, body, tries + 1)
+      // Refused: nothing reached it, so the next replica may take the request.
+      if (e.code === "ECONNREFUSED" && tries < ports.length) {
+        return forward(req, res, body, (replica + 1) % ports.length, tries + 1)
+      }
       failures.push(`replica ${replica}: ${e.code ?? ""} ${e.message}`)
       if (!res.headersSent) {
         res.writeHead(502, { "content-type": "text/plain" })
@@ -85,7 +89,15 @@ export const startRoundRobin = (ports: Array<number>): Promise<RoundRobin> => {
   const server = NodeHttp.createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => forward(req, res, Buffer.concat(chunks), 1))
+    req.on("end", () => {
+      const body = Buffer.concat(chunks)
+      let replica: number
+      if (aimed !== undefined && describe(body).rpc === "tools/call") {
+        replica = aimed
+        aimed = undefined
+      } else replica = next++ % ports.length
+      forward(req, res, body, replica, 1)
+    })
   })
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => {
