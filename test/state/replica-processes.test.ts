@@ -70,7 +70,9 @@ beforeAll(async () => {
   )) as unknown as Context.Context<GrantStore | PermissionEngine | TodoStore>
 }, 180_000)
 
+let closing = false
 afterAll(async () => {
+  closing = true
   await proxy?.close()
   for (const r of replicas) r.child.kill("SIGKILL")
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -140,6 +142,8 @@ const waitFor = async (what: string, ok: () => boolean, ms = 60_000) => {
 /** Starts a new replica in slot `i` (after one was killed), behind the proxy. */
 const replace = async (i: number) => {
   const fresh = await startReplica()
+  // A test that ran past its bound replaces a replica after the file's end: stop it too.
+  if (closing) return void fresh.r.child.kill("SIGKILL")
   replicas[i] = fresh.r
   proxy.ports[i] = fresh.port
 }
