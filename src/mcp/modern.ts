@@ -57,12 +57,18 @@ export const sendWebResponse = async (response: Response, res: NodeHttp.ServerRe
  * per request (makeModernFactory); a registry change is published to every open
  * `subscriptions/listen` stream.
  */
-export const makeModernServing = (system: ServedSystem, maxRequestBytes: number, options: ModernOptions = {}) =>
+export const makeModernServing = (
+  system: ServedSystem,
+  maxRequestBytes: number,
+  options: ModernOptions = {},
+  /** The session every request runs under; with a shared store, the same on every replica. */
+  sessionId = `mcp-2026-${randomUUID()}`
+) =>
   Effect.gen(function* () {
     const sdk = yield* Effect.promise(loadModernServer)
     const registry = Context.get(system, ToolRegistry)
     let notify = () => {}
-    const modern = yield* makeModernFactory(system, `mcp-2026-${randomUUID()}`, options, () => notify())
+    const modern = yield* makeModernFactory(system, sessionId, options, () => notify())
     const handler = yield* Effect.acquireRelease(
       Effect.sync(() =>
         sdk.createMcpHandler(modern.factory, { legacy: "reject", maxRequestBodySize: maxRequestBytes })

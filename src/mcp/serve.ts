@@ -38,6 +38,7 @@ import { makeModernServing, sendWebResponse, toWebRequest } from "./modern.ts"
 import { type ModernOptions, makeModernFactory } from "./modern-server.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
 import { isLegacyOpening, ReplayTransport } from "./stdio-eras.ts"
+import { type MovableTransport, sessionMoving } from "./session-move.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
 
 // The HTTP side loads with serveHttp; stdio needs neither. node:http by require: an ESM import of
@@ -195,10 +196,11 @@ export const serveHttp = (
         )
     // Ending the session (any way) closes its transport; the transport closing ends the session.
     // The 2026 era: requests that carry their protocol version in `_meta` and no session.
-    const modern = yield* makeModernServing(system, maxRequestBytes, options.modern)
-    const sessions = owner.slot<{ readonly transport: StreamableHTTPServerTransport; readonly server: Server }>(
-      "mcpHttp",
-      (_, s) => Effect.promise(() => s.transport.close().catch(() => undefined))
+    // With a shared store, any replica continues any session (session-move.ts).
+    const moving = yield* sessionMoving(system, auth, (id) => void run(owner.end(id)))
+    const modern = yield* makeModernServing(system, maxRequestBytes, options.modern, moving?.modernSessionId)
+    const sessions = owner.slot<{ readonly transport: MovableTransport; readonly server: Server }>("mcpHttp", (_, s) =>
+      Effect.promise(() => s.transport.close().catch(() => undefined))
     )
     let allowedHosts = new Set<string>()
     let gate: ResourceGate | undefined
@@ -214,22 +216,44 @@ export const serveHttp = (
       }
     }
 
-    const openSession = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse, body: unknown) => {
+    /** A server for a session's transport; the transport closing ends the session here. */
+    const connectServer = async (transport: StreamableHTTPServerTransport | Parameters<Server["connect"]>[0]) => {
       const scope = await run(Scope.fork(outer))
-      let server: Server | undefined
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          if (server !== undefined) sessions.getOrCreate(id, () => ({ transport, server: server! }))
-        }
-      })
       transport.onclose = () => {
         const id = transport.sessionId
         void run(Effect.andThen(id === undefined ? Effect.void : owner.end(id), Scope.close(scope, Exit.void)))
       }
-      server = await run(Scope.provide(makeToolServer(system), scope))
+      const server = await run(Scope.provide(makeToolServer(system), scope))
       await server.connect(transport)
+      return server
+    }
+
+    const openSession = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse, body: unknown) => {
+      let server: Server | undefined
+      const events = moving?.eventStore()
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => {
+          const id = randomUUID()
+          events?.bind(id)
+          return id
+        },
+        onsessioninitialized: async (id) => {
+          if (server !== undefined) sessions.getOrCreate(id, () => ({ transport, server: server! }))
+          await moving?.remember(id, body)
+        },
+        ...(moving === undefined || events === undefined
+          ? {}
+          : { eventStore: events, onsessionclosed: (id: string) => moving.forget(id) })
+      })
+      server = await connectServer(transport)
       await transport.handleRequest(req, res, body)
+    }
+
+    /** A session another replica initialized, continued here from the store (or undefined). */
+    const movedSession = async (id: string) => {
+      if (moving === undefined) return undefined
+      const restored = await moving.restore(id, connectServer)
+      return restored === undefined ? undefined : sessions.getOrCreate(id, () => restored)
     }
 
     const handle = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
@@ -290,8 +314,21 @@ export const serveHttp = (
         }
       }
       if (typeof sessionId === "string") {
-        const session = sessions.get(sessionId)
+        let session = sessions.get(sessionId)
+        if (session === undefined && moving !== undefined) {
+          try {
+            session = await movedSession(sessionId)
+          } catch (e) {
+            return jsonRpcError(
+              res,
+              503,
+              -32000,
+              `Session ${sessionId} is kept in the shared state store, which could not be reached (${e instanceof Error ? e.message : String(e)}); retry once it is back`
+            )
+          }
+        }
         if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found; initialize again")
+        moving?.touch(sessionId)
         // In use, never idle, until this request (or the stream it opened) ends.
         res.once("close", owner.hold(sessionId))
         return session.transport.handleRequest(req, res, body)

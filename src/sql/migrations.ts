@@ -13,6 +13,8 @@ import type { SqlError } from "effect/sql/SqlError"
 interface Types {
   readonly bytes: string
   readonly int: string
+  /** An integer key the database numbers, ascending. */
+  readonly serial: string
 }
 
 const statements = (t: Types): ReadonlyArray<ReadonlyArray<string>> => [
@@ -28,6 +30,12 @@ const statements = (t: Types): ReadonlyArray<ReadonlyArray<string>> => [
     `CREATE TABLE fc_jobs (session_id TEXT NOT NULL, id TEXT NOT NULL, host_id TEXT NOT NULL, host_epoch ${t.int} NOT NULL, record TEXT NOT NULL, state TEXT NOT NULL, updated_at ${t.int} NOT NULL, PRIMARY KEY (session_id, id))`,
     "CREATE INDEX fc_jobs_host ON fc_jobs (host_id, state)",
     `CREATE TABLE fc_read_state (workspace TEXT NOT NULL, session_id TEXT NOT NULL, path TEXT NOT NULL, record TEXT NOT NULL, updated_at ${t.int} NOT NULL, PRIMARY KEY (workspace, session_id, path))`
+  ],
+  [
+    // What an MCP session's streams carried, for a client resuming with Last-Event-ID on any
+    // replica; the id orders a session's events.
+    `CREATE TABLE fc_mcp_events (id ${t.serial}, session_id TEXT NOT NULL, stream_id TEXT NOT NULL, message TEXT NOT NULL, created_at ${t.int} NOT NULL)`,
+    "CREATE INDEX fc_mcp_events_session ON fc_mcp_events (session_id, stream_id, id)"
   ]
 ]
 
@@ -61,8 +69,8 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
 
 const types = (sql: SqlClient.SqlClient): Types =>
   sql.onDialectOrElse({
-    pg: () => ({ bytes: "BYTEA", int: "BIGINT" }),
-    orElse: () => ({ bytes: "BLOB", int: "INTEGER" })
+    pg: () => ({ bytes: "BYTEA", int: "BIGINT", serial: "BIGSERIAL PRIMARY KEY" }),
+    orElse: () => ({ bytes: "BLOB", int: "INTEGER", serial: "INTEGER PRIMARY KEY AUTOINCREMENT" })
   })
 
 /** The database's clock in milliseconds, as an SQL expression (leases are timed by it, never a host's). */

@@ -27,6 +27,8 @@ export interface HostLeaseOptions {
   readonly workspace: string
   /** How long a lease lasts without renewal (default 10 s); renewed every third of it. */
   readonly ttlMs?: number
+  /** The first lease lasts at least this long (default: one lease). */
+  readonly firstLeaseMs?: number
 }
 
 export interface HostLeaseShape {
@@ -53,6 +55,7 @@ export interface HostLeaseShape {
 export class HostLease extends Context.Service<HostLease, HostLeaseShape>()("freecode/HostLease") {}
 
 const DEFAULT_TTL_MS = 10_000
+const START_GRACE_MS = 60_000
 
 export const makeHostLease = (
   options: HostLeaseOptions
@@ -64,7 +67,7 @@ export const makeHostLease = (
     const hostId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
     const epoch = 1
     yield* sql`INSERT INTO fc_hosts (host_id, workspace, epoch, expires_at, started_at)
-      VALUES (${hostId}, ${options.workspace}, ${epoch}, ${now} + ${ttlMs}, ${now})`
+      VALUES (${hostId}, ${options.workspace}, ${epoch}, ${now} + ${Math.max(ttlMs, options.firstLeaseMs ?? 0)}, ${now})`
     const fenced = () =>
       new HostFenced({
         hostId,
@@ -110,7 +113,9 @@ export const layer = (options: HostLeaseOptions & { readonly onFenced?: (e: Host
   Layer.effect(
     HostLease,
     Effect.gen(function* () {
-      const lease = yield* makeHostLease(options).pipe(
+      // The first lease lasts a minute: a replica still loading (on a starved machine, seconds
+      // of module evaluation with no turn for its renewal) is not fenced before it served anything.
+      const lease = yield* makeHostLease({ firstLeaseMs: START_GRACE_MS, ...options }).pipe(
         Effect.mapError(
           (e) =>
             new StoreUnavailable({
@@ -120,12 +125,22 @@ export const layer = (options: HostLeaseOptions & { readonly onFenced?: (e: Host
         )
       )
       const every = Duration.millis(Math.max(50, Math.floor(lease.ttlMs / 3)))
+      // After the database was unreachable, others' leases ran out for the same reason this
+      // one's did: fence nobody until they have had a whole lease to renew (this host's clock
+      // only measures that wait; the leases themselves are timed by the database's).
+      let fenceFrom = 0
       const beat = lease.renew.pipe(
-        Effect.andThen(Effect.ignore(lease.fenceExpired)),
+        Effect.andThen(
+          Effect.suspend(() => (Date.now() >= fenceFrom ? Effect.ignore(lease.fenceExpired) : Effect.void))
+        ),
         Effect.catchTag("HostFenced", (e) =>
           (options.onFenced ? options.onFenced(e) : Effect.void).pipe(Effect.andThen(Effect.fail(e)))
         ),
-        Effect.catchTag("SqlError", () => Effect.void)
+        Effect.catchTag("SqlError", () =>
+          Effect.sync(() => {
+            fenceFrom = Date.now() + lease.ttlMs
+          })
+        )
       )
       yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(every)).pipe(Effect.ignore))
       yield* Effect.addFinalizer(() =>

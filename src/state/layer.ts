@@ -7,6 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import { OutputStore } from "../output/store.ts"
 import { ReadState } from "../read-state/read-state.ts"
+import { positiveSetting } from "../session/sessions.ts"
 import { parseStore, storeLayer } from "../sql/connect.ts"
 import { type HostFenced, layer as hostLeaseLayer } from "./host-lease.ts"
 import { outputStoreLayer } from "./outputs.ts"
@@ -18,7 +19,7 @@ export interface SharedStateOptions {
   readonly store: string
   /** The workspace this replica serves (the project root). */
   readonly workspace: string
-  /** The lease's length (default 10 s). */
+  /** The lease's length (default: FREECODE_STORE_LEASE_MS, else 10 s). */
   readonly leaseMs?: number
   /** Told when this replica finds itself fenced (another took over after its lease ran out). */
   readonly onFenced?: (e: HostFenced) => Effect.Effect<void>
@@ -33,12 +34,21 @@ export const SharedStoreSetting = Context.Reference<{
   readonly onFenced?: (e: HostFenced) => Effect.Effect<void>
 }>("freecode/SharedStoreSetting", { defaultValue: () => ({ store: undefined }) })
 
+/** The lease's length in ms when the options give none (default 10 s). */
+export const LEASE_SETTING = "FREECODE_STORE_LEASE_MS"
+
 export const sharedStateLayer = (options: SharedStateOptions) => {
-  const lease = hostLeaseLayer({
-    workspace: options.workspace,
-    ...(options.leaseMs === undefined ? {} : { ttlMs: options.leaseMs }),
-    onFenced: options.onFenced ?? ((e) => Effect.logError(e.message))
-  })
+  const lease = Layer.unwrap(
+    Effect.map(
+      options.leaseMs === undefined ? positiveSetting(LEASE_SETTING) : Effect.succeed(options.leaseMs),
+      (ttlMs) =>
+        hostLeaseLayer({
+          workspace: options.workspace,
+          ...(ttlMs === undefined ? {} : { ttlMs }),
+          onFenced: options.onFenced ?? ((e) => Effect.logError(e.message))
+        })
+    )
+  )
   return Layer.mergeAll(
     outputStoreLayer.pipe(Layer.provide(OutputStore.layerSpilling)),
     readStateLayer.pipe(Layer.provide(ReadState.layer)),

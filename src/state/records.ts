@@ -47,15 +47,20 @@ export const grantStoreLayer = Layer.effect(
     // one, a revocation by another replica could not reach this cache.
     const cache = new Map<string, Set<string>>()
     let listening = false
+    // Bumped by every drop of the cache: an answer the database gave before a drop it arrived
+    // after (a revocation announced meanwhile) is not cached.
+    let drops = 0
     if (pg !== undefined) {
       // Listen for as long as the layer lives; a lost connection drops the cache and listens again.
       const listenOnce = Effect.scoped(
         Effect.gen(function* () {
           const queue = yield* pg.listen(GRANTS_CHANNEL)
           listening = true
+          drops++
           cache.clear()
           while (true) {
             const note = yield* Queue.take(queue)
+            drops++
             cache.delete(note.payload)
           }
         })
@@ -63,6 +68,7 @@ export const grantStoreLayer = Layer.effect(
         Effect.ensuring(
           Effect.sync(() => {
             listening = false
+            drops++
             cache.clear()
           })
         ),
@@ -75,23 +81,25 @@ export const grantStoreLayer = Layer.effect(
     // PostgreSQL's text cannot hold NUL, which the engine's keys use as a separator: keys are
     // stored as JSON strings, which escape it (and everything else) one to one.
     const stored = (key: string) => JSON.stringify(key)
-    const has = (sessionId: string, key: string) => {
-      if (listening && cache.get(sessionId)?.has(key) === true) return Effect.succeed(true)
-      return sql<{
-        one: number
-      }>`SELECT 1 AS one FROM fc_grants WHERE session_id = ${sessionId} AND grant_key = ${stored(key)}`.pipe(
-        Effect.map((rows) => {
-          if (rows.length > 0 && listening) {
-            const keys = cache.get(sessionId) ?? new Set<string>()
-            cache.set(sessionId, keys)
-            keys.add(key)
-          }
-          return rows.length > 0
-        }),
-        // Fail closed: a grant that cannot be checked is not there, so the call asks.
-        Effect.catchCause(() => Effect.succeed(false))
-      )
-    }
+    const has = (sessionId: string, key: string) =>
+      Effect.suspend(() => {
+        if (listening && cache.get(sessionId)?.has(key) === true) return Effect.succeed(true)
+        const asked = drops
+        return sql<{
+          one: number
+        }>`SELECT 1 AS one FROM fc_grants WHERE session_id = ${sessionId} AND grant_key = ${stored(key)}`.pipe(
+          Effect.map((rows) => {
+            if (rows.length > 0 && listening && drops === asked) {
+              const keys = cache.get(sessionId) ?? new Set<string>()
+              cache.set(sessionId, keys)
+              keys.add(key)
+            }
+            return rows.length > 0
+          }),
+          // Fail closed: a grant that cannot be checked is not there, so the call asks.
+          Effect.catchCause(() => Effect.succeed(false))
+        )
+      })
     return GrantStore.of({
       authoritative: true,
       has,
