@@ -37,8 +37,8 @@ import {
 import { makeModernServing, sendWebResponse, toWebRequest } from "./modern.ts"
 import { type ModernOptions, makeModernFactory } from "./modern-server.ts"
 import { makeToolServer, type ServedSystem } from "./server.ts"
-import { isLegacyOpening, ReplayTransport } from "./stdio-eras.ts"
 import { type MovableTransport, sessionMoving } from "./session-move.ts"
+import { isLegacyOpening, ReplayTransport } from "./stdio-eras.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
 
 // The HTTP side loads with serveHttp; stdio needs neither. node:http by require: an ESM import of
