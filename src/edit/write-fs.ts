@@ -16,10 +16,20 @@
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { sameAsNode } from "../fs/node-fs.ts"
 import type { WriteFsShape } from "./write-fs-shape.ts"
-import { makeNativeWriteFs } from "./write-native.ts"
-import { makePlatformWriteFs } from "./write-platform.ts"
+import { nativeWriteSteps } from "./write-native.ts"
+import { platformWriteSteps } from "./write-platform.ts"
+import { makeWriteFs } from "./write-transaction.ts"
 
-export type { FileKind, LoadedFile, WriteFsShape } from "./write-fs-shape.ts"
+export type {
+  FileChange,
+  FileKind,
+  Found,
+  LoadedFile,
+  WriteFsShape,
+  WriteRequest,
+  WriteTransaction
+} from "./write-fs-shape.ts"
+export { WriteRefused } from "./write-fs-shape.ts"
 
 /** The FileSystem calls the native layer makes on node:fs instead (the rename it leaves to the FileSystem). */
 const BYPASSED = [
@@ -38,12 +48,12 @@ export class WriteFs extends Context.Service<WriteFs, WriteFsShape>()("freecode/
   /** node:fs with machine-wide locks and a crash journal; renames through the FileSystem given. */
   static readonly layerNative: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.effect(
     WriteFs,
-    Effect.map(FileSystem.FileSystem, makeNativeWriteFs)
+    Effect.map(FileSystem.FileSystem, (fs) => makeWriteFs(nativeWriteSteps(fs)))
   )
   /** Every call through the FileSystem service in context (an in-memory one, say). */
   static readonly layerPlatform: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.effect(
     WriteFs,
-    Effect.map(FileSystem.FileSystem, makePlatformWriteFs)
+    Effect.map(FileSystem.FileSystem, (fs) => makeWriteFs(platformWriteSteps(fs)))
   )
   /** The layer that fits the FileSystem in context: native over Node's own, platform over any other. */
   static readonly layer: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.unwrap(

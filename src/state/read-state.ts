@@ -92,6 +92,9 @@ export const readStateLayer = Layer.effect(
             )
             .pipe(Effect.ignoreCause)
         ),
+      // In-process for now: replicas do not yet serialize one file's writes (a PostgreSQL
+      // advisory lock per workspace and path will).
+      withPathLock: local.withPathLock,
       lastSeen: (sessionId, path) =>
         sql<{
           record: string
