@@ -15,6 +15,7 @@ import { type FileChange, WriteFs } from "../edit/write-fs.ts"
 import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { displayPath, resolvePath } from "../path/path.ts"
 import { fail } from "../tool/errors.ts"
+import { WRITES_FILES } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
 import { fsFailure, writeFailures } from "./fs-failure.ts"
 
@@ -66,11 +67,7 @@ export const ApplyPatchTool = defineTool({
   description:
     "Apply a patch that adds, deletes, updates or moves files, all or nothing. Chunks are found after the previous chunk of the same file, tolerating trailing whitespace, indentation and typographic punctuation; a chunk that fits two places is refused. Use edit for a single change.",
   parameters: Parameters,
-  concurrencySafe: false,
-  mutates: true,
-  retrySafe: false,
-  interruptBehavior: "block",
-  permissions: { operations: ["file.write"] },
+  ...WRITES_FILES,
   paths: ({ patchText }, ctx) => patchTargets(patchText, ctx.root),
   execute: ({ patchText }, ctx) =>
     Effect.gen(function* () {

@@ -16,6 +16,7 @@ import { appendErrorsAfterEdit } from "../lsp/after-edit.ts"
 import { countLines } from "../output/truncate.ts"
 import { displayPath, resolvePath } from "../path/path.ts"
 import { fail } from "../tool/errors.ts"
+import { WRITES_FILES } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
 import { fsFailure, notFoundMessage, writeFailures } from "./fs-failure.ts"
 
@@ -49,11 +50,7 @@ export const EditTool = defineTool({
   description:
     "Replace text in a file: oldString (copied from the file, with enough lines to match one place) becomes newString; replaceAll changes every match. Small slips in indentation, whitespace or escaping are tolerated and newString is fitted to the file; when more than one place could be meant, nothing is changed. An empty oldString creates a new file.",
   parameters: Parameters,
-  concurrencySafe: false,
-  mutates: true,
-  retrySafe: false,
-  interruptBehavior: "block",
-  permissions: { operations: ["file.write"] },
+  ...WRITES_FILES,
   paths: ({ filePath }, ctx) => [writeTarget(resolvePath(ctx.root, filePath))],
   validateInput: ({ filePath }) => {
     const problem = pathProblem(filePath)

@@ -17,6 +17,7 @@ import { countLines } from "../output/truncate.ts"
 import { displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
+import { WRITES_FILES } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
 import { fsFailure, writeFailures } from "./fs-failure.ts"
 
@@ -43,11 +44,7 @@ export const WriteTool = defineTool({
   description:
     "Create a file, or replace all of an existing one (read it first; refused if it changed since). Creates missing parent folders. To change part of a file, use edit.",
   parameters: Parameters,
-  concurrencySafe: false,
-  mutates: true,
-  retrySafe: false,
-  interruptBehavior: "block",
-  permissions: { operations: ["file.write"] },
+  ...WRITES_FILES,
   paths: ({ filePath }, ctx) => [writeTarget(resolvePath(ctx.root, filePath))],
   validateInput: ({ filePath }) => {
     const problem = pathProblem(filePath)
