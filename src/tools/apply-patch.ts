@@ -5,7 +5,6 @@
  * (src/edit/patch-commit.ts).
  */
 import { Effect, type PlatformError, Schema } from "effect"
-import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange, stillKnown } from "../edit/file-state.ts"
 import { applyChunks } from "../edit/patch-apply.ts"
@@ -25,9 +24,6 @@ const Parameters = Schema.Struct({
       "The patch: *** Begin Patch, then per file *** Add File: p (lines +text) | *** Delete File: p | *** Update File: p (optional *** Move to: q, then @@ chunks of ' ' context, - removed, + added lines), then *** End Patch."
   })
 })
-
-/** Every path a patch touches, where each write lands (links followed); [] when it does not parse. */
-const patchTargets = (patchText: string, root: string): Array<string> => patchPaths(patchText, root).map(writeTarget)
 
 /** Every path a patch names, resolved; [] when it does not parse (execute reports that). */
 const patchPaths = (patchText: string, root: string): Array<string> => {
@@ -68,7 +64,8 @@ export const ApplyPatchTool = defineTool({
     "Apply a patch that adds, deletes, updates or moves files, all or nothing. Chunks are found after the previous chunk of the same file, tolerating trailing whitespace, indentation and typographic punctuation; a chunk that fits two places is refused. Use edit for a single change.",
   parameters: Parameters,
   ...WRITES_FILES,
-  paths: ({ patchText }, ctx) => patchTargets(patchText, ctx.root),
+  // As named: where each lands is found by the permission check (LocalFs) and WriteFs, not here.
+  paths: ({ patchText }, ctx) => patchPaths(patchText, ctx.root),
   execute: ({ patchText }, ctx) =>
     Effect.gen(function* () {
       const writes = yield* WriteFs

@@ -6,7 +6,6 @@
  */
 import { Effect, FileSystem, type PlatformError, Schema } from "effect"
 import { applyEditToBytes } from "../edit/apply.ts"
-import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange, stillKnown } from "../edit/file-state.ts"
 import { normalizeInput } from "../edit/text.ts"
@@ -51,7 +50,9 @@ export const EditTool = defineTool({
     "Replace text in a file: oldString (copied from the file, with enough lines to match one place) becomes newString; replaceAll changes every match. Small slips in indentation, whitespace or escaping are tolerated and newString is fitted to the file; when more than one place could be meant, nothing is changed. An empty oldString creates a new file.",
   parameters: Parameters,
   ...WRITES_FILES,
-  paths: ({ filePath }, ctx) => [writeTarget(resolvePath(ctx.root, filePath))],
+  // As named: the permission check finds where it lands (links followed, through LocalFs), and
+  // the write itself through WriteFs, so nothing here asks the host's disk.
+  paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
   validateInput: ({ filePath }) => {
     const problem = pathProblem(filePath)
     return problem === undefined ? Effect.void : Effect.fail(fail(problem))

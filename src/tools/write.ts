@@ -6,7 +6,6 @@
  * and CRLF line endings are kept when the new content does not state its own.
  */
 import { Effect, type PlatformError, Schema } from "effect"
-import { writeTarget } from "../edit/atomic-write.ts"
 import { unifiedDiff } from "../edit/diff.ts"
 import { describeChange } from "../edit/file-state.ts"
 import { decodeText, looksBinary } from "../edit/text.ts"
@@ -45,7 +44,9 @@ export const WriteTool = defineTool({
     "Create a file, or replace all of an existing one (read it first; refused if it changed since). Creates missing parent folders. To change part of a file, use edit.",
   parameters: Parameters,
   ...WRITES_FILES,
-  paths: ({ filePath }, ctx) => [writeTarget(resolvePath(ctx.root, filePath))],
+  // As named: the permission check finds where it lands (links followed, through LocalFs), and
+  // the write itself through WriteFs, so nothing here asks the host's disk.
+  paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
   validateInput: ({ filePath }) => {
     const problem = pathProblem(filePath)
     return problem === undefined ? Effect.void : Effect.fail(fail(problem))
