@@ -32,6 +32,7 @@ export {
 } from "./events/events.ts"
 export { LocalFs, type LocalFsShape } from "./fs/local-fs.ts"
 export { MemoryFileSystem } from "./fs/memory.ts"
+export { NativeFileSystem, nodeFileSystem } from "./fs/node-fs.ts"
 export {
   type FunctionHook,
   type HookInput,

@@ -6,6 +6,7 @@
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Exit, Layer, Logger } from "effect"
+import { NativeFileSystem } from "../fs/node-fs.ts"
 import { runCli } from "./app.ts"
 import { EXIT_TERMINATED } from "./errors.ts"
 import { Interrupts } from "./interrupts.ts"
@@ -20,6 +21,8 @@ const services = Layer.mergeAll(
   // and for `mcp` nothing but protocol messages.
   Logger.layer([Logger.withConsoleError(Logger.formatSimple)]),
   NodeServices.layer,
+  // Said explicitly: the CLI's FileSystem is Node's own, so the native file layers may bypass it.
+  Layer.succeed(NativeFileSystem, true),
   Io.layerNode,
   Interrupts.layerSigint,
   // Every tool's module loads only for a command that builds a tool system, not for --version or --help.

@@ -10,43 +10,41 @@
  *   in-memory FileSystem serves the edit tools too: one writer per file within the process,
  *   a patch all or nothing (undone on failure; no journal, since nothing outlives a crash).
  *
- * `WriteFs.layer` chooses: native over Node's own FileSystem, platform over any other (as
- * layers/live.ts chooses LocalFs's), so the edit tools change the files the read tools see.
+ * `WriteFs.layer` chooses by the context's `NativeFileSystem` (src/fs/node-fs.ts): native
+ * where the FileSystem is said to be Node's own, platform over any other (as layers/live.ts
+ * chooses LocalFs's), so the edit tools change the files the read tools see.
  */
 import { Context, Effect, FileSystem, Layer } from "effect"
-import { sameAsNode } from "../fs/node-fs.ts"
+import { NativeFileSystem } from "../fs/node-fs.ts"
 import type { WriteFsShape } from "./write-fs-shape.ts"
-import { makeNativeWriteFs } from "./write-native.ts"
-import { makePlatformWriteFs } from "./write-platform.ts"
+import { nativeWriteSteps } from "./write-native.ts"
+import { platformWriteSteps } from "./write-platform.ts"
+import { makeWriteFs } from "./write-transaction.ts"
 
-export type { FileKind, LoadedFile, WriteFsShape } from "./write-fs-shape.ts"
-
-/** The FileSystem calls the native layer makes on node:fs instead (the rename it leaves to the FileSystem). */
-const BYPASSED = [
-  "open",
-  "readFile",
-  "writeFile",
-  "stat",
-  "lstat",
-  "readLink",
-  "remove",
-  "makeDirectory",
-  "chmod"
-] as const
+export type {
+  FileChange,
+  FileKind,
+  Found,
+  LoadedFile,
+  WriteFsShape,
+  WriteRequest,
+  WriteTransaction
+} from "./write-fs-shape.ts"
+export { WriteRefused } from "./write-fs-shape.ts"
 
 export class WriteFs extends Context.Service<WriteFs, WriteFsShape>()("freecode/WriteFs") {
   /** node:fs with machine-wide locks and a crash journal; renames through the FileSystem given. */
   static readonly layerNative: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.effect(
     WriteFs,
-    Effect.map(FileSystem.FileSystem, makeNativeWriteFs)
+    Effect.map(FileSystem.FileSystem, (fs) => makeWriteFs(nativeWriteSteps(fs)))
   )
   /** Every call through the FileSystem service in context (an in-memory one, say). */
   static readonly layerPlatform: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.effect(
     WriteFs,
-    Effect.map(FileSystem.FileSystem, makePlatformWriteFs)
+    Effect.map(FileSystem.FileSystem, (fs) => makeWriteFs(platformWriteSteps(fs)))
   )
-  /** The layer that fits the FileSystem in context: native over Node's own, platform over any other. */
+  /** The layer the context asks for: native where the FileSystem is said to be Node's own (NativeFileSystem), else platform. */
   static readonly layer: Layer.Layer<WriteFs, never, FileSystem.FileSystem> = Layer.unwrap(
-    Effect.map(FileSystem.FileSystem, (fs) => (sameAsNode(fs, BYPASSED) ? WriteFs.layerNative : WriteFs.layerPlatform))
+    Effect.map(Effect.service(NativeFileSystem), (native) => (native ? WriteFs.layerNative : WriteFs.layerPlatform))
   )
 }

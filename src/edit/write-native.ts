@@ -1,22 +1,23 @@
 /**
- * The native WriteFs layer: today's node:fs machinery behind the service — landing.ts for where
- * a write lands, path-lock.ts for the process's and the machine's locks, staging.ts for the
- * staging folder (recovered once per process), load-file.ts, atomic-write.ts and
- * patch-commit.ts. The FileSystem it is built with does the renames (and the real paths the
- * locks are keyed by), as before the service existed.
+ * The native WriteFs layer's steps: node:fs — landing.ts for where a write lands, path-lock.ts
+ * for the machine's lock files, staging.ts for the staging folder (recovered once per process),
+ * load-file.ts, atomic-write.ts and patch-commit.ts. The FileSystem it is built with does the
+ * renames (and the real paths the locks are keyed by).
  */
 import * as NFS from "node:fs"
+import * as NodePath from "node:path"
 import { Effect, FileSystem } from "effect"
-import { commitFile, stageFile } from "./atomic-write.ts"
+import { processWide } from "../process-wide/process-wide.ts"
+import { commitFile, io, stageFile } from "./atomic-write.ts"
 import { landingPath } from "./landing.ts"
 import { loadFile } from "./load-file.ts"
 import { commitWith, nativeCommitSteps } from "./patch-commit.ts"
-import { recoverExclusively, withPathLocksOn } from "./path-lock.ts"
+import { recoverExclusively, withFileLocksOn } from "./path-lock.ts"
 import { stagingFolder } from "./staging.ts"
-import type { WriteFsShape } from "./write-fs-shape.ts"
+import type { WriteSteps } from "./write-fs-shape.ts"
 
 /** Staging folders recovered by this process: a process recovers each once, on its first write. */
-const recovered = new Set<string>()
+const recoveredFolders = processWide("recovered staging folders", () => new Set<string>())
 
 const stagingOf = (realRoot: string): Effect.Effect<string | undefined> =>
   Effect.suspend(() => {
@@ -26,6 +27,7 @@ const stagingOf = (realRoot: string): Effect.Effect<string | undefined> =>
     } catch {
       return Effect.succeed(undefined)
     }
+    const recovered = recoveredFolders.get()
     if (recovered.has(staging)) return Effect.succeed(staging)
     return Effect.as(
       Effect.tap(recoverExclusively(staging), () => Effect.sync(() => recovered.add(staging))),
@@ -33,13 +35,14 @@ const stagingOf = (realRoot: string): Effect.Effect<string | undefined> =>
     )
   })
 
-export const makeNativeWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => {
+export const nativeWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
   const withFs = Effect.provideService(FileSystem.FileSystem, fs)
   return {
     landing: (abs) => Effect.sync(() => landingPath(abs)),
     staging: stagingOf,
-    withLocks: (targets, staging, effect) => withPathLocksOn(fs, targets, staging, effect),
+    lockFiles: (targets, staging, effect) => withFileLocksOn(fs, targets, staging, effect),
     load: loadFile,
+    makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
     write: (target, bytes, staging) =>
       Effect.flatMap(stageFile(target, bytes, staging), (temp) => withFs(commitFile(temp, target, staging))),
     commit: (changes, staging) => commitWith(nativeCommitSteps(fs, staging), changes),

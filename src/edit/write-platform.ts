@@ -3,9 +3,10 @@
  * and apply_patch change whatever file system is provided (an in-memory one in a test or an
  * embedder). What it keeps of the native layer's guarantees, and why:
  *
- * - One writer per file: a lock per real path, shared by every layer over the same FileSystem
- *   (two tool systems over one in-memory project queue on the same locks). A FileSystem has no
- *   lock other processes honour; an in-memory one has no other process.
+ * - One writer per file: the transaction's in-process lock per real path
+ *   (ReadState.withPathLock), shared by every system in the process (two tool systems over one
+ *   in-memory project queue on the same locks). A FileSystem has no lock other processes
+ *   honour, so there is nothing more to take; an in-memory one has no other process.
  * - A write never torn: a temp beside the target, given the old file's mode, renamed over it.
  * - A patch all or nothing: the same commit as the native layer's (patch-commit.ts), every file
  *   put back when one fails; no journal, so a crash half-way is not rolled forward (nothing
@@ -13,12 +14,10 @@
  */
 import * as NodePath from "node:path"
 import { Effect, type FileSystem, Option, PlatformError } from "effect"
-import { realPath } from "../permission/containment.ts"
 import { fingerprint } from "../read-state/fingerprint.ts"
 import { landingPathWith } from "./landing.ts"
 import { type CommitSteps, commitWith } from "./patch-commit.ts"
-import { makeLockTable } from "./path-lock.ts"
-import type { FileKind, LoadedFile, WriteFsShape } from "./write-fs-shape.ts"
+import type { FileKind, LoadedFile, WriteSteps } from "./write-fs-shape.ts"
 
 const kindOf = (type: FileSystem.File.Type): FileKind =>
   type === "File" || type === "Directory" || type === "SymbolicLink" ? type : "Other"
@@ -35,25 +34,11 @@ const moved = (target: string) =>
     description: `${target} became a symbolic link while it was being changed; nothing was changed`
   })
 
-type LockTable = ReturnType<typeof makeLockTable>
-/** The lock table of each FileSystem: the locks belong to the files, not to one layer. */
-const tables = new WeakMap<FileSystem.FileSystem, LockTable>()
-const tableOf = (fs: FileSystem.FileSystem): LockTable => {
-  let table = tables.get(fs)
-  if (table === undefined) {
-    table = makeLockTable()
-    tables.set(fs, table)
-  }
-  return table
-}
-
 /** A fresh temp name beside `target`: unique across layers over one FileSystem too. */
 const tempBeside = (target: string) =>
   `${NodePath.posix.dirname(target)}/.${NodePath.posix.basename(target)}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}.tmp`
 
-export const makePlatformWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => {
-  const locks = tableOf(fs)
-
+export const platformWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
   /** landing.ts's walk, each component asked of the FileSystem (lstat, then readLink for a link). */
   const landing = (abs: string): Effect.Effect<string | undefined> =>
     landingPathWith(abs, (path) =>
@@ -106,12 +91,9 @@ export const makePlatformWriteFs = (fs: FileSystem.FileSystem): WriteFsShape => 
   return {
     landing,
     staging: () => Effect.succeed(undefined),
-    withLocks: (targets, _staging, effect) =>
-      Effect.flatMap(
-        Effect.forEach(targets, (p) => realPath(fs, p)),
-        (reals) => locks.withLocks(reals, locks.withLock, effect)
-      ),
+    lockFiles: (_targets, _staging, effect) => effect,
     load,
+    makeParent: steps.makeParent,
     write: (target, bytes) => Effect.flatMap(steps.stage(target, bytes), (temp) => steps.place(temp, target)),
     commit: (changes) => commitWith(steps, changes),
     mtimeOf: (target) =>

@@ -72,6 +72,8 @@ export interface LocalFsShape {
    * found, or when this layer cannot tell cheaply (the caller then asks realPath).
    */
   readonly linkFreeBelow: (base: string, path: string) => boolean
+  /** Where the symbolic link `path` points (as written in it); undefined when `path` is no link or is missing. */
+  readonly readLink: (path: string) => Effect.Effect<string | undefined>
   /** A directory's entries, sorted by name (UTF-16 code units). The array must not be changed. */
   readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError.PlatformError>
   /**

@@ -326,5 +326,24 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
     )
   }
 
-  return { onDisk: true, realPath, linkFreeBelow, readDirectory, openForReading, readWhole, readFile, readDerived }
+  const readLink = (path: string): Effect.Effect<string | undefined> =>
+    Effect.sync(() => {
+      try {
+        return NFS.readlinkSync(path)
+      } catch {
+        return undefined
+      }
+    })
+
+  return {
+    onDisk: true,
+    realPath,
+    linkFreeBelow,
+    readLink,
+    readDirectory,
+    openForReading,
+    readWhole,
+    readFile,
+    readDerived
+  }
 }

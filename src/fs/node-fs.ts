@@ -1,16 +1,21 @@
 /**
- * Whether a FileSystem is Node's own, as far as a layer that calls node:fs in its place cares:
- * a native layer may bypass a FileSystem only when the methods it bypasses are Node's (the
- * same functions in every instance). A FileSystem that replaces any of them (an in-memory one,
- * a wrapper that logs reads or writes) must be gone through.
+ * Which file-system layers a system takes, said once, explicitly: `NativeFileSystem` is true
+ * when the FileSystem in context is Node's own, so a native layer (LocalFs's and WriteFs's) may
+ * call node:fs in its place. The layer that provides Node's FileSystem says so
+ * (`nodeFileSystem`, which layers/live.ts uses when the caller gives none). Any FileSystem
+ * provided without it (an in-memory one, a wrapper that logs reads or writes, or Node's own
+ * given as is) is gone through by the platform layers: the default is the one that is never
+ * wrong, and an embedder opts into the fast path by providing `NativeFileSystem` true.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Context, Effect, FileSystem, Layer } from "effect"
+import { Context, type FileSystem, Layer } from "effect"
 
-let nodeFs: FileSystem.FileSystem | undefined
+export class NativeFileSystem extends Context.Reference<boolean>("freecode/NativeFileSystem", {
+  defaultValue: () => false
+}) {}
 
-export const sameAsNode = (fs: FileSystem.FileSystem, methods: ReadonlyArray<keyof FileSystem.FileSystem>): boolean => {
-  nodeFs ??= Context.get(Effect.runSync(Effect.scoped(Layer.build(NodeFileSystem.layer))), FileSystem.FileSystem)
-  const node = nodeFs
-  return methods.every((method) => fs[method] === node[method])
-}
+/** Node's FileSystem, and the word that it is Node's: the native layers may bypass it. */
+export const nodeFileSystem: Layer.Layer<FileSystem.FileSystem> = Layer.merge(
+  NodeFileSystem.layer,
+  Layer.succeed(NativeFileSystem, true)
+)

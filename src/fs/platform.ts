@@ -63,6 +63,7 @@ export const makePlatformFs = (fs: FileSystem.FileSystem): LocalFsShape => {
     onDisk: false,
     realPath: (path) => fs.realPath(path),
     linkFreeBelow: () => false,
+    readLink: (path) => fs.readLink(path).pipe(Effect.orElseSucceed(() => undefined)),
     readDirectory,
     openForReading,
     readWhole,

@@ -14,6 +14,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Config, Context, Data, Effect, Layer, Option } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
+import { processWide } from "../process-wide/process-wide.ts"
 import { probeSandbox } from "../sandbox/availability.ts"
 import type { CommandLine, SandboxShape } from "../sandbox/sandbox.ts"
 import { type JobRecord, JobRecordStore } from "../session/job-records.ts"
@@ -83,11 +84,11 @@ const settingsFromEnv = Effect.gen(function* () {
 }).pipe(Effect.orElseSucceed(() => ({ maxPerSession: 8, idleMs: 30 * 60_000, maxOutputBytes: 1024 ** 3 })))
 
 /** The tool systems alive in this process, by token: a record whose host is one of them is not an ended job. */
-const liveHosts = new Set<string>()
+const liveHosts = processWide("live job hosts", () => new Set<string>())
 
 /** Whether the tool system that ran a recorded job is gone (and the job with it). */
 const hostGone = (record: JobRecord): boolean => {
-  if (record.hostPid === process.pid) return !liveHosts.has(record.hostToken)
+  if (record.hostPid === process.pid) return !liveHosts.get().has(record.hostToken)
   try {
     process.kill(record.hostPid, 0)
     return false
@@ -106,8 +107,8 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
     const records = yield* Effect.serviceOption(JobRecordStore)
     const scope = yield* Effect.scope
     const host = { pid: process.pid, token: randomUUID() }
-    liveHosts.add(host.token)
-    yield* Effect.addFinalizer(() => Effect.sync(() => liveHosts.delete(host.token)))
+    liveHosts.get().add(host.token)
+    yield* Effect.addFinalizer(() => Effect.sync(() => liveHosts.get().delete(host.token)))
     // The output folder is made on the first job: most systems never start one.
     let folder: string | undefined
     const dir = () => (folder ??= NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-jobs-")))
@@ -146,6 +147,7 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
       )
     )
     // Where the sandbox is off, bubblewrap still gives a job a PID namespace that dies with us.
+    // The probe is the process's one (availability.ts), shared with the Sandbox layer.
     const lifetime = yield* Effect.cached(
       Effect.promise(async () => {
         const a = await probeSandbox()

@@ -2,8 +2,9 @@
  * The tool system on Node: real files, real processes, settings from the environment. Any of
  * its services given by the caller is used instead of the default (overridable.ts), the
  * platform's too: a FileSystem given by the caller (an in-memory one) serves every built-in
- * tool, through the platform layers of LocalFs and WriteFs; over Node's own FileSystem both
- * are the native layers.
+ * tool, through the platform layers of LocalFs and WriteFs. The native layers are taken where
+ * the context says the FileSystem is Node's own (`NativeFileSystem`, src/fs/node-fs.ts): when
+ * the caller gives none (Node's is then provided, and said to be), or says so with its own.
  */
 import * as NodeChildProcessSpawner from "@effect/platform-node/NodeChildProcessSpawner"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -13,7 +14,7 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, FileSystem, Layer, Path, Stdio, Terminal } from "effect"
 import { ChildProcessSpawner } from "effect/process"
 import { LocalFs } from "../fs/local-fs.ts"
-import { sameAsNode } from "../fs/node-fs.ts"
+import { NativeFileSystem } from "../fs/node-fs.ts"
 import { overridable } from "./overridable.ts"
 import { type ToolSystemOptions, toolSystem } from "./system.ts"
 
@@ -29,21 +30,21 @@ const nodeServices = overridable(ChildProcessSpawner.ChildProcessSpawner, NodeCh
   )
 )
 
-/** The calls LocalFs's native layer makes in place of a FileSystem's. */
-const REPLACED = ["readFile", "open", "readDirectoryEntries", "stat", "lstat", "realPath"] as const
-
 /**
- * Node's services, each unless the caller gave it, and the LocalFs that fits the FileSystem:
- * native over Node's, the platform layer over any other the caller gave. (WriteFs chooses the
- * same way, in toolSystem: WriteFs.layer.)
+ * Node's services, each unless the caller gave it, and the LocalFs the context asks for: native
+ * where the FileSystem is Node's own (NativeFileSystem), the platform layer over any other.
+ * (WriteFs chooses by the same setting, in toolSystem: WriteFs.layer.)
  */
 export const nodePlatform = Layer.unwrap(
-  Effect.map(Effect.serviceOption(FileSystem.FileSystem), (given) =>
-    overridable(
-      LocalFs,
-      given._tag === "Some" && !sameAsNode(given.value, REPLACED) ? LocalFs.layerPlatform : LocalFs.layerNative
-    ).pipe(Layer.provideMerge(nodeServices))
-  )
+  Effect.gen(function* () {
+    const given = yield* Effect.serviceOption(FileSystem.FileSystem)
+    const native = given._tag === "None" || (yield* NativeFileSystem)
+    // The choice is kept in the context, where WriteFs.layer (in toolSystem) reads it.
+    return overridable(LocalFs, native ? LocalFs.layerNative : LocalFs.layerPlatform).pipe(
+      Layer.provideMerge(nodeServices),
+      Layer.merge(Layer.succeed(NativeFileSystem, native))
+    )
+  })
 )
 
 export const ToolSystem = {

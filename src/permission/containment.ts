@@ -13,7 +13,11 @@ import { credentialPaths, hasSecretName, isCredentialPath } from "../sandbox/cre
 import { credentialFilesOf, secretTwinAt, secretTwinOf } from "../sandbox/secret-files.ts"
 
 /** What realPath needs: LocalFs, or effect's FileSystem (the edit tools' lock has one). */
-export type RealPaths = Pick<LocalFsShape, "realPath">
+export interface RealPaths {
+  readonly realPath: (path: string) => Effect.Effect<string, unknown>
+  /** Where a link points; a failure or undefined: no link there. */
+  readonly readLink: (path: string) => Effect.Effect<string | undefined, unknown>
+}
 
 /** The real path of `abs`, following symlinks as far as the path exists. */
 export const realPath = (fs: RealPaths, abs: string): Effect.Effect<string> => {
@@ -39,21 +43,42 @@ export const realPathBelow = (fs: LocalFsShape, base: string, abs: string): Effe
 
 const SLASH = "/".charCodeAt(0)
 
-/** A path that does not exist (yet): its deepest existing ancestor, resolved, and the rest. */
+/** More links than this while resolving one path is a loop (as the kernel's ELOOP). */
+const MAX_LINKS = 40
+
+/**
+ * A path that does not exist (yet): its deepest existing ancestor, resolved, and the rest —
+ * except that a dangling link on the way is followed, the last component too, since a write
+ * through it creates the file at its target (what src/edit/landing.ts lands a write on). A
+ * loop of links is taken as it is (the write itself refuses it).
+ */
 const realPathOfMissing = (fs: RealPaths, abs: string): Effect.Effect<string> =>
   Effect.gen(function* () {
-    // `abs` itself was just tried: start from its parent.
-    const missing: Array<string> = [NodePath.basename(abs)]
-    let at = NodePath.dirname(abs)
-    if (at === abs) return abs
+    let path = abs
+    let links = 0
     for (;;) {
-      const real = yield* fs.realPath(at).pipe(Effect.option)
-      if (real._tag === "Some")
-        return missing.length === 0 ? real.value : NodePath.join(real.value, ...missing.reverse())
-      const parent = NodePath.dirname(at)
-      if (parent === at) return NodePath.resolve(abs)
-      missing.push(NodePath.basename(at))
-      at = parent
+      const missing: Array<string> = []
+      let at = path
+      let next: string | undefined
+      for (;;) {
+        const link = yield* Effect.orElseSucceed(fs.readLink(at), () => undefined)
+        if (link !== undefined) {
+          next = NodePath.resolve(NodePath.dirname(at), link, ...missing.reverse())
+          break
+        }
+        // `abs` itself was just tried by the caller: start asking realpath(3) from its parent.
+        const real = at === abs ? undefined : yield* Effect.option(fs.realPath(at))
+        if (real !== undefined && real._tag === "Some")
+          return missing.length === 0 ? real.value : NodePath.join(real.value, ...missing.reverse())
+        const parent = NodePath.dirname(at)
+        if (parent === at) return NodePath.resolve(path)
+        missing.push(NodePath.basename(at))
+        at = parent
+      }
+      if (++links > MAX_LINKS) return NodePath.resolve(path)
+      path = next
+      const whole = yield* Effect.option(fs.realPath(path))
+      if (whole._tag === "Some") return whole.value
     }
   })
 

@@ -12,11 +12,15 @@
  * - `lastSeen` is the stale-file check: edit warns and write refuses when a file's hash is no
  *   longer the one recorded, and write also refuses when the model has not seen all of the
  *   content (`known`: it edited a file it never read).
+ * - `withPathLock` holds a path's write lock: a write's stale check, the write and its record
+ *   run under it (src/edit/write-transaction.ts), so they are one step to any other writer.
  *
  * Memory is bounded: 2,000 files per session, for the sessions alive in `Sessions`, which drops
  * a session's records when it ends.
  */
 import { Config, Context, Effect, Layer } from "effect"
+import { makeLockTable } from "../process-wide/lock-table.ts"
+import { processWide } from "../process-wide/process-wide.ts"
 import { type SessionsShape, sessionsOrOwn } from "../session/sessions.ts"
 import type { Fingerprint } from "./fingerprint.ts"
 
@@ -91,7 +95,19 @@ export interface ReadStateShape {
   readonly lastSeen: (sessionId: string, path: string) => Effect.Effect<FileSnapshot | undefined>
   /** The read result of `callId` was pruned from the conversation. */
   readonly markReadPruned: (sessionId: string, callId: string) => Effect.Effect<void>
+  /**
+   * Runs `effect` holding the write lock for `path` in this workspace: the stale check and the
+   * record of a write happen under it, so no other write of the file comes between them. A
+   * shared store takes a lock every replica sees.
+   */
+  readonly withPathLock: <A, E, R>(path: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
+
+/**
+ * The in-process write locks, one per path for the whole process (src/process-wide): paths are
+ * the machine's, so two systems in one process writing one file queue on one lock.
+ */
+export const pathLocks = processWide("path locks", makeLockTable)
 
 const MAX_FILES = 2000
 
@@ -173,6 +189,7 @@ export const makeReadState = (options: { readonly dedup: boolean }, owner: Sessi
         s.files.delete(path)
       }),
     lastSeen: (sessionId, path) => Effect.sync(() => sessions.get(sessionId)?.files.get(path)?.snapshot),
+    withPathLock: (path, effect) => pathLocks.get().withLock(path, effect),
     markReadPruned: (sessionId, callId) =>
       Effect.sync(() => {
         const s = sessions.get(sessionId)

@@ -9,6 +9,7 @@
 import { execFile, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { processWide } from "../process-wide/process-wide.ts"
 import { hardenedArgs } from "./bwrap.ts"
 import { seatbeltProbeLine } from "./seatbelt.ts"
 import { seccompFilter } from "./seccomp.ts"
@@ -140,7 +141,8 @@ const probeSeatbelt = async (path: string): Promise<Availability> => {
   return { available: true, runner: "seatbelt", sandboxExec }
 }
 
-const probes = new Map<string, Promise<Availability>>()
+/** One probe per platform and PATH for the process (src/process-wide): it starts a sandbox. */
+const probes = processWide("sandbox probes", () => new Map<string, Promise<Availability>>())
 
 export const probeSandbox = (
   platform: NodeJS.Platform = process.platform,
@@ -148,7 +150,7 @@ export const probeSandbox = (
   path = process.env.PATH ?? ""
 ): Promise<Availability> => {
   const key = `${platform}\0${path}`
-  let probe = probes.get(key)
+  let probe = probes.get().get(key)
   if (probe === undefined) {
     probe =
       platform === "linux"
@@ -159,7 +161,7 @@ export const probeSandbox = (
               available: false,
               reason: `no OS sandbox on ${platform} (bubblewrap on Linux, Seatbelt on macOS); commands run under the permission rules`
             })
-    probes.set(key, probe)
+    probes.get().set(key, probe)
   }
   return probe
 }

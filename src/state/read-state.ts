@@ -17,6 +17,7 @@ import {
   type RecordedBy
 } from "../read-state/read-state.ts"
 import { HostLease } from "./host-lease.ts"
+import { makePathLock } from "./path-lock.ts"
 
 const Stored = Schema.Struct({
   size: Schema.Number,
@@ -83,6 +84,7 @@ export const readStateLayer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const lease = yield* HostLease
     const workspace = lease.workspace
+    const withPathLock = yield* makePathLock(workspace)
     const put = (sessionId: string, path: string, record: string) =>
       sql`INSERT INTO fc_read_state (workspace, session_id, path, record, updated_at)
         SELECT ${workspace}, ${sessionId}, ${path}, ${record}, ${Date.now()} ${lease.held}
@@ -157,6 +159,8 @@ export const readStateLayer = Layer.effect(
             Effect.ignoreCause
           )
         ),
+      // Every replica's writes of one file in one workspace, one after the other (path-lock.ts).
+      withPathLock,
       lastSeen: (sessionId, path) =>
         stored(sessionId, path).pipe(
           Effect.map((s) =>

@@ -4,6 +4,7 @@
  */
 import * as NodePath from "node:path"
 import { Effect, type FileSystem, type PlatformError } from "effect"
+import type { WriteRefused } from "../edit/write-fs-shape.ts"
 import { displayDir, displayPath } from "../path/path.ts"
 import { similarNames } from "../path/similar-names.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
@@ -69,4 +70,17 @@ export const statOrFail = (
           ? Effect.flatMap(notFoundMessage(fs, root, abs, what), (message) => Effect.fail(fail(message)))
           : Effect.fail(fsFailure(e, root, abs))
       )
+    )
+
+/** A write transaction's own failures as tool failures: a refusal as given, a file-system error through `toFailure`. */
+export const writeFailures =
+  (toFailure: (e: PlatformError.PlatformError) => ToolFailure | TransientFailure) =>
+  <A, R>(
+    effect: Effect.Effect<A, ToolFailure | TransientFailure | WriteRefused | PlatformError.PlatformError, R>
+  ): Effect.Effect<A, ToolFailure | TransientFailure, R> =>
+    effect.pipe(
+      Effect.catchTags({
+        WriteRefused: (e) => Effect.fail(fail(e.message)),
+        PlatformError: (e) => Effect.fail(toFailure(e))
+      })
     )

@@ -22,6 +22,7 @@ import { compileModelGlob } from "../text/glob.ts"
 import { plural } from "../text/plural.ts"
 import { isRefusal } from "../text/regex.ts"
 import { fail } from "../tool/errors.ts"
+import { searchesBelow } from "../tool/presets.ts"
 import { readableError } from "../tool/readable-error.ts"
 import { defineTool } from "../tool/tool.ts"
 import { statOrFail } from "./fs-failure.ts"
@@ -144,14 +145,7 @@ export const GlobTool = defineTool({
   description:
     "Find files by path glob (e.g. `**/*.ts`, `src/**/test_*.py`; a pattern without / matches file names at any depth). Respects .gitignore, includes hidden files, sorted by path, at most 1,000. Use grep to search file contents.",
   parameters: Parameters,
-  concurrencySafe: true,
-  mutates: false,
-  retrySafe: true,
-  interruptBehavior: "cancel",
-  // both: the last line says how many more there are, and a cut to the budget must keep it.
-  truncate: "both",
-  permissions: { operations: ["file.search"] },
-  paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
+  ...searchesBelow("file.search"),
   execute: ({ pattern, path }, ctx) =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem

@@ -20,6 +20,7 @@ import { LocalFs } from "../fs/local-fs.ts"
 import { displayDir, displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
+import { searchesBelow } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
 import { fsFailure, statOrFail } from "./fs-failure.ts"
 import { CurrentSearchBackend } from "./search/auto.ts"
@@ -116,14 +117,7 @@ export const GrepTool = defineTool({
   description:
     "Search file contents with a regex (ripgrep syntax). Returns `path:line:text` lines sorted by path (or, by output_mode, files or counts); at most head_limit (default 250) from offset (a last line gives the next offset). Respects .gitignore, skips binary files and dependency folders. Narrow with path, include (file-name glob) or type; use glob to find files by name.",
   parameters: Parameters,
-  concurrencySafe: true,
-  mutates: false,
-  retrySafe: true,
-  interruptBehavior: "cancel",
-  // both: the last line says how many more there are, and a cut to the budget must keep it.
-  truncate: "both",
-  permissions: { operations: ["file.search"] },
-  paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
+  ...searchesBelow("file.search"),
   execute: (args, ctx) =>
     Effect.gen(function* () {
       const { pattern, path, include, head_limit, offset, type } = args

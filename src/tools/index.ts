@@ -2,8 +2,7 @@
  * The built-in tools. Adding a tool is one file in this folder and one line in this list
  * (docs/writing-a-tool.md).
  */
-import type { FileSystem, Path } from "effect"
-import type { ChildProcessSpawner } from "effect/process"
+import type { FileSystem } from "effect"
 import type { WriteFs } from "../edit/write-fs.ts"
 import type { LocalFs } from "../fs/local-fs.ts"
 import type { LspClients } from "../lsp/service.ts"
@@ -35,8 +34,6 @@ export type BuiltinRequirements =
   | FileSystem.FileSystem
   | LocalFs
   | WriteFs
-  | Path.Path
-  | ChildProcessSpawner.ChildProcessSpawner
   | OutputStore
   | LspClients
   | ReadState

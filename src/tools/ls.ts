@@ -18,6 +18,7 @@ import { Effect, FileSystem, Schema } from "effect"
 import { displayDir, displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
+import { searchesBelow } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
 import { fsFailure, notFoundMessage } from "./fs-failure.ts"
 import { skippedNote } from "./search/default-skip.ts"
@@ -234,14 +235,7 @@ export const LsTool = defineTool({
   description:
     "List a directory as an indented tree (directories end with /), .gitignore respected, hidden entries shown. Shows at most 1,000 entries, top levels first; pass a deeper path or ignore patterns to narrow. Use glob to find files by name and grep to search contents.",
   parameters: Parameters,
-  concurrencySafe: true,
-  mutates: false,
-  retrySafe: true,
-  interruptBehavior: "cancel",
-  // both: the last line says how many more there are, and a cut to the budget must keep it.
-  truncate: "both",
-  permissions: { operations: ["file.read"] },
-  paths: ({ path }, ctx) => [resolvePath(ctx.root, path ?? ".")],
+  ...searchesBelow("file.read"),
   // Hand-chained: every ls passes through here (docs/architecture.md).
   execute: ({ path, ignore }, ctx) => {
     const dir = resolvePath(ctx.root, path ?? ".")

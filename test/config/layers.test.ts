@@ -163,7 +163,9 @@ describe("merged under the project's", () => {
         Effect.provide(NodeServices.layer)
       )
       expect(config.values.mcpServers).toEqual({ mine: { command: "mine" } })
-      expect(config.values.hooks).toBeDefined()
+      expect(config.values.hooks).toMatchObject({
+        PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "true" }] }]
+      })
       expect(config.skipped).toEqual(["MCP server theirs (.mcp.json)"])
     })
   )

@@ -110,7 +110,10 @@ describe("what JSON.parse would hide", () => {
         "freecode.json":
           '{"profiles": {"a": {"deny": ["Read"]}, "b": {"deny": ["Read"]}}, "$schema": "\\"profiles\\": 1"}'
       })
-      expect((yield* loadConfig(fine).pipe(Effect.provide(NodeServices.layer))).values.profiles).toBeDefined()
+      expect((yield* loadConfig(fine).pipe(Effect.provide(NodeServices.layer))).values.profiles).toMatchObject({
+        a: { deny: ["Read"] },
+        b: { deny: ["Read"] }
+      })
     })
   )
 

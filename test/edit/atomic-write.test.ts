@@ -2,8 +2,9 @@ import { spawn } from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, FileSystem, Option, PlatformError } from "effect"
 import { writeFileAtomic } from "../../src/edit/atomic-write.ts"
-import { heldLocks, withPathLocks } from "../../src/edit/path-lock.ts"
+import { withFileLocksOn } from "../../src/edit/path-lock.ts"
 import { joinPath } from "../../src/path/path.ts"
+import { pathLocks } from "../../src/read-state/read-state.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { run } from "../tools/helpers.ts"
 import { ctxFor, layer, project, readText, writesOver } from "./helpers.ts"
@@ -50,7 +51,7 @@ describe("atomic write", () => {
       expect(failure._tag).toBe("ToolFailure")
       expect(failure.message).toContain("injected fault")
       expect(yield* readText(joinPath(root, "f.txt"))).toBe("a = 1\n")
-      expect(heldLocks()).toBe(0)
+      expect(pathLocks.get().size()).toBe(0)
     }).pipe(Effect.provide(layer))
   )
 
@@ -133,8 +134,12 @@ describe("atomic write", () => {
   )
 })
 
-describe("per-path lock", () => {
-  it.live("serializes work on one path and lets different paths run together", () =>
+/** The machine-wide lock files alone (the transaction takes ReadState's in-process lock first). */
+const withPathLocks = <A, E>(paths: Array<string>, staging: undefined, effect: Effect.Effect<A, E>) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => withFileLocksOn(fs, paths, staging, effect))
+
+describe("per-path lock files", () => {
+  it.live("serialize work on one path and let different paths run together", () =>
     Effect.gen(function* () {
       const log: Array<string> = []
       const job = (path: string, name: string) =>
@@ -163,7 +168,6 @@ describe("per-path lock", () => {
         Effect.timeoutOption("10 seconds")
       )
       expect(Option.isSome(together)).toBe(true)
-      expect(heldLocks()).toBe(0)
     }).pipe(Effect.provide(layer))
   )
 
@@ -173,7 +177,6 @@ describe("per-path lock", () => {
       yield* Effect.all([both(["/q/x", "/q/y"]), both(["/q/y", "/q/x"]), both(["/q/x", "/q/y"])], {
         concurrency: "unbounded"
       }).pipe(Effect.timeout("5 seconds"))
-      expect(heldLocks()).toBe(0)
     }).pipe(Effect.provide(layer))
   )
 })

@@ -4,6 +4,8 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { landingPath } from "../../src/edit/landing.ts"
+import { makeNativeFs } from "../../src/fs/native.ts"
+import { realPath } from "../../src/permission/containment.ts"
 import { ApplyPatchTool } from "../../src/tools/apply-patch.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { WriteTool } from "../../src/tools/write.ts"
@@ -48,18 +50,22 @@ describe("a dangling symlink never creates a file outside the project", () => {
     expect(NFS.readFileSync(NodePath.join(root, "a.txt"), "utf8")).toBe("a\n")
   })
 
-  it("declares where the write lands, so permissions check the real place", () => {
+  it("declares the path as named, and the permission check finds where the write lands", () => {
     const root = tempDir("freecode-links-")
     const outside = tempDir("freecode-outside-")
     NFS.symlinkSync(NodePath.join(outside, "made.txt"), NodePath.join(root, "dangling"))
+    NFS.symlinkSync(NodePath.join(outside, "gone"), NodePath.join(root, "dir-link"))
     const ctx = ctxFor(root)
-    expect(WriteTool.paths({ filePath: "dangling", content: "" }, ctx)).toEqual([NodePath.join(outside, "made.txt")])
-    expect(EditTool.paths({ filePath: "dangling", oldString: "", newString: "" }, ctx)).toEqual([
-      NodePath.join(outside, "made.txt")
-    ])
-    expect(ApplyPatchTool.paths({ patchText: patch("*** Add File: dangling", "+x") }, ctx)).toEqual([
-      NodePath.join(outside, "made.txt")
-    ])
+    const named = NodePath.join(root, "dangling")
+    expect(WriteTool.paths({ filePath: "dangling", content: "" }, ctx)).toEqual([named])
+    expect(EditTool.paths({ filePath: "dangling", oldString: "", newString: "" }, ctx)).toEqual([named])
+    expect(ApplyPatchTool.paths({ patchText: patch("*** Add File: dangling", "+x") }, ctx)).toEqual([named])
+    // Where the permission rules look (LocalFs, as the engine asks it): the links' targets.
+    const fs = makeNativeFs()
+    expect(Effect.runSync(realPath(fs, named))).toBe(NodePath.join(outside, "made.txt"))
+    expect(Effect.runSync(realPath(fs, NodePath.join(root, "dir-link", "new.txt")))).toBe(
+      NodePath.join(outside, "gone", "new.txt")
+    )
   })
 
   it("a link inside the project is written through: its target changes, the link stays", async () => {

@@ -13,6 +13,7 @@ import { Context, Effect, FileSystem, Layer } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { LocalFs } from "../../src/fs/local-fs.ts"
 import { MemoryFileSystem } from "../../src/fs/memory.ts"
+import { NativeFileSystem } from "../../src/fs/node-fs.ts"
 import { ToolSystem } from "../../src/layers/live.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { OutputConfig } from "../../src/output/config.ts"
@@ -249,15 +250,21 @@ describe("every service of the tool system can be swapped", () => {
 
 describe("which LocalFs the live system takes", () => {
   it.live(
-    "inside Node's own services (as the CLI builds it) the native layer; over another FileSystem the platform one",
+    "the native layer where the FileSystem is said to be Node's own (the default, and the CLI); the platform one over any other",
     () =>
       Effect.gen(function* () {
         const root = tempRoot()
         const onDisk = Effect.map(LocalFs, (fs) => fs.onDisk)
         expect(yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root })))).toBe(true)
+        // Inside Node's own services, as the CLI builds it, saying so: native.
+        const saidNative = Layer.merge(NodeServices.layer, Layer.succeed(NativeFileSystem, true))
+        expect(yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(saidNative))))).toBe(
+          true
+        )
+        // Node's FileSystem given without a word: it is gone through, as any given FileSystem.
         expect(
           yield* onDisk.pipe(Effect.provide(ToolSystem.layer({ root }).pipe(Layer.provide(NodeServices.layer))))
-        ).toBe(true)
+        ).toBe(false)
         // A wrapper that sees every read is another FileSystem: the tools must go through it.
         const seen: Array<string> = []
         const wrapped = Layer.effect(

@@ -11,7 +11,7 @@ import {
 import { dirname, join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, FileSystem, Layer, Scope } from "effect"
+import { Effect, Exit, FileSystem, Layer, Schedule, Scope } from "effect"
 import { trust } from "../../src/config/trust.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { errorsAfterEdit } from "../../src/lsp/after-edit.ts"
@@ -20,6 +20,23 @@ import { LspClients } from "../../src/lsp/service.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { LspTool } from "../../src/tools/lsp.ts"
 import { makeCtx, runFailure } from "../tools/helpers.ts"
+
+/** Whether a process runs (signal 0 reaches it). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Waits for `happened` to hold, looking every 20 ms; dies after a minute, naming `what`. */
+const eventually = (what: string, happened: () => boolean): Effect.Effect<void> =>
+  Effect.suspend(() => (happened() ? Effect.void : Effect.fail(new Error(`gave up waiting: ${what}`)))).pipe(
+    Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 3000 }),
+    Effect.orDie
+  )
 
 const FIXTURE = new URL("../fixtures/lsp-project", import.meta.url).pathname
 const NODE_MODULES = new URL("../../node_modules", import.meta.url).pathname
@@ -399,6 +416,7 @@ describe("lsp on the real TypeScript 7 server", () => {
       Effect.gen(function* () {
         const root = yield* project
         const pids = join(root, "pids.log")
+        const closed = join(root, "stdin-closed")
         writeFileSync(join(root, "a.half"), "x\n")
         // Answers initialize; once the document is open, closes its stdin and lingers: our next
         // write fails with EPIPE while the process is alive, as after a SIGKILL whose exit Node has
@@ -422,6 +440,7 @@ describe("lsp on the real TypeScript 7 server", () => {
               if (msg.method === "textDocument/didOpen") {
                 process.stdin.destroy()
                 require("fs").closeSync(0)
+                require("fs").writeFileSync(${JSON.stringify(closed)}, "closed")
                 return
               }
             }
@@ -436,13 +455,14 @@ describe("lsp on the real TypeScript 7 server", () => {
         yield* Effect.gen(function* () {
           const clients = yield* LspClients
           const doc = yield* clients.open(join(root, "a.half"), root)
-          yield* Effect.sleep("300 millis")
+          // The request goes once the server has closed its stdin (it says so in a file).
+          yield* eventually("the server closed its stdin", () => existsSync(closed))
           const error = yield* clients.request(doc, "textDocument/hover", {}).pipe(Effect.flip)
           expect(error._tag).toBe("TransientFailure")
           expect(error.message).toBe("The half server exited during textDocument/hover.")
           const [pid] = readFileSync(pids, "utf8").trim().split("\n")
-          yield* Effect.sleep("300 millis")
-          expect(() => process.kill(Number(pid), 0)).toThrow()
+          // Killed: its pid stops answering signals (a bound against a hang, not a deadline to meet).
+          yield* eventually(`the half server (pid ${pid}) was killed`, () => !alive(Number(pid)))
         }).pipe(Effect.provide([LspClients.layerWith({ servers: [half, ...SERVERS] }), NodeServices.layer]))
       }),
     120_000

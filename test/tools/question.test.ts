@@ -105,8 +105,11 @@ describe("question", () => {
   )
 })
 
+/** A key, or a key that moves to the next prompt and the text that prompt shows when it is drawn. */
+type Step = string | { readonly key: string; readonly until: string }
+
 /** The terminal Prompter in a real process; keys go to its stdin. */
-const terminal = (qs: ReadonlyArray<Question>, keys: ReadonlyArray<string>) =>
+const terminal = (qs: ReadonlyArray<Question>, keys: ReadonlyArray<Step>) =>
   Effect.promise(
     () =>
       new Promise<PromptOutcome>((resolve, reject) => {
@@ -116,13 +119,27 @@ const terminal = (qs: ReadonlyArray<Question>, keys: ReadonlyArray<string>) =>
           { stdio: ["pipe", "pipe", "pipe"] }
         )
         let stderr = ""
-        let started = false
+        // Paced by the prompt itself, as a person types after seeing the screen: the first key
+        // once the first prompt is drawn, each next key once the prompt has answered the last
+        // (its redraw or echo), and after a key that moves on, once the next prompt is drawn (a
+        // key before a prompt is drawn would be lost).
+        let awaiting: string | undefined = qs[0]!.question
+        let seen = ""
+        let i = 0
+        const next = () => {
+          const step = keys[i++]
+          if (step === undefined) return
+          awaiting = typeof step === "string" ? "" : step.until
+          seen = ""
+          child.stdin.write(typeof step === "string" ? step : step.key)
+        }
         child.stdout.on("data", (b: Buffer) => {
-          // Keys are sent once the first prompt is drawn: a key before it would be lost.
-          if (!started && b.toString().includes(qs[0]!.question)) {
-            started = true
-            setTimeout(next, 300)
-          }
+          if (awaiting === undefined) return
+          seen += b.toString()
+          if (!seen.includes(awaiting)) return
+          awaiting = undefined
+          // After the chunk that answered the key is handled, not in the middle of its redraw.
+          setImmediate(next)
         })
         child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
         child.on("error", reject)
@@ -133,14 +150,6 @@ const terminal = (qs: ReadonlyArray<Question>, keys: ReadonlyArray<string>) =>
             reject(new Error(`no outcome; stderr: ${stderr}`))
           }
         })
-        // One key at a time, as a person types: each prompt must be drawn before its keys matter.
-        let i = 0
-        const next = () => {
-          if (i < keys.length) {
-            child.stdin.write(keys[i++]!)
-            setTimeout(next, 400)
-          }
-        }
       })
   )
 
@@ -155,7 +164,7 @@ describe("Prompter.layerTerminal (a real process on Node's terminal)", () => {
       Effect.gen(function* () {
         const outcome = yield* terminal(questions, [
           DOWN,
-          ENTER, // Postgres
+          { key: ENTER, until: "Which checks?" }, // Postgres
           // MultiSelect lists Select All and Inverse Selection first; then lint, types, tests, Type my own answer.
           DOWN,
           DOWN,
@@ -165,7 +174,7 @@ describe("Prompter.layerTerminal (a real process on Node's terminal)", () => {
           SPACE, // tests
           DOWN,
           SPACE, // Type my own answer
-          ENTER,
+          { key: ENTER, until: "Your answer:" },
           ..."benchmarks too".split(""),
           ENTER
         ])

@@ -12,7 +12,6 @@
  * - Results are sorted by absolute path (then line), never in the order the walk found them.
  */
 import { Data, type Effect, type FileSystem } from "effect"
-import type { ChildProcessSpawner } from "effect/process"
 import type { LocalFs } from "../../fs/local-fs.ts"
 import { cutEnd } from "../../text/cut.ts"
 
@@ -29,7 +28,7 @@ export type SearchError = InvalidPattern | SearchFailed | RipgrepUnavailable
 
 export type BackendName = "ripgrep" | "walk" | "index"
 
-export type SearchRequirements = FileSystem.FileSystem | LocalFs | ChildProcessSpawner.ChildProcessSpawner
+export type SearchRequirements = FileSystem.FileSystem | LocalFs
 
 export interface ListFilesRequest {
   /** The project root: bounds which ancestor .gitignore files apply. Absolute. */

@@ -1,0 +1,96 @@
+/**
+ * The one way write, edit and apply_patch change files (WriteFs.transaction): check every path,
+ * lock, then hand the body a transaction whose loads, writes and commits record themselves in
+ * ReadState. The stale check (a load's `seen` against its file), the write and the record run
+ * under ReadState.withPathLock of every target, so a store shared by replicas can serialize
+ * them as one step; the layer's own locks (lock files, natively) are taken inside it.
+ */
+import { Effect, type PlatformError } from "effect"
+import { displayPath } from "../path/path.ts"
+import { withEach } from "../process-wide/lock-table.ts"
+import { fingerprint } from "../read-state/fingerprint.ts"
+import { ReadState, type ReadStateShape } from "../read-state/read-state.ts"
+import type { Change } from "./patch-commit.ts"
+import { type WriteAccess, writeAccess } from "./write-access.ts"
+import type {
+  FileChange,
+  Found,
+  WriteFsShape,
+  WriteRefused,
+  WriteRequest,
+  WriteSteps,
+  WriteTransaction
+} from "./write-fs-shape.ts"
+
+/** The WriteFs of a layer's steps. */
+export const makeWriteFs = (steps: WriteSteps): WriteFsShape => {
+  const transaction = <A, E, R>(
+    request: WriteRequest,
+    body: (tx: WriteTransaction) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | WriteRefused | PlatformError.PlatformError, R | ReadState> =>
+    Effect.gen(function* () {
+      const readState = yield* ReadState
+      const access = new Map<string, WriteAccess>()
+      for (const abs of request.paths) {
+        if (!access.has(abs))
+          access.set(abs, yield* writeAccess(steps, request.root, abs, displayPath(request.root, abs)))
+      }
+      const first = access.values().next().value
+      const staging = first?.staging
+      const targets = [...new Set([...access.values()].map((a) => a.target))]
+      const tx = open(steps, readState, request, access, staging)
+      const locked = steps.lockFiles(targets, staging, body(tx))
+      return yield* withEach(targets, readState.withPathLock, locked)
+    })
+  return { landing: steps.landing, transaction }
+}
+
+const open = (
+  steps: WriteSteps,
+  readState: ReadStateShape,
+  request: WriteRequest,
+  access: ReadonlyMap<string, WriteAccess>,
+  staging: string | undefined
+): WriteTransaction => {
+  const { sessionId, by } = request
+  /** Targets found missing by a load: a write makes their folder first. */
+  const missing = new Set<string>()
+  const target = (abs: string): string => {
+    const a = access.get(abs)
+    if (a === undefined) throw new Error(`${abs} is not a path of this write (WriteRequest.paths)`)
+    return a.target
+  }
+  const record = (abs: string, at: string, bytes: Uint8Array, known: boolean) =>
+    Effect.flatMap(steps.mtimeOf(at), (mtimeMs) =>
+      readState.recordWrite(sessionId, abs, { fingerprint: fingerprint(bytes), mtimeMs }, by, known)
+    )
+  return {
+    target,
+    load: (abs) =>
+      Effect.gen(function* () {
+        const at = target(abs)
+        const file = yield* steps.load(at)
+        if (file === undefined) missing.add(at)
+        else missing.delete(at)
+        const found: Found = { file, seen: yield* readState.lastSeen(sessionId, abs) }
+        return found
+      }),
+    write: (abs, bytes, known) =>
+      Effect.gen(function* () {
+        const at = target(abs)
+        if (missing.has(at)) yield* steps.makeParent(at)
+        yield* steps.write(at, bytes, staging)
+        missing.delete(at)
+        yield* record(abs, at, bytes, known)
+      }),
+    commit: (changes: ReadonlyArray<FileChange>) =>
+      Effect.gen(function* () {
+        const planned: Array<Change> = changes.map((c) => ({ target: target(c.abs), bytes: c.bytes, before: c.before }))
+        yield* steps.commit(planned, staging)
+        for (const c of changes) {
+          if (c.bytes === undefined) yield* readState.forget(sessionId, c.abs)
+          else yield* record(c.abs, target(c.abs), c.bytes, c.known ?? true)
+        }
+      })
+  }
+}
