@@ -55,7 +55,26 @@ describe("n-gram filter", () => {
   it("never rules out a matching text (seeded random patterns and texts)", () => {
     const random = prng(31)
     const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
-    const alphabet = ["a", "b", "c", "A", "B", "k", "K", "s", "\u212A", "\u017F", "é", "É", "\n", " ", "(", ".", "1", "😀"]
+    const alphabet = [
+      "a",
+      "b",
+      "c",
+      "A",
+      "B",
+      "k",
+      "K",
+      "s",
+      "\u212A",
+      "\u017F",
+      "é",
+      "É",
+      "\n",
+      " ",
+      "(",
+      ".",
+      "1",
+      "😀"
+    ]
     const atom = (depth: number): string => {
       const r = random()
       if (depth > 2 || r < 0.45) {

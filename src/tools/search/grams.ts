@@ -9,7 +9,13 @@
  * file: a typed array costs ~100 bytes of its own, more than most files' filters. Memory is
  * the slabs plus the path map, counted against a budget; past it the caller drops the store.
  */
-import type { GramQuery } from "./literals.ts"
+
+/** What a file's trigrams must satisfy (literals.ts makes it from a pattern). */
+export type GramQuery =
+  | { readonly op: "all" }
+  | { readonly op: "gram"; readonly gram: string }
+  | { readonly op: "and"; readonly subs: ReadonlyArray<GramQuery> }
+  | { readonly op: "or"; readonly subs: ReadonlyArray<GramQuery> }
 
 /**
  * Folds a code unit the way both the index and the query see it: ASCII letters to lower case,
@@ -104,7 +110,10 @@ export class GramStore {
 
   /** Indexes `text` (decoded as grep decodes it) for `path`; a text over MAX_TEXT is kept as unknown. */
   setText(path: string, text: string): void {
-    if (text.length > MAX_TEXT) return this.setUnknown(path)
+    if (text.length > MAX_TEXT) {
+      this.setUnknown(path)
+      return
+    }
     this.remove(path)
     const hashes = this.distinct(text)
     const k = classOf(Math.ceil((hashes.length * BITS_PER_GRAM) / 8))

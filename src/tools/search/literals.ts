@@ -10,13 +10,10 @@
  * The query only narrows which files are searched: a file it lets through is searched by the
  * real matcher, so a query may be weaker than it could be, never stronger.
  */
+import type { GramQuery } from "./grams.ts"
 import { type Node, parseRegex } from "./regex-syntax.ts"
 
-export type GramQuery =
-  | { readonly op: "all" }
-  | { readonly op: "gram"; readonly gram: string }
-  | { readonly op: "and"; readonly subs: ReadonlyArray<GramQuery> }
-  | { readonly op: "or"; readonly subs: ReadonlyArray<GramQuery> }
+export type { GramQuery } from "./grams.ts"
 
 const ALL: GramQuery = { op: "all" }
 /** Most exact strings a part keeps before it becomes a query. */

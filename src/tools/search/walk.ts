@@ -282,7 +282,25 @@ const searchFile = (search: FileSearch, file: string, bytes: Uint8Array, collect
   }
 }
 
-const grep = (request: GrepRequest) =>
+/** The files of a directory grep searches: the walk's list, filtered by `include` and `type`. */
+const grepTargets = (request: GrepRequest) =>
+  Effect.gen(function* () {
+    const listed = yield* listFiles({ root: request.root, dir: request.path })
+    let files = listed.files
+    if (request.include !== undefined) {
+      const include = compileInclude(request.include)
+      if (include instanceof SearchFailed) return yield* include
+      files = files.filter((f) => include(basenameOf(f)))
+    }
+    if (request.type !== undefined) {
+      const ofType = fileTypeMatcher(request.type)
+      files = files.filter((f) => ofType(basenameOf(f)))
+    }
+    return { ...listed, files }
+  })
+
+/** Searches `files` (or, when undefined, what `grepTargets` lists) with the walk's matcher. */
+const searchFiles = (request: GrepRequest, given: ReadonlyArray<string> | undefined) =>
   Effect.gen(function* () {
     const fs = yield* LocalFs
     const multiline = request.multiline === true
@@ -291,22 +309,13 @@ const grep = (request: GrepRequest) =>
     let files: ReadonlyArray<string>
     const notes: Array<string> = []
     let skipped: ReadonlyArray<string> = []
-    if (request.isFile) {
-      files = [request.path]
-    } else {
-      const listed = yield* listFiles({ root: request.root, dir: request.path })
+    if (given !== undefined) files = given
+    else if (request.isFile) files = [request.path]
+    else {
+      const listed = yield* grepTargets(request)
       notes.push(...listed.notes)
       skipped = listed.skipped
       files = listed.files
-      if (request.include !== undefined) {
-        const include = compileInclude(request.include)
-        if (include instanceof SearchFailed) return yield* include
-        files = files.filter((f) => include(basenameOf(f)))
-      }
-      if (request.type !== undefined) {
-        const ofType = fileTypeMatcher(request.type)
-        files = files.filter((f) => ofType(basenameOf(f)))
-      }
     }
     const search: FileSearch = { regex, multiline, before: request.before ?? 0, after: request.after ?? 0 }
     const collector = new MatchCollector(request.limit, request.offset ?? 0)
@@ -332,5 +341,6 @@ const grep = (request: GrepRequest) =>
 export const walkBackend: SearchBackend = {
   name: "walk",
   listFiles,
-  grep
+  grep: (request) => searchFiles(request, undefined),
+  grepFiles: searchFiles
 }
