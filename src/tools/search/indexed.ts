@@ -42,6 +42,8 @@ export interface SearchIndexOptions {
   readonly eager?: boolean
   /** Most bytes grep's n-gram filters may take (default 64 MB, docs/search.md); 0: no n-gram part. */
   readonly maxGramBytes?: number
+  /** ls lists a directory from the index when more entries than this are below it (default LS_INDEX_MIN_ENTRIES). */
+  readonly lsMinEntries?: number
 }
 
 export const DEFAULT_MAX_ENTRIES = 400_000
@@ -67,7 +69,8 @@ export const makeIndexedBackend = (
   root: string,
   index: WarmIndex,
   fallback: SearchBackend,
-  start: (work: Effect.Effect<void, never, LocalFs>) => Effect.Effect<void>
+  start: (work: Effect.Effect<void, never, LocalFs>) => Effect.Effect<void>,
+  lsMinEntries = LS_INDEX_MIN_ENTRIES
 ): IndexedBackend => {
   /** Starts the build when idle; after an answer, the content indexing that events queued. */
   const kick = Effect.suspend(() => {
@@ -119,7 +122,7 @@ export const makeIndexedBackend = (
       )
     },
     tree: (request) =>
-      request.root !== root || !index.holdsMore(request.dir, LS_INDEX_MIN_ENTRIES)
+      request.root !== root || !index.holdsMore(request.dir, lsMinEntries)
         ? Effect.succeed(undefined)
         : viaIndex(index.tree(request), Effect.succeed(undefined))
   }
@@ -161,7 +164,7 @@ export const searchIndexLayer = (root: string, options: SearchIndexOptions = {})
       )
       const start = (work: Effect.Effect<void, never, LocalFs>) =>
         Effect.asVoid(Effect.forkIn(Effect.provideService(work, LocalFs, localFs), scope))
-      const backend = makeIndexedBackend(root, index, fallback, start)
+      const backend = makeIndexedBackend(root, index, fallback, start, options.lsMinEntries)
       if (options.eager === true) yield* start(Effect.andThen(index.build, index.indexContents))
       return Context.make(CurrentSearchBackend, backend as SearchBackend)
     })
