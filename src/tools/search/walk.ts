@@ -70,6 +70,8 @@ export interface WalkOptions {
   readonly maxDepth?: number
   /** Called with each directory just before it is read (the warm index starts watching it there). */
   readonly onDir?: (path: string) => void
+  /** Run before each directory is read: the warm index's build yields to the event loop there (reads are synchronous). */
+  readonly pace?: Effect.Effect<void>
 }
 
 const kindOf = (type: FileType): EntryKind =>
@@ -105,10 +107,13 @@ export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, Platfo
       const skipped: Array<string> = []
       let seen = 0
       const readOne = (p: Pending) => {
-        options.onDir?.(p.path)
-        return p.depth === 0
-          ? readDir(fs, p)
-          : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+        const read = Effect.suspend(() => {
+          options.onDir?.(p.path)
+          return p.depth === 0
+            ? readDir(fs, p)
+            : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+        })
+        return options.pace === undefined ? read : Effect.andThen(options.pace, read)
       }
       /** One level of the tree, then the next. */
       const walkLevel = (level: ReadonlyArray<Pending>): Effect.Effect<WalkResult, PlatformError.PlatformError> =>

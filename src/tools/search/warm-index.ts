@@ -16,6 +16,7 @@
  *   a tree over the entry budget, or on a mount that is not local.
  */
 import * as NFS from "node:fs"
+import { performance } from "node:perf_hooks"
 import { Effect, type PlatformError, Semaphore } from "effect"
 import type { LocalFs } from "../../fs/local-fs.ts"
 import { basenameOf, childPath } from "../../path/path.ts"
@@ -128,10 +129,21 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     content.dirRead(path)
   }
 
-  /** Walks `dir` (its subtree, or with `own` only its entries) into the index, watching each directory first. */
-  const walkInto = (dir: string, own: boolean) =>
+  /**
+   * Walks `dir` (its subtree, or with `own` only its entries) into the index, watching each
+   * directory first. `paced` (the build): reads are synchronous, so the walk lets the event loop
+   * turn every few milliseconds, and the search that started the build is not held up by it.
+   */
+  const walkInto = (dir: string, own: boolean, paced = false) =>
     Effect.map(
-      walkTree({ root, dir, maxEntries: options.maxEntries, onDir: watch, ...(own ? { maxDepth: 0 } : {}) }),
+      walkTree({
+        root,
+        dir,
+        maxEntries: options.maxEntries,
+        onDir: watch,
+        ...(own ? { maxDepth: 0 } : {}),
+        ...(paced ? { pace } : {})
+      }),
       (walked) => {
         const unreadable = new Set(walked.unreadable)
         const skippedBy = new Map<string, Array<string>>()
@@ -243,7 +255,7 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     if (state !== "idle") return Effect.void
     state = "building"
     rootIno = statIno(root)
-    return walkInto(root, false).pipe(
+    return walkInto(root, false, true).pipe(
       Effect.andThen(
         Effect.sync(() => {
           if (state === "building") state = "ready"
@@ -298,6 +310,19 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
       return { ...listed, files: content.candidates(listed.files.filter(keep), query) }
     })
 
+  let lastTurn = 0
+  const pace: Effect.Effect<void> = Effect.suspend(() =>
+    performance.now() - lastTurn < SLICE_MS
+      ? Effect.void
+      : Effect.promise(nextTurn).pipe(
+          Effect.andThen(
+            Effect.sync(() => {
+              lastTurn = performance.now()
+            })
+          )
+        )
+  )
+
   const filesOf = (dir: string): ReadonlyArray<string> | undefined =>
     dirs.get(dir)?.entries.flatMap((e) => (e.kind === "file" ? [e.path] : []))
 
@@ -306,7 +331,7 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     if (contentRunning) return Effect.void
     contentRunning = true
     const slice: Effect.Effect<void> = Effect.flatMap(
-      lock(Effect.sync(() => state !== "ready" || content.work(filesOf, 8))),
+      lock(Effect.sync(() => state !== "ready" || content.work(filesOf, SLICE_MS))),
       (done) => (done ? Effect.void : Effect.andThen(Effect.promise(nextTurn), slice))
     )
     return Effect.ensuring(
@@ -348,6 +373,9 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
 
 /** The tree has more entries than the budget: no index rather than a partial one. */
 class TooLarge extends Error {}
+
+/** How long the build and the content indexing run before they let the event loop turn. */
+const SLICE_MS = 8
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
