@@ -30,8 +30,20 @@ export const isIndexed = (backend: SearchBackend): backend is IndexedBackend => 
 
 /** ls asks the index only for a directory with more entries below it than this: a small one reads faster than a barrier. */
 export const LS_INDEX_MIN_ENTRIES = 500
-/** More candidate files than this, and grep runs over the whole tree instead (rg's command line, and little saved). */
+/** More candidate files than this, and grep runs over the whole tree instead (little saved). */
 export const MAX_CANDIDATES = 4000
+/**
+ * Candidates whose paths add up to more than this: the whole tree instead. rg takes them on its
+ * command line, and one too long for the kernel (E2BIG) fails the spawn, which would retire rg.
+ */
+const MAX_CANDIDATE_CHARS = 256 * 1024
+
+const tooMany = (files: ReadonlyArray<string>): boolean => {
+  if (files.length > MAX_CANDIDATES) return true
+  let chars = 0
+  for (const f of files) chars += f.length + 1
+  return chars > MAX_CANDIDATE_CHARS
+}
 
 export interface SearchIndexOptions {
   /** Most files and directories held (default 400,000: ~60 MB, docs/search.md); a larger tree gets no index. */
@@ -112,7 +124,7 @@ export const makeIndexedBackend = (
       return Effect.flatMap(
         viaIndex(index.grepCandidates(request.path, query, keep), Effect.succeed(undefined)),
         (listed) =>
-          listed === undefined || listed.notes.length > 0 || listed.files.length > MAX_CANDIDATES
+          listed === undefined || listed.notes.length > 0 || tooMany(listed.files)
             ? fallback.grep(request)
             : Effect.map(grepFiles(request, listed.files), (found) => ({
                 ...found,
