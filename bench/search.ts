@@ -1,8 +1,9 @@
 /**
  * glob and grep with the warm index beside plain rg and the walk, in one run: the bench's
- * 25,000-file tree (bench/tree.ts) and a generated large tree (default 300,000 files;
- * `SEARCH_BENCH_FILES=N` to change it). First call (no index: what every search cost before),
- * repeated calls, the index's build time and memory. Figures: docs/benchmarks.md.
+ * 25,000-file tree (bench/tree.ts) and a generated large tree in a temp folder (default 300,000
+ * files; `SEARCH_BENCH_FILES=N` to change it, 0 for none). The first call (no index yet: rg
+ * answers while the build starts), repeated calls, the index's build time and memory (with
+ * --expose-gc, after a collection). Figures: docs/benchmarks.md.
  *
  *   node --expose-gc bench/search.ts
  */
@@ -151,11 +152,12 @@ const LARGE_CALLS: ReadonlyArray<Call> = [
 const main = async () => {
   const small = ensureTree(join(process.cwd(), "bench", ".tree"))
   const generating = performance.now()
-  const large = ensureLarge(LARGE)
+  const large = LARGE > 0 ? ensureLarge(LARGE) : undefined
   console.log(`(large tree ready in ${fmt(performance.now() - generating)})`)
   if (process.env.SEARCH_BENCH_GENERATE_ONLY === "1") return
   const runs = Number(process.env.SEARCH_BENCH_RUNS ?? 7)
   console.log(await benchTree("the bench tree (25,000 files)", small, SMALL_CALLS, runs, 3))
+  if (large === undefined) return
   console.log(
     await benchTree(
       `a generated tree (${LARGE.toLocaleString("en-US")} files)`,
