@@ -1,7 +1,7 @@
 /**
  * The n-gram part of the warm index: for each text file, a Bloom filter of the trigrams of its
  * text (as grep's matcher decodes it, UTF-16 code units, folded by `foldUnit`), sized to the
- * file (~8 bits a distinct trigram, two probes: ~5% false positives per trigram, and a query
+ * file (~6 bits a distinct trigram, two probes: ~8% false positives per trigram, and a query
  * of several trigrams rarely lets a file through that lacks them). A filter never misses a
  * trigram the file has, so a file it rules out cannot match.
  *
@@ -43,7 +43,7 @@ export const BINARY = -2
 
 const SLAB = 16 * 1024
 const MAX_FILTER = 16 * 1024
-const BITS_PER_GRAM = 8
+const BITS_PER_GRAM = 6
 /** Longer texts are not indexed (searched every time): their dedupe table would take 6 MB. */
 export const MAX_TEXT = 512 * 1024
 /** What a path in the map costs beside its filter (map slot, handle), for the budget. */
