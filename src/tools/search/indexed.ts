@@ -74,8 +74,9 @@ const nameFilter = (request: GrepRequest) => {
 }
 
 /**
- * Wraps `fallback`: `listFiles` for a directory under `root` is answered by the index when it
- * can; the first such call starts the build (`start` runs it in the background).
+ * Wraps `fallback`: under `root`, `listFiles` (glob), `grep` and `tree` (ls) are answered from
+ * the index when it can; the first such call starts the build (`start` runs it, and the content
+ * indexing after it, in the background).
  */
 export const makeIndexedBackend = (
   root: string,

@@ -303,12 +303,15 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
   const listFiles = (dir: string, nameGlob?: string) => fresh(() => answer(dir, nameGlob))
 
   const grepCandidates = (dir: string, query: GramQuery, keep: (path: string) => boolean) =>
-    fresh(() => {
-      if (!content.ready()) return undefined
-      const listed = answer(dir, undefined)
-      if (listed === undefined) return undefined
-      return { ...listed, files: content.candidates(listed.files.filter(keep), query) }
-    })
+    // Not ready: no barrier to pay for an answer that would be dropped.
+    !content.ready()
+      ? Effect.succeed(undefined)
+      : fresh(() => {
+          if (!content.ready()) return undefined
+          const listed = answer(dir, undefined)
+          if (listed === undefined) return undefined
+          return { ...listed, files: content.candidates(listed.files.filter(keep), query) }
+        })
 
   let lastTurn = 0
   const pace: Effect.Effect<void> = Effect.suspend(() =>
