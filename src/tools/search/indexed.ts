@@ -97,7 +97,9 @@ export const makeIndexedBackend = (
   ): Effect.Effect<A, E | E2, R | LocalFs> =>
     Effect.flatMap(LocalFs, (fs) => {
       if (!fs.onDisk) return otherwise
-      if (index.state() !== "ready") return Effect.andThen(kick, otherwise)
+      // The build starts once this answer is given: it reads synchronously, and started first it
+      // held the answer back until it ended (bench/search.ts's first call).
+      if (index.state() !== "ready") return Effect.tap(otherwise, () => kick)
       return Effect.flatMap(fromIndex, (answer) =>
         Effect.andThen(kick, answer === undefined ? otherwise : Effect.succeed(answer))
       )
