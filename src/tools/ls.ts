@@ -12,7 +12,9 @@
  * line says which and how to list one (search/default-skip.ts).
  *
  * ls walks with the LocalFs service even when rg is available: rg cannot list directories
- * (and ls must show empty ones). It shares the .gitignore rules of the walk backend.
+ * (and ls must show empty ones). It shares the .gitignore rules of the walk backend. With the
+ * warm index on, a directory with many entries below it is listed from the index instead, with
+ * the same result (search/tree.ts; docs/search.md).
  */
 import { Effect, FileSystem, Schema } from "effect"
 import { displayDir, displayPath, resolvePath } from "../path/path.ts"
@@ -21,8 +23,10 @@ import { fail } from "../tool/errors.ts"
 import { searchesBelow } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
 import { fsFailure, notFoundMessage } from "./fs-failure.ts"
+import { CurrentSearchBackend } from "./search/auto.ts"
 import { skippedNote } from "./search/default-skip.ts"
 import { makeMatcher } from "./search/ignore.ts"
+import { isIndexed } from "./search/indexed.ts"
 import { DENIED, hiddenFrom, hiddenNote } from "./search/visibility.ts"
 import { type WalkEntry, type WalkResult, walkTree } from "./search/walk.ts"
 
@@ -165,10 +169,12 @@ interface Tree {
   readonly walked: WalkResult
   readonly children: ReadonlyMap<string, ReadonlyArray<WalkEntry>>
   readonly chosen: Chosen
+  /** Listed from the warm index rather than walked. */
+  readonly fromIndex: boolean
 }
 
 /** The listing as ls shows it, with the lines that say what was left out and why. */
-const render = ({ root, dir, walked, children, chosen }: Tree, links: ReadonlyMap<string, string>) => {
+const render = ({ root, dir, walked, children, chosen, fromIndex }: Tree, links: ReadonlyMap<string, string>) => {
   const shownDir = displayDir(root, dir)
   const lines: Array<string> = [shownDir]
   const renderLevel = (parent: string, depth: number) => {
@@ -225,7 +231,8 @@ const render = ({ root, dir, walked, children, chosen }: Tree, links: ReadonlyMa
       entries: total,
       shown,
       truncated: shown < total || !walked.complete,
-      ...(walked.skipped.length > 0 ? { skipped: walked.skipped.length } : {})
+      ...(walked.skipped.length > 0 ? { skipped: walked.skipped.length } : {}),
+      ...(fromIndex ? { backend: "index" } : {})
     }
   }
 }
@@ -241,12 +248,21 @@ export const LsTool = defineTool({
     const dir = resolvePath(ctx.root, path ?? ".")
     // No stat of its own first: reading the directory (or finding its kept listing) says all
     // a stat would (missing, not a directory), one file-system round trip sooner.
-    const walk = walkTree({
+    const request = {
       root: ctx.root,
       dir,
       maxEntries: LS_SCAN_LIMIT,
       ...(ignore === undefined || ignore.length === 0 ? {} : { extraIgnore: makeMatcher(ignore) })
-    }).pipe(
+    }
+    let fromIndex = false
+    const walk = Effect.flatMap(CurrentSearchBackend, (backend) =>
+      isIndexed(backend)
+        ? Effect.flatMap(backend.tree(request), (held) => {
+            fromIndex = held !== undefined
+            return held === undefined ? walkTree(request) : Effect.succeed(held)
+          })
+        : walkTree(request)
+    ).pipe(
       Effect.catchTag("PlatformError", (e) =>
         e.reason._tag === "NotFound"
           ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
@@ -269,7 +285,7 @@ export const LsTool = defineTool({
       }
       // Choose breadth-first, in display order, so the top levels are always complete.
       const chosen = chooseBreadthFirst(dir, children, hiddenIn)
-      const tree = { root: ctx.root, dir, walked, children, chosen }
+      const tree = { root: ctx.root, dir, walked, children, chosen, fromIndex }
       if (chosen.links.length === 0) return Effect.succeed(render(tree, new Map()))
       return Effect.map(linkTargets(chosen.links), (links) => render(tree, links))
     })

@@ -1,9 +1,11 @@
 /**
- * The warm index answers glob exactly as the walk and rg do, after every change: a seeded,
- * bounded differential run over random trees and random sequences of creates, deletes, renames,
- * edits, .gitignore changes, links, whole-folder moves and folder replacements, made in this
+ * The warm index answers glob, grep and ls exactly as the walk and rg do, after every change: a
+ * seeded, bounded differential run over random trees and random sequences of creates, deletes,
+ * renames, edits, .gitignore changes, links (symbolic, and hard links from outside the tree
+ * written through), binary files, whole-folder moves and folder replacements, made in this
  * process (as the edit tools write), by bash, and by another process. After each step every
- * glob from the index must equal the walk's output, and its files rg's list.
+ * glob and ls from the index must equal the walk's output, every grep the walk's and rg's, and
+ * the index's file list rg's.
  */
 import { execFileSync } from "node:child_process"
 import * as NFS from "node:fs"
@@ -14,6 +16,8 @@ import { Effect } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { ToolSystem } from "../../src/layers/live.ts"
 import { GlobTool } from "../../src/tools/glob.ts"
+import { GrepTool } from "../../src/tools/grep.ts"
+import { LsTool } from "../../src/tools/ls.ts"
 import { CurrentSearchBackend } from "../../src/tools/search/auto.ts"
 import type { SearchBackend } from "../../src/tools/search/backend.ts"
 import { type IndexedBackend, searchIndexLayer } from "../../src/tools/search/indexed.ts"
@@ -30,6 +34,41 @@ const prng = (seed: number) => () => {
 }
 
 const PATTERNS = ["**/*", "*.ts", "src/**/*.ts", "*.log", ".h*/**", "a*/**/*"]
+
+/** grep calls: a literal, alternations, a class, -i, the modes, context, include, type; and two without a literal. */
+const GREPS: ReadonlyArray<Record<string, unknown>> = [
+  { pattern: "alpha" },
+  { pattern: "beta|gam+a", output_mode: "files_with_matches" },
+  { pattern: "delta\\d+ [a-z]", output_mode: "count" },
+  { pattern: "EPSILON", "-i": true, "-C": 1 },
+  { pattern: "(?i)kelvin|caf\u00e9", include: "*.{ts,md}" },
+  { pattern: "zeta", type: "ts", "-A": 1 },
+  { pattern: "needle\\(x, 4\\)" },
+  { pattern: "\\w+a$", output_mode: "files_with_matches" }
+]
+const STEPS = 45
+const LSES: ReadonlyArray<Record<string, unknown>> = [{}, { path: "src" }, { ignore: ["*.md", "deep/"] }]
+
+const WORDS = [
+  "alpha",
+  "beta",
+  "gamma",
+  "gammma",
+  "delta12 x",
+  "Epsilon",
+  "zeta",
+  "needle(x, 4)",
+  "\u212Aelvin",
+  "café",
+  "omega"
+]
+
+/** A few lines of random words. */
+const text = (pick: <A>(xs: ReadonlyArray<A>) => A) => {
+  const lines: Array<string> = []
+  for (let i = 0; i < 3; i++) lines.push(`${pick(WORDS)} ${pick(WORDS)}`)
+  return `${lines.join("\n")}\n`
+}
 
 /** Every file and directory under root, relative (not following links), for picking targets. */
 const listAll = (root: string) => {
@@ -81,19 +120,29 @@ describe("warm search index", () => {
       const names = ["a.ts", "b.log", "c.md", ".env", "d.ts", "keep.log"]
       const folders = ["src", "src/deep", "a1", ".hidden", "node_modules/pkg", "build", "a1/b2"]
       for (const f of folders) NFS.mkdirSync(NodePath.join(root, f), { recursive: true })
-      for (let i = 0; i < 30; i++) NFS.writeFileSync(NodePath.join(root, pick(folders), `${i}${pick(names)}`), "x\n")
+      for (let i = 0; i < 30; i++)
+        NFS.writeFileSync(NodePath.join(root, pick(folders), `${i}${pick(names)}`), text(pick))
       NFS.writeFileSync(NodePath.join(root, ".gitignore"), "*.log\n!keep.log\n/build\n")
+      // A file outside the tree, hard-linked into it: a write through the outside name raises no event inside.
+      const outside = NodePath.join(base, "outside.ts")
+      NFS.writeFileSync(outside, "omega\n")
+      NFS.linkSync(outside, NodePath.join(root, "src", "linked.ts"))
       return Effect.gen(function* () {
         const rg = makeRipgrepBackend(yield* loadRipgrepPath)
         const indexed = (yield* CurrentSearchBackend) as IndexedBackend
         expect(indexed.index).toBeDefined()
-        for (let i = 0; i < 500 && indexed.index.state() !== "ready"; i++) yield* Effect.sleep(20)
+        for (let i = 0; i < 500 && !indexed.index.contentSize().ready; i++) yield* Effect.sleep(20)
         expect(indexed.index.state()).toBe("ready")
+        expect(indexed.index.contentSize().ready).toBe(true)
+        const viaRg = Effect.provideService(CurrentSearchBackend, rg as SearchBackend)
+        const viaWalk = Effect.provideService(CurrentSearchBackend, walkBackend as SearchBackend)
 
         const sh = (script: string) => execFileSync("bash", ["-c", script], { cwd: root })
         const other = (code: string) => execFileSync(process.execPath, ["-e", code], { cwd: root })
         let answeredByIndex = 0
-        for (let step = 0; step < 60; step++) {
+        let grepsByIndex = 0
+        let lsByIndex = 0
+        for (let step = 0; step < STEPS; step++) {
           const { files, dirs } = listAll(root)
           const by = pick(["here", "bash", "process"] as const)
           const target = (list: ReadonlyArray<string>) => (list.length === 0 ? undefined : pick(list))
@@ -104,24 +153,38 @@ describe("warm search index", () => {
             "delete",
             "rename",
             "edit",
+            "edit",
             "gitignore",
             "link",
             "mvdir",
             "replace",
-            "mkdir"
+            "mkdir",
+            "binary",
+            "outside"
           ])
           const js = (() => {
             const f = target(files)
             const d = target(dirs)
             switch (op) {
               case "create":
-                return `fs.writeFileSync(${JSON.stringify(newFile)}, "new\\n")`
+                return `fs.writeFileSync(${JSON.stringify(newFile)}, ${JSON.stringify(text(pick))})`
+              case "binary":
+                return `fs.writeFileSync(${JSON.stringify(newFile)}, "alpha\\0zeta\\n")`
+              case "outside":
+                return `fs.appendFileSync(${JSON.stringify(outside)}, ${JSON.stringify(text(pick))})`
               case "delete":
                 return f === undefined ? "" : `fs.rmSync(${JSON.stringify(f)}, { force: true })`
               case "rename":
                 return f === undefined ? "" : `fs.renameSync(${JSON.stringify(f)}, ${JSON.stringify(newFile)})`
               case "edit":
-                return f === undefined ? "" : `fs.appendFileSync(${JSON.stringify(f)}, "more\\n")`
+                return f === undefined
+                  ? ""
+                  : pick([
+                      `fs.appendFileSync(${JSON.stringify(f)}, ${JSON.stringify(text(pick))})`,
+                      `fs.writeFileSync(${JSON.stringify(f)}, ${JSON.stringify(text(pick))})`,
+                      // As the edit tools write: a temporary file renamed over the old one.
+                      `fs.writeFileSync(${JSON.stringify(`${f}.tmp`)}, ${JSON.stringify(text(pick))}); fs.renameSync(${JSON.stringify(`${f}.tmp`)}, ${JSON.stringify(f)})`
+                    ])
               case "gitignore": {
                 const where = pick(["", ...dirs.filter((x) => !x.startsWith("node_modules"))])
                 const rules = pick(["*.md\n", "!node_modules/\n", "deep/\n", "", "*.ts\n!d.ts\n", ".hidden\n"])
@@ -144,9 +207,11 @@ describe("warm search index", () => {
             }
           })()
           if (js !== "") {
-            if (by === "here") new Function("fs", js)(wrapFs(root))
-            else if (by === "process") other(`const fs = require("node:fs"); ${js}`)
-            else sh(`node -e ${shellQuote(`const fs = require("node:fs"); ${js}`)}`)
+            // A change that cannot be made (a link picked as a file to edit) is no change.
+            const guarded = `try { ${js} } catch {}`
+            if (by === "here") new Function("fs", guarded)(wrapFs(root))
+            else if (by === "process") other(`const fs = require("node:fs"); ${guarded}`)
+            else sh(`node -e ${shellQuote(`const fs = require("node:fs"); ${guarded}`)}`)
           }
           // At once, with no turn of the event loop since the change: only the barrier makes it seen.
           const listed = yield* indexed.listFiles({ root, dir: root })
@@ -171,16 +236,41 @@ describe("warm search index", () => {
             })
             if (viaIndex.metadata?.backend === "index") answeredByIndex++
           }
+          for (const args of GREPS) {
+            const fromIndex = yield* run(GrepTool, args, makeCtx(root))
+            const walked = yield* run(GrepTool, args, makeCtx(root)).pipe(viaWalk)
+            const rgs = yield* run(GrepTool, args, makeCtx(root)).pipe(viaRg)
+            const seen = { step, op, by, args, index: fromIndex.output, walk: walked.output, rg: rgs.output }
+            expect(seen).toEqual({ ...seen, walk: fromIndex.output, rg: fromIndex.output })
+            if (fromIndex.metadata?.backend === "index") grepsByIndex++
+          }
+          for (const args of LSES) {
+            const fromIndex = yield* run(LsTool, args, makeCtx(root)).pipe(Effect.catch((e) => Effect.succeed(e)))
+            const walked = yield* run(LsTool, args, makeCtx(root)).pipe(
+              viaWalk,
+              Effect.catch((e) => Effect.succeed(e))
+            )
+            expect({ step, op, by, args, out: outputOf(fromIndex) }).toEqual({
+              step,
+              op,
+              by,
+              args,
+              out: outputOf(walked)
+            })
+            if ("metadata" in fromIndex && fromIndex.metadata?.backend === "index") lsByIndex++
+          }
         }
         // The comparisons above were of the index's answers, not of the walk with itself.
-        expect(answeredByIndex).toBeGreaterThan(PATTERNS.length * 40)
+        expect(answeredByIndex).toBeGreaterThan(PATTERNS.length * STEPS * 0.6)
+        expect(grepsByIndex).toBeGreaterThan(STEPS * 4)
+        expect(lsByIndex).toBeGreaterThan(STEPS)
       }).pipe(
-        Effect.provide(searchIndexLayer(root, { eager: true })),
+        Effect.provide(searchIndexLayer(root, { eager: true, lsMinEntries: 0 })),
         Effect.provide(nodeLayer),
         Effect.ensuring(Effect.sync(() => NFS.rmSync(base, { recursive: true, force: true })))
       )
     },
-    240_000
+    600_000
   )
 })
 
@@ -219,5 +309,9 @@ const globUntilIndexed = (tries: number) =>
     }
     return backends
   })
+
+/** A tool's output, or its failure's message (ls of a folder a change removed). */
+const outputOf = (x: unknown): string =>
+  typeof x === "object" && x !== null && "output" in x ? String(x.output) : JSON.stringify(x)
 
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`

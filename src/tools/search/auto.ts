@@ -52,7 +52,9 @@ export const makeAutoBackend = (options: AutoBackendOptions = {}): SearchBackend
   return {
     name: "auto",
     listFiles: (request) => withBackend((b) => b.listFiles(request)),
-    grep: (request) => withBackend((b) => b.grep(request))
+    grep: (request) => withBackend((b) => b.grep(request)),
+    grepFiles: (request, files) =>
+      withBackend((b) => (b.grepFiles === undefined ? b.grep(request) : b.grepFiles(request, files)))
   }
 }
 

@@ -121,6 +121,14 @@ export interface SearchBackend {
   readonly name: BackendName | "auto"
   readonly listFiles: (request: ListFilesRequest) => Effect.Effect<FileList, SearchError, SearchRequirements>
   readonly grep: (request: GrepRequest) => Effect.Effect<GrepResult, SearchError, SearchRequirements>
+  /**
+   * grep over exactly these files (absolute; the ignore rules, `include` and `type` already
+   * applied by the caller): the warm index's candidates. `skipped` is empty.
+   */
+  readonly grepFiles?: (
+    request: GrepRequest,
+    files: ReadonlyArray<string>
+  ) => Effect.Effect<GrepResult, SearchError, SearchRequirements>
 }
 
 // ---------------------------------------------------------------------------------------------

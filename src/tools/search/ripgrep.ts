@@ -262,26 +262,35 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
       return result
     }).pipe(Effect.scoped)
 
-  const grep = (request: GrepRequest) =>
+  /**
+   * grep over `given` files (rg searches paths named on its command line whatever the ignore
+   * rules, types and globs say: the caller filtered them), or over the request's path.
+   */
+  const grepIn = (request: GrepRequest, given: ReadonlyArray<string> | undefined) =>
     Effect.gen(function* () {
       const cwd = request.root
-      const [ignoreArgs, pathArg] = splitTarget(
-        yield* targetArgs({ root: cwd, target: request.path, isDir: !request.isFile })
-      )
-      const skip = skipArgs()
+      const explicit = given !== undefined
+      const [ignoreArgs, pathArg] = explicit
+        ? [[], "."]
+        : splitTarget(yield* targetArgs({ root: cwd, target: request.path, isDir: !request.isFile }))
+      const skip = explicit ? [] : skipArgs()
+      const filtered = explicit || request.isFile
       const include =
-        request.include === undefined || request.isFile
+        request.include === undefined || filtered
           ? []
           : ["--type-add", `include:${request.include}`, "--type", "include"]
       // rg ORs its type filters: with both, the type is checked here on each result's name.
       const typeArgs =
-        request.type === undefined || request.isFile || request.include !== undefined
+        request.type === undefined || filtered || request.include !== undefined
           ? []
           : [...(FILE_TYPES[request.type] ?? []).flatMap((g) => ["--type-add", `ftype:${g}`]), "--type", "ftype"]
       const ofType =
-        request.type !== undefined && !request.isFile && request.include !== undefined
+        request.type !== undefined && !filtered && request.include !== undefined
           ? fileTypeMatcher(request.type)
           : undefined
+      // Named as a walk from the root names them ("./src/a.ts"), so rg's messages read the same.
+      const prefix = cwd.endsWith("/") ? cwd : `${cwd}/`
+      const paths = explicit ? given.map((f) => (f.startsWith(prefix) ? `./${f.slice(prefix.length)}` : f)) : [pathArg]
       const collector = new MatchCollector(request.limit, request.offset ?? 0)
       const context = new ContextTracker(request.before ?? 0, request.after ?? 0)
       let pending = ""
@@ -324,7 +333,7 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         "--regexp",
         request.pattern,
         "--",
-        pathArg
+        ...paths
       ]
       const run = yield* runRg(rgPath, cwd, args, (chunk) => {
         const lines = (pending + chunk).split("\n")
@@ -339,11 +348,19 @@ export const makeRipgrepBackend = (rgPath: string): SearchBackend => {
         }
         return yield* new SearchFailed({ message: `rg failed: ${message}` })
       }
-      const skipped = request.isFile ? [] : yield* skippedAtTop(cwd, request.path, skip.length > 0)
+      const skipped = request.isFile || explicit ? [] : yield* skippedAtTop(cwd, request.path, skip.length > 0)
       return collector.result("ripgrep", run.exitCode === 2 ? partialNote(run.stderr) : [], skipped)
     }).pipe(Effect.scoped)
 
-  return { name: "ripgrep", listFiles, grep }
+  return {
+    name: "ripgrep",
+    listFiles,
+    grep: (request) => grepIn(request, undefined),
+    grepFiles: (request, files) =>
+      files.length === 0
+        ? Effect.succeed(new MatchCollector(request.limit, request.offset ?? 0).result("ripgrep", [], []))
+        : grepIn(request, files)
+  }
 }
 
 const splitTarget = (args: ReadonlyArray<string>): [ReadonlyArray<string>, string] => [

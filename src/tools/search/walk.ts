@@ -70,6 +70,8 @@ export interface WalkOptions {
   readonly maxDepth?: number
   /** Called with each directory just before it is read (the warm index starts watching it there). */
   readonly onDir?: (path: string) => void
+  /** Run before each directory is read: the warm index's build yields to the event loop there (reads are synchronous). */
+  readonly pace?: Effect.Effect<void>
 }
 
 const kindOf = (type: FileType): EntryKind =>
@@ -105,10 +107,13 @@ export const walkTree = (options: WalkOptions): Effect.Effect<WalkResult, Platfo
       const skipped: Array<string> = []
       let seen = 0
       const readOne = (p: Pending) => {
-        options.onDir?.(p.path)
-        return p.depth === 0
-          ? readDir(fs, p)
-          : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+        const read = Effect.suspend(() => {
+          options.onDir?.(p.path)
+          return p.depth === 0
+            ? readDir(fs, p)
+            : readDir(fs, p).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+        })
+        return options.pace === undefined ? read : Effect.andThen(options.pace, read)
       }
       /** One level of the tree, then the next. */
       const walkLevel = (level: ReadonlyArray<Pending>): Effect.Effect<WalkResult, PlatformError.PlatformError> =>
@@ -282,7 +287,25 @@ const searchFile = (search: FileSearch, file: string, bytes: Uint8Array, collect
   }
 }
 
-const grep = (request: GrepRequest) =>
+/** The files of a directory grep searches: the walk's list, filtered by `include` and `type`. */
+const grepTargets = (request: GrepRequest) =>
+  Effect.gen(function* () {
+    const listed = yield* listFiles({ root: request.root, dir: request.path })
+    let files = listed.files
+    if (request.include !== undefined) {
+      const include = compileInclude(request.include)
+      if (include instanceof SearchFailed) return yield* include
+      files = files.filter((f) => include(basenameOf(f)))
+    }
+    if (request.type !== undefined) {
+      const ofType = fileTypeMatcher(request.type)
+      files = files.filter((f) => ofType(basenameOf(f)))
+    }
+    return { ...listed, files }
+  })
+
+/** Searches `files` (or, when undefined, what `grepTargets` lists) with the walk's matcher. */
+const searchFiles = (request: GrepRequest, given: ReadonlyArray<string> | undefined) =>
   Effect.gen(function* () {
     const fs = yield* LocalFs
     const multiline = request.multiline === true
@@ -291,22 +314,13 @@ const grep = (request: GrepRequest) =>
     let files: ReadonlyArray<string>
     const notes: Array<string> = []
     let skipped: ReadonlyArray<string> = []
-    if (request.isFile) {
-      files = [request.path]
-    } else {
-      const listed = yield* listFiles({ root: request.root, dir: request.path })
+    if (given !== undefined) files = given
+    else if (request.isFile) files = [request.path]
+    else {
+      const listed = yield* grepTargets(request)
       notes.push(...listed.notes)
       skipped = listed.skipped
       files = listed.files
-      if (request.include !== undefined) {
-        const include = compileInclude(request.include)
-        if (include instanceof SearchFailed) return yield* include
-        files = files.filter((f) => include(basenameOf(f)))
-      }
-      if (request.type !== undefined) {
-        const ofType = fileTypeMatcher(request.type)
-        files = files.filter((f) => ofType(basenameOf(f)))
-      }
     }
     const search: FileSearch = { regex, multiline, before: request.before ?? 0, after: request.after ?? 0 }
     const collector = new MatchCollector(request.limit, request.offset ?? 0)
@@ -332,5 +346,6 @@ const grep = (request: GrepRequest) =>
 export const walkBackend: SearchBackend = {
   name: "walk",
   listFiles,
-  grep
+  grep: (request) => searchFiles(request, undefined),
+  grepFiles: searchFiles
 }

@@ -16,17 +16,21 @@
  *   a tree over the entry budget, or on a mount that is not local.
  */
 import * as NFS from "node:fs"
+import { performance } from "node:perf_hooks"
 import { Effect, type PlatformError, Semaphore } from "effect"
 import type { LocalFs } from "../../fs/local-fs.ts"
-import { basenameOf } from "../../path/path.ts"
+import { basenameOf, childPath } from "../../path/path.ts"
 import { compileModelGlob } from "../../text/glob.ts"
 import { isRefusal } from "../../text/regex.ts"
 import { type FileList, SearchFailed } from "./backend.ts"
+import { ContentIndex } from "./content-index.ts"
 import type { EventBarrier } from "./event-barrier.ts"
-import { unreadableNote, type WalkEntry, walkTree } from "./walk.ts"
+import type { GramQuery } from "./grams.ts"
+import { type TreeRequest, treeFromIndex } from "./tree.ts"
+import { unreadableNote, type WalkEntry, type WalkResult, walkTree } from "./walk.ts"
 
 /** What the index keeps of one directory the walk entered. */
-interface Dir {
+export interface Dir {
   readonly entries: ReadonlyArray<WalkEntry>
   /** Default-skip folders directly in it. */
   readonly skipped: ReadonlyArray<string>
@@ -40,6 +44,8 @@ export interface WarmIndexOptions {
   /** Marked directories past which a search walks and the index is built again. */
   readonly maxPending: number
   readonly barrier: EventBarrier
+  /** Most bytes grep's n-gram filters may take (content-index.ts); 0: none. */
+  readonly maxGramBytes: number
 }
 
 export type IndexState = "idle" | "building" | "ready" | "off"
@@ -50,8 +56,27 @@ export interface WarmIndex {
   readonly build: Effect.Effect<void, never, LocalFs>
   /** The files below `dir` (the walk's answer), or undefined when the index cannot answer. */
   readonly listFiles: (dir: string, nameGlob?: string) => Effect.Effect<FileList | undefined, SearchFailed, LocalFs>
+  /**
+   * The files below `dir` that may match `query` and pass `keep` (grep's include and type),
+   * with the walk's notes; undefined when the index cannot answer (or the n-gram part is not
+   * ready, or off).
+   */
+  readonly grepCandidates: (
+    dir: string,
+    query: GramQuery,
+    keep: (path: string) => boolean
+  ) => Effect.Effect<FileList | undefined, SearchFailed, LocalFs>
+  /** The walk's answer for ls (walkTree with these options), or undefined when the index cannot give it. */
+  readonly tree: (request: TreeRequest) => Effect.Effect<WalkResult | undefined, never, LocalFs>
+  /** Whether more than `count` entries are held below `dir` (read without waiting for events: a hint only). */
+  readonly holdsMore: (dir: string, count: number) => boolean
+  /** Indexes the contents queued (in slices, under the lock); started by the caller when `contentPending`. */
+  readonly indexContents: Effect.Effect<void>
+  readonly contentPending: () => boolean
   /** Entries held, for the memory budget and the bench. */
   readonly size: () => number
+  /** Bytes the n-gram filters take, and files indexed. */
+  readonly contentSize: () => { readonly bytes: number; readonly files: number; readonly ready: boolean }
   readonly close: () => void
 }
 
@@ -64,6 +89,8 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
   let watchers = new Map<string, NFS.FSWatcher>()
   let rootIno: number | undefined
   let entries = 0
+  const content = new ContentIndex({ maxBytes: options.maxGramBytes })
+  let contentRunning = false
   // One reader or updater at a time: an update is several steps over the maps.
   const lock = Semaphore.makeUnsafe(1).withPermits(1)
 
@@ -83,6 +110,7 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     dirs = new Map()
     pending = new Map()
     entries = 0
+    content.reset()
     state = next
   }
 
@@ -98,12 +126,24 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
   const put = (path: string, dir: Dir) => {
     entries += dir.entries.length - (dirs.get(path)?.entries.length ?? 0)
     dirs.set(path, dir)
+    content.dirRead(path)
   }
 
-  /** Walks `dir` (its subtree, or with `own` only its entries) into the index, watching each directory first. */
-  const walkInto = (dir: string, own: boolean) =>
+  /**
+   * Walks `dir` (its subtree, or with `own` only its entries) into the index, watching each
+   * directory first. `paced` (the build): reads are synchronous, so the walk lets the event loop
+   * turn every few milliseconds, and the search that started the build is not held up by it.
+   */
+  const walkInto = (dir: string, own: boolean, paced = false) =>
     Effect.map(
-      walkTree({ root, dir, maxEntries: options.maxEntries, onDir: watch, ...(own ? { maxDepth: 0 } : {}) }),
+      walkTree({
+        root,
+        dir,
+        maxEntries: options.maxEntries,
+        onDir: watch,
+        ...(own ? { maxDepth: 0 } : {}),
+        ...(paced ? { pace } : {})
+      }),
       (walked) => {
         const unreadable = new Set(walked.unreadable)
         const skippedBy = new Map<string, Array<string>>()
@@ -125,7 +165,10 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
       const d = stack.pop()!
       const held = dirs.get(d)
       if (held === undefined) continue
-      for (const e of held.entries) if (e.kind === "dir") stack.push(e.path)
+      for (const e of held.entries) {
+        if (e.kind === "dir") stack.push(e.path)
+        else content.fileChanged(e.path)
+      }
       entries -= held.entries.length
       dirs.delete(d)
       watchers.get(d)?.close()
@@ -154,6 +197,8 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
         forget(dir)
         return dir === root ? walkInto(dir, false) : rewalk(dir)
       }
+      // A named file changed, went or came: its filter goes (a new one is made when the directory is indexed).
+      for (const name of names) content.fileChanged(childPath(dir, name))
       const oldDirs = held.entries.filter((e) => e.kind === "dir").map((e) => e.path)
       return walkInto(dir, true).pipe(
         Effect.flatMap(() => {
@@ -210,7 +255,7 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     if (state !== "idle") return Effect.void
     state = "building"
     rootIno = statIno(root)
-    return walkInto(root, false).pipe(
+    return walkInto(root, false, true).pipe(
       Effect.andThen(
         Effect.sync(() => {
           if (state === "building") state = "ready"
@@ -221,12 +266,16 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     )
   })
 
-  const listFiles = (dir: string, nameGlob?: string) =>
+  /**
+   * `f` over the index once every change made before now is in it (the barrier, then the marked
+   * directories read again); undefined when the index cannot answer.
+   */
+  const fresh = <A>(f: () => A | undefined): Effect.Effect<A | undefined, SearchFailed, LocalFs> =>
     Effect.suspend(() => {
       if (state !== "ready") return Effect.succeed(undefined)
       return Effect.flatMap(
         Effect.promise(() => options.barrier.pass()),
-        (delivered): Effect.Effect<FileList | undefined, SearchFailed, LocalFs> => {
+        (delivered): Effect.Effect<A | undefined, SearchFailed, LocalFs> => {
           // Unsure whether every change was reported, or too much changed: walk, and build again later.
           if (state !== "ready") return Effect.succeed(undefined)
           if (!delivered || statIno(root) !== rootIno || pending.size > options.maxPending) {
@@ -236,7 +285,7 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
           return catchUp.pipe(
             Effect.flatMap(() =>
               Effect.try({
-                try: () => answer(dir, nameGlob),
+                try: f,
                 catch: (e) => (e instanceof SearchFailed ? e : new SearchFailed({ message: String(e) }))
               })
             ),
@@ -251,17 +300,87 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
       ).pipe(lock)
     })
 
+  const listFiles = (dir: string, nameGlob?: string) => fresh(() => answer(dir, nameGlob))
+
+  const grepCandidates = (dir: string, query: GramQuery, keep: (path: string) => boolean) =>
+    // Not ready: no barrier to pay for an answer that would be dropped.
+    !content.ready()
+      ? Effect.succeed(undefined)
+      : fresh(() => {
+          if (!content.ready()) return undefined
+          const listed = answer(dir, undefined)
+          if (listed === undefined) return undefined
+          return { ...listed, files: content.candidates(listed.files.filter(keep), query) }
+        })
+
+  let lastTurn = 0
+  const pace: Effect.Effect<void> = Effect.suspend(() =>
+    performance.now() - lastTurn < SLICE_MS
+      ? Effect.void
+      : Effect.promise(nextTurn).pipe(
+          Effect.andThen(
+            Effect.sync(() => {
+              lastTurn = performance.now()
+            })
+          )
+        )
+  )
+
+  const filesOf = (dir: string): ReadonlyArray<string> | undefined =>
+    dirs.get(dir)?.entries.flatMap((e) => (e.kind === "file" ? [e.path] : []))
+
+  /** Slices of content indexing until the queue is empty, yielding to the event loop between them. */
+  const indexContents: Effect.Effect<void> = Effect.suspend(() => {
+    if (contentRunning) return Effect.void
+    contentRunning = true
+    const slice: Effect.Effect<void> = Effect.flatMap(
+      lock(Effect.sync(() => state !== "ready" || content.work(filesOf, SLICE_MS))),
+      (done) => (done ? Effect.void : Effect.andThen(Effect.promise(nextTurn), slice))
+    )
+    return Effect.ensuring(
+      slice,
+      Effect.sync(() => {
+        contentRunning = false
+      })
+    )
+  })
+
+  const holdsMore = (dir: string, count: number): boolean => {
+    let seen = 0
+    const stack = [dir]
+    while (stack.length > 0) {
+      const held = dirs.get(stack.pop()!)
+      if (held === undefined) continue
+      seen += held.entries.length
+      if (seen > count) return true
+      for (const e of held.entries) if (e.kind === "dir") stack.push(e.path)
+    }
+    return false
+  }
+
   return {
     state: () => state,
     size: () => entries,
+    contentSize: () => ({ bytes: content.bytes(), files: content.indexed(), ready: content.ready() }),
     close: () => drop("off"),
     build,
-    listFiles
+    listFiles,
+    grepCandidates,
+    tree: (request) =>
+      fresh(() => treeFromIndex(dirs, request)).pipe(Effect.orElseSucceed((): WalkResult | undefined => undefined)),
+    holdsMore,
+    indexContents,
+    contentPending: () => state === "ready" && !contentRunning && content.hasWork()
   }
 }
 
 /** The tree has more entries than the budget: no index rather than a partial one. */
 class TooLarge extends Error {}
+
+/** How long the build and the content indexing run before they let the event loop turn. */
+const SLICE_MS = 8
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 const statIno = (path: string): number | undefined => {
   try {
