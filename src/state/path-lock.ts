@@ -15,8 +15,9 @@
  * replica's edit.
  */
 import { createHash } from "node:crypto"
-import { Effect, Semaphore } from "effect"
+import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { makeLockTable } from "../process-wide/lock-table.ts"
 import { SharedStateError } from "./records.ts"
 
 /** An effect's own failure, carried through the transaction so it is not taken for the store's. */
@@ -37,28 +38,10 @@ export type WithPathLock = <A, E, R>(path: string, effect: Effect.Effect<A, E, R
 export const pathLockKey = (workspace: string, path: string): string =>
   createHash("sha256").update(workspace).update("\u0000").update(path).digest().readBigInt64BE(0).toString()
 
-/** This process's locks, by key, each dropped when nobody holds or waits for it. */
+/** This process's locks, by key, each dropped when nobody holds or waits for it (lock-table.ts). */
 export const inProcessPathLock = (workspace: string): WithPathLock => {
-  const locks = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
-  return (path, effect) => {
-    const key = `${workspace}\u0000${path}`
-    return Effect.acquireUseRelease(
-      Effect.sync(() => {
-        let entry = locks.get(key)
-        if (entry === undefined) {
-          entry = { semaphore: Semaphore.makeUnsafe(1), users: 0 }
-          locks.set(key, entry)
-        }
-        entry.users++
-        return entry
-      }),
-      (entry) => Semaphore.withPermit(entry.semaphore, effect),
-      (entry) =>
-        Effect.sync(() => {
-          if (--entry.users === 0) locks.delete(key)
-        })
-    )
-  }
+  const table = makeLockTable()
+  return (path, effect) => table.withLock(`${workspace}\u0000${path}`, effect)
 }
 
 /**
