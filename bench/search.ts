@@ -10,7 +10,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { performance } from "node:perf_hooks"
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { LocalFs } from "../src/fs/local-fs.ts"
@@ -22,7 +21,7 @@ import type { SearchBackend, SearchRequirements } from "../src/tools/search/back
 import { type IndexedBackend, searchIndexLayer } from "../src/tools/search/indexed.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "../src/tools/search/ripgrep.ts"
 import { walkBackend } from "../src/tools/search/walk.ts"
-import { fmt } from "./lib.ts"
+import { fmt, time } from "./lib.ts"
 import { ensureTree } from "./tree.ts"
 
 const LARGE = Number(process.env.SEARCH_BENCH_FILES ?? 300_000)
@@ -69,17 +68,8 @@ const memory = () => {
 type Call = readonly [string, Tool<SearchRequirements>, Record<string, unknown>]
 
 /** Median of `runs` timed calls after `warmup` untimed ones. */
-const timeRuns = async (runs: number, warmup: number, body: () => Promise<unknown>): Promise<number> => {
-  for (let i = 0; i < warmup; i++) await body()
-  const samples: Array<number> = []
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now()
-    await body()
-    samples.push(performance.now() - start)
-  }
-  samples.sort((a, b) => a - b)
-  return samples[Math.floor(samples.length / 2)]!
-}
+const timeRuns = async (runs: number, warmup: number, body: () => Promise<unknown>): Promise<number> =>
+  (await time("", runs, body, warmup)).medianMs
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`
 
