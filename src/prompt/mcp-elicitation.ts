@@ -39,9 +39,35 @@ export const elicitationForm = (questions: ReadonlyArray<Question>): Elicitation
  * Asks through the connected MCP server of the asking session: `server(sessionId)` (over stdio
  * there is one; over HTTP, one per MCP session).
  */
+/**
+ * What in an accepted answer does not fit its form, or undefined. The SDK 1.32 server checks a
+ * 2025-era answer against the form before we see it; a 2026-era answer arrives with the retry
+ * unchecked, so both eras are held to the same form here: only the form's fields, each of its
+ * type, a pick among the offered options.
+ */
+const misfit = (questions: ReadonlyArray<Question>, content: Readonly<Record<string, unknown>>): string | undefined => {
+  const fields = new Map(questions.flatMap((q, i) => [[pick(i), q] as const, [own(i), undefined] as const]))
+  for (const [key, value] of Object.entries(content)) {
+    if (!fields.has(key)) return `${key} is not a field of the form`
+    const question = fields.get(key)
+    if (question === undefined) {
+      if (typeof value !== "string") return `${key} must be text`
+      continue
+    }
+    const offered = new Set(question.options.map((o) => o.label))
+    const picks = question.multiple === true ? value : [value]
+    if (!Array.isArray(picks) || picks.some((p) => typeof p !== "string" || !offered.has(p)))
+      return `${key} must be ${question.multiple === true ? "a list of" : "one of"} the offered options`
+  }
+  return undefined
+}
+
 const answersOf = (questions: ReadonlyArray<Question>, answer: ElicitationAnswer): PromptOutcome => {
   if (answer.action !== "accept") return { _tag: "Dismissed" }
   const content = answer.content ?? {}
+  const problem = misfit(questions, content)
+  if (problem !== undefined)
+    return { _tag: "Unavailable", reason: `the client's answer does not fit the form: ${problem}` }
   const answers = questions.map((q, i): Answer => {
     const picked = content[pick(i)]
     const typed = content[own(i)]

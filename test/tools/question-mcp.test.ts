@@ -6,6 +6,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import { InputRound } from "../../src/prompt/input-round.ts"
 import { mcpPrompter } from "../../src/prompt/mcp-elicitation.ts"
 import type { Question } from "../../src/prompt/prompter.ts"
 
@@ -85,6 +86,36 @@ describe("Prompter over MCP elicitation", () => {
       })
       yield* Effect.promise(close)
       expect((yield* mcpPrompter(() => undefined).ask(questions))._tag).toBe("Unavailable")
+    })
+  )
+  it.live("an answer that does not fit the form is not an answer, in either era", () =>
+    Effect.gen(function* () {
+      const misfits: ReadonlyArray<[Record<string, unknown>, string]> = [
+        [{ q1: "Postgres", q1_own: true }, "q1_own must be text"],
+        [{ q1: "MySQL" }, "q1 must be one of the offered options"],
+        [{ q1: ["Postgres"] }, "q1 must be one of the offered options"],
+        [{ q2: "lint" }, "q2 must be a list of the offered options"],
+        [{ q2: ["lint", 3] }, "q2 must be a list of the offered options"],
+        [{ q1: "Postgres", approve: "yes" }, "approve is not a field of the form"]
+      ]
+      for (const [content, problem] of misfits) {
+        // 2026: the answer comes back with the client's retry, through the call's InputRound.
+        const round = mcpPrompter(() => undefined)
+          .ask(questions)
+          .pipe(
+            Effect.provideService(InputRound, {
+              elicit: () => Effect.succeed({ _tag: "Answer" as const, answer: { action: "accept" as const, content } })
+            })
+          )
+        expect(yield* round).toEqual({
+          _tag: "Unavailable",
+          reason: `the client's answer does not fit the form: ${problem}`
+        })
+        // 2025: an elicitation request; whoever checks first, the answer is refused.
+        const { server, close } = yield* connect(() => ({ action: "accept", content }) as ElicitResult)
+        expect((yield* mcpPrompter(() => server).ask(questions))._tag).toBe("Unavailable")
+        yield* Effect.promise(close)
+      }
     })
   )
 })
