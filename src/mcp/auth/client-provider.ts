@@ -1,5 +1,5 @@
 /**
- * The MCP SDK's OAuth client (`auth()` in @modelcontextprotocol/sdk/client/auth.js) does the
+ * The MCP SDK's OAuth client (`auth()` in @modelcontextprotocol/client, SDK 2.x) does the
  * protocol: discovery from the 401 (protected resource metadata, then the authorization
  * server's), a Client ID Metadata Document when the server takes one, else dynamic
  * registration, authorization code with PKCE, refresh. This is what it asks of its user: where
@@ -9,12 +9,13 @@
  * in the background nobody can be sent anywhere: a server that needs a login fails with
  * LoginNeeded, which names the command to run; a stored refresh token is still used.
  */
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
+} from "@modelcontextprotocol/client"
 import { readLogin, type StoredLogin, updateLogin } from "./token-store.ts"
 
 /** Per-server OAuth settings (`oauth` in an HTTP server's config). */

@@ -3,13 +3,15 @@
  * once without a token; its 401 says where its protected resource metadata is (and which scope
  * it wants). A one-shot listener on 127.0.0.1 takes the person's return from the authorization
  * server; the SDK's `auth()` does discovery, registration (a Client ID Metadata Document where
- * the server takes one), PKCE and the code exchange; the tokens land in the state folder.
+ * the server takes one), PKCE and the code exchange — after checking that the return names the
+ * authorization server it was sent to (RFC 9207 `iss`: a mix-up attack returns another's code);
+ * the tokens land in the state folder.
  * Tokens are never printed: status says only whether there are any and when they end.
  */
 import { randomBytes } from "node:crypto"
 import * as NodeHttp from "node:http"
 import type { AddressInfo } from "node:net"
-import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
+import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/client"
 import { type OAuthClientSettings, StoredOAuthProvider } from "./client-provider.ts"
 import { readLogin, updateLogin, writeLogin } from "./token-store.ts"
 
@@ -52,10 +54,16 @@ const probe = async (serverUrl: string) => {
 const page = (title: string, text: string) =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><p>${text.replace(/[<>&]/g, "")}</p>`
 
+/** What the authorization server sent the person back with: the code, and who it says it is. */
+interface Returned {
+  readonly code: string
+  readonly iss?: string
+}
+
 /** A listener on 127.0.0.1 for one return to /callback carrying `state`; on `port` when free, else any. */
 const callbackListener = async (port: number | undefined, state: string) => {
-  let settle: { resolve: (code: string) => void; reject: (e: Error) => void } | undefined
-  const code = new Promise<string>((resolve, reject) => {
+  let settle: { resolve: (got: Returned) => void; reject: (e: Error) => void } | undefined
+  const code = new Promise<Returned>((resolve, reject) => {
     settle = { resolve, reject }
   })
   // A refusal that comes when nobody waits any more (the wait timed out) is not a crash.
@@ -81,7 +89,8 @@ const callbackListener = async (port: number | undefined, state: string) => {
       return
     }
     res.writeHead(200, { "content-type": "text/html" }).end(page("Logged in", "Logged in. You can close this tab."))
-    settle?.resolve(value)
+    const iss = given.get("iss")
+    settle?.resolve({ code: value, ...(iss === null ? {} : { iss }) })
   })
   const listen = (p: number) =>
     new Promise<void>((resolve, reject) => {
@@ -149,7 +158,7 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
     if (started === "REDIRECT") {
       const timeoutMs = options.timeoutMs ?? 5 * 60_000
       let timer: NodeJS.Timeout | undefined
-      const code = await Promise.race([
+      const returned = await Promise.race([
         listener.code,
         new Promise<never>((_, reject) => {
           timer = setTimeout(
@@ -158,7 +167,13 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
           )
         })
       ]).finally(() => clearTimeout(timer))
-      await auth(provider, { ...discovered, authorizationCode: code })
+      // The SDK checks `iss` against the issuer it discovered before redeeming the code: present
+      // and equal where the server advertises it, equal where it is given at all.
+      await auth(provider, {
+        ...discovered,
+        authorizationCode: returned.code,
+        ...(returned.iss === undefined ? {} : { iss: returned.iss })
+      })
     }
     return statusOf(readLogin(options.stateDir, options.serverUrl))
   } finally {

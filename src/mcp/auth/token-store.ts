@@ -8,8 +8,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
+import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client"
 
 export interface StoredLogin {
   /** The MCP server's URL this entry is for. */

@@ -23,6 +23,9 @@ import { LsTool } from "../../../src/tools/ls.ts"
 import { REPO, systemWithMcp } from "../helpers.ts"
 import { type AuthorizationServer, logIn, SCOPE, startAuthorizationServer } from "./authorization-server.ts"
 
+/** What a login asks for: the scope the server names, and offline_access for a refresh token. */
+const ASKED = `${SCOPE} offline_access`
+
 const MAIN = NodePath.join(REPO, "src/cli/main.ts")
 const tmp = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-oauth-client-")))
 const root = NodePath.join(tmp, "project")
@@ -100,7 +103,9 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     expect(sent.origin).toBe(as.issuer)
     expect(sent.searchParams.get("code_challenge_method")).toBe("S256")
     expect(sent.searchParams.get("resource")).toBe(serving.url)
-    expect(sent.searchParams.get("scope")).toBe(SCOPE)
+    // The scope the server's 401 names, and offline_access, which the authorization server
+    // offers: asked for so that a refresh token comes back (SDK 2.x, the 2026-07-28 revision).
+    expect(sent.searchParams.get("scope")).toBe(ASKED)
 
     const file = loginFile(stateDir, serving.url)
     expect(NodeFs.statSync(file).mode & 0o777).toBe(0o600)
