@@ -16,7 +16,7 @@ import * as NodePath from "node:path"
 import type { Client, Transport } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { lazyImport } from "../load/lazy.ts"
-import { backgroundProvider } from "./auth/client-provider.ts"
+import { backgroundProvider, type RunAuth } from "./auth/client-provider.ts"
 import { expandEnv, isStdio, type McpServerConfig } from "./config.ts"
 import { watchedFetch } from "./http-watch.ts"
 
@@ -31,6 +31,8 @@ export interface McpSdk {
   /** The stdio transport, probing in place. */
   readonly InPlaceStdio: StdioModule["StdioClientTransport"]
   readonly StreamableHTTPClientTransport: ClientModule["StreamableHTTPClientTransport"]
+  /** The SDK's OAuth flow: refreshes a saved login's tokens before they end. */
+  readonly auth: ClientModule["auth"]
 }
 
 /**
@@ -50,7 +52,8 @@ const loadSdk = lazyImport(async (): Promise<McpSdk> => {
     SdkErrorCode: client.SdkErrorCode,
     getDefaultEnvironment: stdio.getDefaultEnvironment,
     InPlaceStdio,
-    StreamableHTTPClientTransport: client.StreamableHTTPClientTransport
+    StreamableHTTPClientTransport: client.StreamableHTTPClientTransport,
+    auth: client.auth
   }
 })
 
@@ -107,13 +110,19 @@ export const makeTransport = (
   }
   const url = expandEnv(config.url, env)
   const headers = Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
+  const fetch = watchedFetch(hooks.dead)
   return new sdk.StreamableHTTPClientTransport(new URL(url), {
-    fetch: watchedFetch(hooks.dead),
+    fetch,
     requestInit: { headers },
     // A saved OAuth login (mcp-auth), unless the config sends its own Authorization header.
     ...(login === undefined || Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
       ? {}
-      : { authProvider: backgroundProvider(login.stateDir, url, login.name, config.oauth) })
+      : {
+          authProvider: backgroundProvider(login.stateDir, url, login.name, config.oauth, {
+            auth: sdk.auth as RunAuth,
+            fetch
+          })
+        })
   })
 }
 

@@ -8,6 +8,11 @@
  * Two uses. At `mcp-auth login` the person is sent to the authorization URL. While connecting
  * in the background nobody can be sent anywhere: a server that needs a login fails with
  * LoginNeeded, which names the command to run; a stored refresh token is still used.
+ *
+ * Refreshing. The SDK refreshes when the server answers 401 (and retries that request once).
+ * Before that, an access token about to end is refreshed before it is sent (`tokens()` as the
+ * transport reads it, per request): a request is not spent on a token known to be dead, and a
+ * server that would take a dead token's 401 badly (a stream cut mid-call) never sees one.
  */
 import type {
   OAuthClientInformationMixed,
@@ -51,6 +56,28 @@ export interface LoginHooks {
   readonly open: (url: URL) => void
 }
 
+/** The SDK's `auth()`: given one, with a refresh token saved, it refreshes and saves the result. */
+export type RunAuth = (
+  provider: OAuthClientProvider,
+  options: { serverUrl: string | URL; fetchFn?: typeof fetch }
+) => Promise<"AUTHORIZED" | "REDIRECT">
+
+/**
+ * How long before its end an access token is refreshed: a minute, or half its life when that
+ * is shorter (a 30-second token is not refreshed on every request).
+ */
+export const refreshMargin = (lifetimeMs: number): number => Math.min(60_000, lifetimeMs / 2)
+
+/** Whether saved tokens should be refreshed before they are used at `now`. */
+export const endsSoon = (entry: StoredLogin | undefined, now: number): boolean => {
+  const tokens = entry?.tokens
+  if (tokens?.refresh_token === undefined || tokens.expires_in === undefined || entry?.savedAt === undefined) {
+    return false
+  }
+  const lifetime = tokens.expires_in * 1000
+  return now >= entry.savedAt + lifetime - refreshMargin(lifetime)
+}
+
 export interface ProviderOptions {
   readonly stateDir: string
   readonly serverUrl: string
@@ -59,6 +86,8 @@ export interface ProviderOptions {
   readonly settings?: OAuthClientSettings
   /** Present at login only. */
   readonly login?: LoginHooks
+  /** The SDK's `auth()` and the fetch it uses: with them, tokens about to end are refreshed before use. */
+  readonly refresh?: { readonly auth: RunAuth; readonly fetch?: typeof fetch }
 }
 
 /** Where a background client says it would be sent back (a login replaces it with its own port). */
@@ -84,6 +113,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private used: string | undefined
   /** What discovery found, when it is not saved (a background connection without a login). */
   private discovered: OAuthDiscoveryState | undefined
+  /** The refresh under way: requests that find the token ending wait for this one, never start a second. */
+  private refreshing: Promise<void> | undefined
+  /** The authorization server refused the refresh token (the login has ended there). */
+  private refused = false
   readonly clientMetadataUrl?: string
   private readonly options: ProviderOptions
 
@@ -129,7 +162,30 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     this.update((e) => ({ ...e, clientInformation, redirectUrl: this.redirectUrl }))
   }
 
-  tokens(): OAuthTokens | undefined {
+  /**
+   * The SDK reads tokens in two places: the transport, per request, with no argument; and its own
+   * `auth()`, with the issuer. Only the first refreshes ahead of time (the second is the refresh).
+   */
+  tokens(context?: unknown): OAuthTokens | undefined | Promise<OAuthTokens | undefined> {
+    if (context === undefined && this.options.refresh !== undefined && endsSoon(this.entry, Date.now())) {
+      return this.refreshAhead(this.options.refresh)
+    }
+    const tokens = this.entry?.tokens
+    this.used = tokens?.refresh_token
+    return tokens
+  }
+
+  private async refreshAhead(refresh: NonNullable<ProviderOptions["refresh"]>): Promise<OAuthTokens | undefined> {
+    this.refreshing ??= refresh
+      .auth(this, {
+        serverUrl: this.options.serverUrl,
+        ...(refresh.fetch === undefined ? {} : { fetchFn: refresh.fetch })
+      })
+      .then(() => undefined)
+      .finally(() => {
+        this.refreshing = undefined
+      })
+    await this.refreshing
     const tokens = this.entry?.tokens
     this.used = tokens?.refresh_token
     return tokens
@@ -141,7 +197,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   redirectToAuthorization(authorizationUrl: URL): void {
     if (this.options.login === undefined) {
-      throw this.loginNeeded(this.entry?.tokens === undefined ? "no login saved" : "the login expired")
+      throw this.loginNeeded(
+        this.refused
+          ? "its authorization server refused to refresh the saved login"
+          : this.entry?.tokens === undefined
+            ? "no login saved"
+            : "the login expired"
+      )
     }
     this.options.login.open(authorizationUrl)
   }
@@ -161,6 +223,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       this.verifier = undefined
       return
     }
+    // The SDK drops the tokens when the authorization server refuses the refresh token.
+    if (scope === "tokens" && this.entry?.tokens?.refresh_token !== undefined) this.refused = true
     this.update((e) => {
       // Another process refreshed meanwhile (the refresh token rotated): its tokens are good; keep them.
       if (scope === "tokens" && e.tokens?.refresh_token !== undefined && e.tokens.refresh_token !== this.used) return e
@@ -196,6 +260,13 @@ export const backgroundProvider = (
   stateDir: string,
   serverUrl: string,
   name: string,
-  settings: OAuthClientSettings | undefined
+  settings: OAuthClientSettings | undefined,
+  refresh?: ProviderOptions["refresh"]
 ): StoredOAuthProvider =>
-  new StoredOAuthProvider({ stateDir, serverUrl, name, ...(settings === undefined ? {} : { settings }) })
+  new StoredOAuthProvider({
+    stateDir,
+    serverUrl,
+    name,
+    ...(settings === undefined ? {} : { settings }),
+    ...(refresh === undefined ? {} : { refresh })
+  })

@@ -3,7 +3,7 @@
  * authorization server run here (oidc-provider) and our own `mcp --http --auth oauth` as the
  * server: discovery from the 401, dynamic registration or a Client ID Metadata Document, PKCE,
  * the person's return to a loopback listener, tokens saved 0600 and used by the background
- * connection, refreshed when the server refuses the access token, a missing login named with
+ * connection, refreshed before they end and when the server refuses them, a missing login named with
  * the command to run, logout revoking the refresh token; and the CLI end to end, printing the
  * URL and never a token.
  */
@@ -131,6 +131,23 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     expect(after.access_token).not.toBe(before.access_token)
   }, 60_000)
 
+  it("an access token about to end is refreshed before it is sent, and the new one saved 0600", async () => {
+    const entry = readLogin(stateDir, serving.url)!
+    const before = entry.tokens!
+    expect(before.expires_in).toBeGreaterThan(0)
+    // Saved so long ago that, by its own expires_in, it has ended (the server would still take it:
+    // only a refresh ahead of use changes it).
+    writeLogin(stateDir, serving.url, { ...entry, savedAt: Date.now() - (before.expires_in! + 5) * 1000 })
+    const connected = await connect({ team: { url: serving.url } })
+    expect(connected.error).toBeUndefined()
+    expect(connected.state).toBe("connected")
+    const after = readLogin(stateDir, serving.url)!
+    expect(after.tokens!.access_token).not.toBe(before.access_token)
+    expect(after.savedAt).toBeGreaterThan(Date.now() - 120_000)
+    expect(loginStatus(stateDir, serving.url).expiresAt).toBeGreaterThan(Date.now())
+    expect(NodeFs.statSync(loginFile(stateDir, serving.url)).mode & 0o777).toBe(0o600)
+  }, 60_000)
+
   it("without a login the connection fails naming the command to run, and registers nothing", async () => {
     const saved = readLogin(stateDir, serving.url)
     writeLogin(stateDir, serving.url, undefined)
@@ -177,7 +194,30 @@ describe("mcp-auth: logging in to a server that asks for OAuth", () => {
     writeLogin(stateDir, serving.url, { ...saved, tokens: { ...saved.tokens!, access_token: "expired-or-revoked" } })
     const failed = await connect({ team: { url: serving.url } })
     expect(failed.state).toBe("failed")
+    expect(failed.error).toContain("refused to refresh the saved login")
     expect(failed.error).toContain("freecode-tools mcp-auth login team")
+    expect(readLogin(stateDir, serving.url)?.tokens).toBeUndefined()
+  }, 60_000)
+
+  it("a refresh ahead of use that the issuer refuses: the connection fails saying so and naming the login command", async () => {
+    const person = browser()
+    await login({ stateDir, serverUrl: serving.url, name: "team", open: person.open })
+    await person.done.promise
+    const saved = readLogin(stateDir, serving.url)!
+    const revoked = await fetch(`${as.issuer}/token/revocation`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token: saved.tokens!.refresh_token!,
+        client_id: saved.clientInformation!.client_id
+      })
+    })
+    expect(revoked.ok).toBe(true)
+    writeLogin(stateDir, serving.url, { ...saved, savedAt: Date.now() - (saved.tokens!.expires_in! + 5) * 1000 })
+    const failed = await connect({ team: { url: serving.url } })
+    expect(failed.state).toBe("failed")
+    expect(failed.error).toContain("team needs a login (its authorization server refused to refresh the saved login)")
+    expect(failed.error).toContain("run `freecode-tools mcp-auth login team`")
     expect(readLogin(stateDir, serving.url)?.tokens).toBeUndefined()
   }, 60_000)
 
