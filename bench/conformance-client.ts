@@ -58,7 +58,7 @@ for (const [revision, suite] of Object.entries(suites)) {
   process.stdout.write(`\n${revision}\n`)
   for (const scenario of scenariosOf(suite, revision)) {
     const output = await run(suite, scenario)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the suite colours its output
+    // The suite colours its output.
     const plain = output.replace(/\u001b\[[0-9;]*m/g, "")
     const m = plain.match(/Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/)
     totals.scenarios++
