@@ -1,5 +1,6 @@
 /** What the LocalFs service offers (local-fs.ts), apart from its layers, so each layer's file can name it without a cycle. */
 import type { Effect, PlatformError, Scope } from "effect"
+import type { CheckedEntry } from "../tool/tool.ts"
 
 /** What kind of file a path is, in the words Effect's FileSystem uses ("Unknown": could not say). */
 export type FileType =
@@ -96,6 +97,12 @@ export interface LocalFsShape {
     /** As for openForReading: the real path the file must be; nothing is read when it is not. */
     expected?: string
   ) => Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined
+  /**
+   * The entry at `path` itself (links not followed): its device, inode and mode, or null when
+   * nothing is there. Only a layer on this machine's disk has it: what a write was checked
+   * against (ToolContext.checked), so the write can refuse another file put in its place.
+   */
+  readonly entryOf?: (path: string) => CheckedEntry | null
   /** A whole file's bytes (grep's own search). */
   readonly readFile: (path: string) => Effect.Effect<Uint8Array, PlatformError.PlatformError>
   /**

@@ -21,6 +21,7 @@
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
 import { childPath } from "../path/path.ts"
+import type { CheckedEntry } from "../tool/tool.ts"
 import { fillUnknownTypes } from "./entry-types.ts"
 import type {
   DerivedSpec,
@@ -335,8 +336,19 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
       }
     })
 
+  const entryOf = (path: string): CheckedEntry | null => {
+    try {
+      const st = NFS.lstatSync(path, { throwIfNoEntry: false })
+      return st === undefined ? null : { dev: st.dev, ino: st.ino, mode: st.mode }
+    } catch {
+      // ENOTDIR and the like: nothing a write could change is there.
+      return null
+    }
+  }
+
   return {
     onDisk: true,
+    entryOf,
     realPath,
     linkFreeBelow,
     readLink,
