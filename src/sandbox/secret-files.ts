@@ -190,8 +190,10 @@ export const secretTwinOf = (
     // A walk that hit its limit still names what it found; the file tools have no fallback to refuse to.
     for (const p of [...secretFilesIn(roots).paths, ...credentialFiles()]) {
       const s = lstat(p)
-      // Secret names come first: a link found among them keeps the name it is a link to.
-      if (s?.isFile() && s.nlink > 1 && !byIdentity.has(identity(s))) byIdentity.set(identity(s), p)
+      // Every secret, however many names it has now: a link made to it while the set is kept
+      // is its twin all the same. Secret names come first: a link found among them keeps the
+      // name it is a link to.
+      if (s?.isFile() && !byIdentity.has(identity(s))) byIdentity.set(identity(s), p)
     }
     set = { at: Date.now(), byIdentity }
     twins.set(key, set)
