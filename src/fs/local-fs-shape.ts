@@ -25,8 +25,12 @@ export interface FileStats {
   readonly size: number
   /** Milliseconds since the epoch (0 when the file system keeps none). */
   readonly mtimeMs: number
-  /** Device, inode and link count, where the layer knows them: another name of a secret is found by them. */
-  readonly identity?: { readonly dev: number; readonly ino: number; readonly links: number }
+  /**
+   * Device, inode and link count, where the layer knows them: another name of a secret is found
+   * by them. `mounted`: the file is on a bind mount (bind-mounts.ts), another name a link count
+   * does not show.
+   */
+  readonly identity?: { readonly dev: number; readonly ino: number; readonly links: number; readonly mounted?: boolean }
 }
 
 /** A file opened read-only; closed when the scope closes. */

@@ -110,6 +110,8 @@ export const secretTwin = (abs: string, roots: ReadonlyArray<string>): string | 
 
 /** The same for a file already opened, by what its fstat said: no second look at the path. */
 export const openedSecretTwin = (
-  identity: { readonly dev: number; readonly ino: number; readonly links: number } | undefined,
+  identity:
+    | { readonly dev: number; readonly ino: number; readonly links: number; readonly mounted?: boolean }
+    | undefined,
   roots: ReadonlyArray<string>
 ): string | undefined => (identity === undefined ? undefined : secretTwinOf(identity, roots, homeCredentialFiles))
