@@ -12,9 +12,9 @@
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, PlatformError } from "effect"
+import type { CheckedEntry } from "../tool/tool.ts"
 import { landingPath } from "./landing.ts"
 import { tempDone, tempFor } from "./staging.ts"
-import type { Expected } from "./write-fs-shape.ts"
 
 const ioError = (method: string, path: string, e: unknown): PlatformError.PlatformError => {
   const code = (e as NodeJS.ErrnoException).code
@@ -53,6 +53,12 @@ export const descriptorPath = (fd: number): string | undefined => {
     return undefined
   }
 }
+
+/**
+ * The file a write expects to replace: the same device and inode, and no execute bit it did not
+ * have (null: nothing there); undefined: nothing was checked.
+ */
+export type Expected = CheckedEntry | null | undefined
 
 /** Thrown inside a write when the folder opened is not the one checked: it moved or was swapped. */
 export class MovedError extends Error {}

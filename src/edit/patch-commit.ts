@@ -13,9 +13,8 @@
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError } from "effect"
-import { commitFile, io, removeFile, stageFile } from "./atomic-write.ts"
+import { commitFile, type Expected, io, removeFile, stageFile } from "./atomic-write.ts"
 import { type JournalEntry, writeJournal } from "./staging.ts"
-import type { Expected } from "./write-fs-shape.ts"
 
 export interface Change {
   /** A real path (writeTarget). */

@@ -2,6 +2,7 @@
 import { Data, type Effect, type PlatformError } from "effect"
 import type { FileSnapshot, FileView, ReadState, RecordedBy } from "../read-state/read-state.ts"
 import type { CheckedEntry, CheckedPath } from "../tool/tool.ts"
+import type { Expected } from "./atomic-write.ts"
 import type { Change } from "./patch-commit.ts"
 
 /** A write that can never be made as asked (a NUL byte, a loop of links, a link out of the project); nothing was changed. */
@@ -17,11 +18,7 @@ export interface LoadedFile {
   readonly identity?: CheckedEntry
 }
 
-/**
- * The file a write expects to replace: the same device and inode, and no execute bit it did not
- * have (null: nothing there); undefined: nothing was checked.
- */
-export type Expected = CheckedEntry | null | undefined
+export type { Expected } from "./atomic-write.ts"
 
 /** The steps a layer is made of; the transaction (write-transaction.ts) puts them in order. */
 export interface WriteSteps {
