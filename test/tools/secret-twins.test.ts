@@ -4,7 +4,7 @@
  * /proc and /dev/fd spellings of the secret's own path. Each call goes the whole way (the
  * Dispatcher's rules, then the tool, on the native LocalFs), the person declining whatever asks.
  */
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -136,6 +136,26 @@ describe("secrets reached by another name", () => {
         expect(ok.status).toBe("ok")
         NodeFs.rmSync(root, { recursive: true, force: true })
       })
+  )
+
+  it.live("a removed .env another process still holds open, read through /proc/PID/fd, asks (declined: not read)", () =>
+    Effect.gen(function* () {
+      const root = project()
+      const holder = spawn("sh", [
+        "-c",
+        `exec 3<"${root}/.env"; rm "${root}/.env" "${root}/docs/notes.txt"; echo ready; sleep 30`
+      ])
+      try {
+        yield* Effect.promise(() => new Promise((ready) => holder.stdout.once("data", ready)))
+        expect(NodeFs.readlinkSync(`/proc/${holder.pid}/fd/3`)).toContain("(deleted)")
+        const r = yield* call(root, "read", { filePath: `/proc/${holder.pid}/fd/3` })
+        expect(r.text).not.toContain("twin-secret")
+        expect(r.status).not.toBe("ok")
+      } finally {
+        holder.kill("SIGKILL")
+        NodeFs.rmSync(root, { recursive: true, force: true })
+      }
+    })
   )
 
   // Only root can bind-mount: elsewhere the case is skipped, saying so.
