@@ -2,8 +2,9 @@
  * Writes a file so that a crash, a kill or a full disk leaves either the old content or the
  * new, never a torn file: the bytes go to a temp file (in the project's staging folder when one
  * is given, staging.ts: a crash leaves nothing in the project's own folders), are synced to
- * disk, take the old file's mode and owner, and are renamed over the target. A symlink is
- * written through: its target is replaced and the link stays.
+ * disk, take the replaced file's permission bits (no set-id bits) and owner — the file the write
+ * expects, its entry looked at without following links (`replaced`) — and are renamed over the
+ * target. A symlink is written through: its target is replaced and the link stays.
  *
  * The rename goes through the folder opened and checked: on Linux the folder is opened first,
  * its real path read back from /proc/self/fd, and the rename made into /proc/self/fd/<n>/<name>,
