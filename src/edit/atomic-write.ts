@@ -2,8 +2,9 @@
  * Writes a file so that a crash, a kill or a full disk leaves either the old content or the
  * new, never a torn file: the bytes go to a temp file (in the project's staging folder when one
  * is given, staging.ts: a crash leaves nothing in the project's own folders), are synced to
- * disk, take the old file's mode and owner, and are renamed over the target. A symlink is
- * written through: its target is replaced and the link stays.
+ * disk, take the replaced file's permission bits (no set-id bits) and owner — the file the write
+ * expects, its entry looked at without following links (`replaced`) — and are renamed over the
+ * target. A symlink is written through: its target is replaced and the link stays.
  *
  * The rename goes through the folder opened and checked: on Linux the folder is opened first,
  * its real path read back from /proc/self/fd, and the rename made into /proc/self/fd/<n>/<name>,
@@ -12,6 +13,7 @@
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, PlatformError } from "effect"
+import type { CheckedEntry } from "../tool/tool.ts"
 import { landingPath } from "./landing.ts"
 import { tempDone, tempFor } from "./staging.ts"
 
@@ -53,6 +55,12 @@ export const descriptorPath = (fd: number): string | undefined => {
   }
 }
 
+/**
+ * The file a write expects to replace: the same device and inode, and no execute bit it did not
+ * have (null: nothing there); undefined: nothing was checked.
+ */
+export type Expected = CheckedEntry | null | undefined
+
 /** Thrown inside a write when the folder opened is not the one checked: it moved or was swapped. */
 export class MovedError extends Error {}
 
@@ -80,19 +88,44 @@ const writeTemp = (temp: string, bytes: Uint8Array, mode: number | undefined, ow
 }
 
 /**
+ * The file a write to `target` (a real path) replaces, as it is now — its own entry, links not
+ * followed — or undefined when there is none. It must be what the write expects: a regular file
+ * (not a link or anything else put there since the path was resolved), the same device and
+ * inode as `expect`, and no execute bit `expect` did not have (a file made executable after the
+ * check would otherwise keep that mode with new content). A file removed since gives way to a
+ * new one. Anything else is a MovedError: nothing is written.
+ */
+const replaced = (target: string, expect: Expected): NFS.Stats | undefined => {
+  const st = NFS.lstatSync(target, { throwIfNoEntry: false })
+  if (st === undefined) return undefined
+  const changed = (what: string) =>
+    new MovedError(`${target} ${what} since it was checked; nothing was changed. Call again: it is checked afresh.`)
+  if (st.isSymbolicLink()) throw changed("became a symbolic link")
+  if (!st.isFile()) throw changed("stopped being a regular file")
+  if (expect === null) throw changed("was created by something else")
+  if (expect !== undefined && (st.dev !== expect.dev || st.ino !== expect.ino))
+    throw changed("was replaced by another file (another name of a different file?)")
+  if (expect !== undefined && (st.mode & 0o111) !== 0 && (expect.mode & 0o111) === 0)
+    throw changed("was made executable")
+  return st
+}
+
+/**
  * Writes bytes to a fresh temp file for `target` and syncs it: the first half of a write,
- * for apply_patch, which stages every file before committing any.
+ * for apply_patch, which stages every file before committing any. The temp takes the replaced
+ * file's permission bits (never set-user-ID, set-group-ID or sticky) and owner.
  */
 export const stageFile = (
   target: string,
   bytes: Uint8Array,
-  staging: string | undefined
+  staging: string | undefined,
+  expect?: Expected
 ): Effect.Effect<string, PlatformError.PlatformError> =>
   io("write", target, () => {
-    const existing = NFS.statSync(target, { throwIfNoEntry: false })
+    const existing = replaced(target, expect)
     const temp = staging === undefined ? besideTemp(target) : tempFor(staging, target)
     try {
-      writeTemp(temp, bytes, existing === undefined ? undefined : existing.mode & 0o7777, existing)
+      writeTemp(temp, bytes, existing === undefined ? undefined : existing.mode & 0o777, existing)
     } catch (e) {
       NFS.rmSync(temp, { force: true })
       throw e
@@ -112,6 +145,41 @@ const besideTemp = (target: string) =>
  * folder (the rename itself made durable). `target` is a real path (writeTarget): the folder
  * opened must still be that folder.
  */
+/**
+ * Runs `use` with `target`'s folder opened and checked to be the folder meant (its descriptor's
+ * own path is `dirname(target)`), handing it the path of `target` inside that opened folder
+ * (/proc/self/fd/<n>/<name>), so a folder swapped for a link after the check cannot redirect
+ * the change; then syncs the folder. Where the system cannot say (no /proc), `target` itself.
+ */
+const inCheckedFolder = <E, R>(
+  method: string,
+  target: string,
+  use: (at: string) => Effect.Effect<void, E, R>
+): Effect.Effect<void, E | PlatformError.PlatformError, R> => {
+  const dir = NodePath.dirname(target)
+  return Effect.acquireUseRelease(
+    io("open", dir, () => NFS.openSync(dir, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)),
+    (fd) =>
+      Effect.gen(function* () {
+        const real = descriptorPath(fd)
+        if (real !== undefined && real !== dir) {
+          return yield* io(method, target, () => {
+            throw new MovedError(
+              `the folder ${dir} changed while it was written to (it now is ${real}); nothing was written`
+            )
+          })
+        }
+        yield* use(real === undefined ? target : `${PROC_FD}/${fd}/${NodePath.basename(target)}`)
+        try {
+          NFS.fsyncSync(fd)
+        } catch {
+          // a folder that cannot be synced (some file systems) is as durable as it gets
+        }
+      }),
+    (fd) => Effect.sync(() => NFS.closeSync(fd))
+  )
+}
+
 export const commitFile = (
   temp: string,
   target: string,
@@ -119,30 +187,13 @@ export const commitFile = (
 ): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
-    const dir = NodePath.dirname(target)
-    yield* Effect.acquireUseRelease(
-      io("open", dir, () => NFS.openSync(dir, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)),
-      (fd) =>
-        Effect.gen(function* () {
-          const real = descriptorPath(fd)
-          if (real !== undefined && real !== dir) {
-            return yield* io("rename", target, () => {
-              throw new MovedError(
-                `the folder ${dir} changed while it was written to (it now is ${real}); nothing was written`
-              )
-            })
-          }
-          yield* fs.rename(temp, real === undefined ? target : `${PROC_FD}/${fd}/${NodePath.basename(target)}`)
-          try {
-            NFS.fsyncSync(fd)
-          } catch {
-            // a folder that cannot be synced (some file systems) is as durable as it gets
-          }
-        }),
-      (fd) => Effect.sync(() => NFS.closeSync(fd))
-    )
+    yield* inCheckedFolder("rename", target, (at) => fs.rename(temp, at))
     if (staging !== undefined) tempDone(staging, temp)
   }).pipe(Effect.tapError(() => Effect.sync(() => NFS.rmSync(temp, { force: true }))))
+
+/** Removes `target` (a real path) from its folder as opened and checked: never a file elsewhere. */
+export const removeFile = (target: string): Effect.Effect<void, PlatformError.PlatformError> =>
+  inCheckedFolder("remove", target, (at) => io("remove", target, () => NFS.rmSync(at, { force: true })))
 
 /**
  * Writes `path` atomically. `staging`: the project's staging folder for the temp file (else it

@@ -43,7 +43,8 @@ export const loadFile = (target: string): Effect.Effect<LoadedFile | undefined, 
       const type = kindOf(st)
       const bytes = type === "File" ? NFS.readFileSync(fd) : new Uint8Array(0)
       const view: FileView = { fingerprint: fingerprint(bytes), mtimeMs: st.mtimeMs }
-      return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), view, type }
+      const identity = { dev: st.dev, ino: st.ino, mode: st.mode }
+      return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), view, type, identity }
     } finally {
       NFS.closeSync(fd)
     }

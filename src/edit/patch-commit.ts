@@ -13,7 +13,7 @@
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError } from "effect"
-import { commitFile, io, stageFile } from "./atomic-write.ts"
+import { commitFile, type Expected, io, removeFile, stageFile } from "./atomic-write.ts"
 import { type JournalEntry, writeJournal } from "./staging.ts"
 
 export interface Change {
@@ -23,14 +23,20 @@ export interface Change {
   readonly bytes: Uint8Array | undefined
   /** The content before, or undefined when the file did not exist. */
   readonly before: Uint8Array | undefined
+  /** The file the change replaces (write-fs-shape.ts's Expected). */
+  readonly expect?: Expected
 }
 
 /** The steps a commit is made of. */
 export interface CommitSteps {
   /** Makes the folder `target` goes in. */
   readonly makeParent: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
-  /** Writes `bytes` to a fresh temp for `target`; the temp's path. */
-  readonly stage: (target: string, bytes: Uint8Array) => Effect.Effect<string, PlatformError.PlatformError>
+  /** Writes `bytes` to a fresh temp for `target` (which must be `expect`, natively); the temp's path. */
+  readonly stage: (
+    target: string,
+    bytes: Uint8Array,
+    expect?: Expected
+  ) => Effect.Effect<string, PlatformError.PlatformError>
   /** Renames a staged temp onto `target` (removing the temp when it fails). */
   readonly place: (temp: string, target: string) => Effect.Effect<void, PlatformError.PlatformError>
   readonly remove: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
@@ -57,7 +63,7 @@ export const commitWith = (
     yield* Effect.gen(function* () {
       for (const c of puts) {
         yield* steps.makeParent(c.target)
-        temps.push(yield* steps.stage(c.target, c.bytes!))
+        temps.push(yield* steps.stage(c.target, c.bytes!, c.expect))
       }
     }).pipe(Effect.onError(() => dropTemps))
     const entries: Array<JournalEntry> = [
@@ -94,9 +100,9 @@ export const commitWith = (
 /** The steps on node:fs: temps synced in `staging`, a synced journal there (none without a staging folder). */
 export const nativeCommitSteps = (fs: FileSystem.FileSystem, staging: string | undefined): CommitSteps => ({
   makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
-  stage: (target, bytes) => stageFile(target, bytes, staging),
+  stage: (target, bytes, expect) => stageFile(target, bytes, staging, expect),
   place: (temp, target) => commitFile(temp, target, staging).pipe(Effect.provideService(FileSystem.FileSystem, fs)),
-  remove: (target) => io("remove", target, () => NFS.rmSync(target, { force: true })),
+  remove: (target) => removeFile(target),
   drop: (temp) => Effect.sync(() => NFS.rmSync(temp, { force: true })),
   // Without a staging folder there is no journal: each file is still atomic.
   journal: (entries) =>

@@ -5,11 +5,14 @@
  */
 import { Effect } from "effect"
 import { within } from "../permission/containment.ts"
+import type { CheckedEntry, CheckedPath } from "../tool/tool.ts"
 import { WriteRefused, type WriteSteps } from "./write-fs-shape.ts"
 
 export interface WriteAccess {
   /** The real path the write lands on. */
   readonly target: string
+  /** What the permission check found there (CheckedPath.entry): the file the write must replace; undefined: not looked at. */
+  readonly entry?: CheckedEntry | null
   /** The staging folder, or undefined when the project has none (temps then go beside the target). */
   readonly staging: string | undefined
 }
@@ -22,14 +25,17 @@ export const pathProblem = (path: string): string | undefined =>
 
 /**
  * The write access for `abs` (absolute, resolved against `root`), or a refusal: a NUL byte, a
- * link loop, or a path inside the project whose links lead out of it (a dangling link
- * included: the write would create the file at its target).
+ * link loop, a path inside the project whose links lead out of it (a dangling link
+ * included: the write would create the file at its target), or a path that lands elsewhere
+ * than where the permission rules saw it land.
  */
 export const writeAccess = (
   steps: Pick<WriteSteps, "landing" | "staging">,
   root: string,
   abs: string,
-  shown: string
+  shown: string,
+  /** What the permission rules checked this path as, if they ran. */
+  checked?: CheckedPath
 ): Effect.Effect<WriteAccess, WriteRefused> =>
   Effect.gen(function* () {
     const refuse = (message: string) => Effect.fail(new WriteRefused({ message }))
@@ -45,5 +51,13 @@ export const writeAccess = (
         `${shown} is inside the project, but a symbolic link on its path leads outside it: the write would land on ${target}. Nothing was changed. Write to a file inside the project, or name ${target} itself (which asks for permission).`
       )
     }
-    return { target, staging: yield* steps.staging(realRoot) }
+    if (checked !== undefined && checked.real !== target) {
+      // A link put in (or a folder on the way swapped for one) since the rules decided: they
+      // decided on another file. The next call decides on this one.
+      return yield* refuse(
+        `${shown} changed after the permission check: it was checked as ${checked.real} and now leads to ${target}. Nothing was changed. Call again; where it leads now is checked afresh.`
+      )
+    }
+    const staging = yield* steps.staging(realRoot)
+    return checked?.entry === undefined ? { target, staging } : { target, staging, entry: checked.entry }
   })

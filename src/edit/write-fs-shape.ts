@@ -1,6 +1,8 @@
 /** What the WriteFs service offers (write-fs.ts), apart from its layers, so each layer's file can name it without a cycle. */
 import { Data, type Effect, type PlatformError } from "effect"
 import type { FileSnapshot, FileView, ReadState, RecordedBy } from "../read-state/read-state.ts"
+import type { CheckedEntry, CheckedPath } from "../tool/tool.ts"
+import type { Expected } from "./atomic-write.ts"
 import type { Change } from "./patch-commit.ts"
 
 /** A write that can never be made as asked (a NUL byte, a loop of links, a link out of the project); nothing was changed. */
@@ -12,7 +14,11 @@ export interface LoadedFile {
   readonly bytes: Uint8Array
   readonly view: FileView
   readonly type: FileKind
+  /** Its device, inode and mode, where the layer knows them (natively): what the write then replaces. */
+  readonly identity?: CheckedEntry
 }
+
+export type { Expected } from "./atomic-write.ts"
 
 /** The steps a layer is made of; the transaction (write-transaction.ts) puts them in order. */
 export interface WriteSteps {
@@ -40,11 +46,15 @@ export interface WriteSteps {
   readonly load: (target: string) => Effect.Effect<LoadedFile | undefined, PlatformError.PlatformError>
   /** Makes the folder `target` goes in. */
   readonly makeParent: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
-  /** Replaces `target` with `bytes` atomically: a failure leaves the old content. */
+  /**
+   * Replaces `target` with `bytes` atomically: a failure leaves the old content. The file there
+   * must be `expect` (natively: another one put in its place is refused, and nothing written).
+   */
   readonly write: (
     target: string,
     bytes: Uint8Array,
-    staging: string | undefined
+    staging: string | undefined,
+    expect: Expected
   ) => Effect.Effect<void, PlatformError.PlatformError>
   /** Makes every change or none (patch-commit.ts). */
   readonly commit: (
@@ -63,6 +73,11 @@ export interface WriteRequest {
   readonly by: Exclude<RecordedBy, "read">
   /** Every path the write may change, absolute, as the model named them. */
   readonly paths: ReadonlyArray<string>
+  /**
+   * What the permission rules checked (ToolContext.checked): a path must still land where it
+   * did then, on the same file, or the write is refused before anything changes.
+   */
+  readonly checked?: ReadonlyArray<CheckedPath> | undefined
 }
 
 /** A file as the transaction found it, under its lock. */

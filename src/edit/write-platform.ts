@@ -76,7 +76,8 @@ export const platformWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
         const temp = tempBeside(target)
         yield* Effect.gen(function* () {
           yield* fs.writeFile(temp, bytes, { flag: "wx" })
-          if (Option.isSome(existing)) yield* fs.chmod(temp, existing.value.mode & 0o7777)
+          // Permission bits only: a rewrite never keeps set-user-ID, set-group-ID or sticky bits.
+          if (Option.isSome(existing)) yield* fs.chmod(temp, existing.value.mode & 0o777)
         }).pipe(Effect.onError(() => fs.remove(temp, { force: true }).pipe(Effect.ignore)))
         return temp
       }),

@@ -1,5 +1,6 @@
 /** What the LocalFs service offers (local-fs.ts), apart from its layers, so each layer's file can name it without a cycle. */
 import type { Effect, PlatformError, Scope } from "effect"
+import type { CheckedEntry } from "../tool/tool.ts"
 
 /** What kind of file a path is, in the words Effect's FileSystem uses ("Unknown": could not say). */
 export type FileType =
@@ -24,8 +25,12 @@ export interface FileStats {
   readonly size: number
   /** Milliseconds since the epoch (0 when the file system keeps none). */
   readonly mtimeMs: number
-  /** Device, inode and link count, where the layer knows them: another name of a secret is found by them. */
-  readonly identity?: { readonly dev: number; readonly ino: number; readonly links: number }
+  /**
+   * Device, inode and link count, where the layer knows them: another name of a secret is found
+   * by them. `mounted`: the file is on a bind mount (bind-mounts.ts), another name a link count
+   * does not show.
+   */
+  readonly identity?: { readonly dev: number; readonly ino: number; readonly links: number; readonly mounted?: boolean }
 }
 
 /** A file opened read-only; closed when the scope closes. */
@@ -96,6 +101,12 @@ export interface LocalFsShape {
     /** As for openForReading: the real path the file must be; nothing is read when it is not. */
     expected?: string
   ) => Effect.Effect<WholeFile, PlatformError.PlatformError> | undefined
+  /**
+   * The entry at `path` itself (links not followed): its device, inode and mode, or null when
+   * nothing is there. Only a layer on this machine's disk has it: what a write was checked
+   * against (ToolContext.checked), so the write can refuse another file put in its place.
+   */
+  readonly entryOf?: (path: string) => CheckedEntry | null
   /** A whole file's bytes (grep's own search). */
   readonly readFile: (path: string) => Effect.Effect<Uint8Array, PlatformError.PlatformError>
   /**

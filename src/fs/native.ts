@@ -21,6 +21,8 @@
 import * as NFS from "node:fs"
 import { Effect, PlatformError, type Scope } from "effect"
 import { childPath } from "../path/path.ts"
+import type { CheckedEntry } from "../tool/tool.ts"
+import { onBindMount } from "./bind-mounts.ts"
 import { fillUnknownTypes } from "./entry-types.ts"
 import type {
   DerivedSpec,
@@ -110,11 +112,12 @@ const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 :
 const toEntries = (entries: ReadonlyArray<NFS.Dirent>): ReadonlyArray<DirectoryEntry> =>
   entries.map((entry): DirectoryEntry => ({ name: entry.name, type: typeOf(entry) })).sort(byName)
 
-const statsOf = (st: NFS.Stats): FileStats => ({
+/** What is known of a file opened as `fd`: with its identity, and whether it sits on a bind mount. */
+const statsOf = (st: NFS.Stats, fd: number): FileStats => ({
   type: typeOf(st),
   size: st.size,
   mtimeMs: st.mtimeMs,
-  identity: { dev: st.dev, ino: st.ino, links: st.nlink }
+  identity: { dev: st.dev, ino: st.ino, links: st.nlink, mounted: onBindMount(fd) }
 })
 
 const closeQuietly = (fd: number) => {
@@ -250,9 +253,9 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
         now("fstat", path, () => NFS.fstatSync(fd)).pipe(
           Effect.map((st): OpenFile => {
             const moved = expected === undefined ? undefined : movedFrom(fd, expected, st)
-            if (moved !== undefined) return { stats: statsOf(st), moved, read: () => Effect.succeed(0) }
+            if (moved !== undefined) return { stats: statsOf(st, fd), moved, read: () => Effect.succeed(0) }
             return {
-              stats: statsOf(st),
+              stats: statsOf(st, fd),
               read: local
                 ? (buffer, position) => now("read", path, () => NFS.readSync(fd, buffer, 0, buffer.length, position))
                 : (buffer, position) =>
@@ -279,7 +282,7 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
           const fd = NFS.openSync(path, READ_FLAGS)
           try {
             const st = NFS.fstatSync(fd)
-            const stats = statsOf(st)
+            const stats = statsOf(st, fd)
             const moved = expected === undefined ? undefined : movedFrom(fd, expected, st)
             if (moved !== undefined) return { stats, bytes: undefined, moved }
             if (stats.type !== "File" || st.size >= maxBytes) return { stats, bytes: undefined }
@@ -335,8 +338,19 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
       }
     })
 
+  const entryOf = (path: string): CheckedEntry | null => {
+    try {
+      const st = NFS.lstatSync(path, { throwIfNoEntry: false })
+      return st === undefined ? null : { dev: st.dev, ino: st.ino, mode: st.mode }
+    } catch {
+      // ENOTDIR and the like: nothing a write could change is there.
+      return null
+    }
+  }
+
   return {
     onDisk: true,
+    entryOf,
     realPath,
     linkFreeBelow,
     readLink,

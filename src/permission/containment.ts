@@ -93,7 +93,14 @@ export const within = (dir: string, abs: string): boolean =>
  * folder. Tested on the last name only, and only for a name that can match: a search tests
  * every name it lists.
  */
-export const isSensitive = (abs: string): boolean => hasSecretName(abs) || isCredentialPath(abs, HOME)
+export const isSensitive = (abs: string): boolean => {
+  // A file another process holds open after it was removed reads, through /proc/PID/fd/N, as
+  // `<its path> (deleted)`: still that file.
+  const path = abs.endsWith(DELETED) ? abs.slice(0, -DELETED.length) : abs
+  return hasSecretName(path) || isCredentialPath(path, HOME)
+}
+
+const DELETED = " (deleted)"
 
 /** Credential files below the home directory (src/sandbox/credentials.ts) ask too, wherever the root is. */
 const HOME = NodeOs.homedir()
@@ -110,6 +117,8 @@ export const secretTwin = (abs: string, roots: ReadonlyArray<string>): string | 
 
 /** The same for a file already opened, by what its fstat said: no second look at the path. */
 export const openedSecretTwin = (
-  identity: { readonly dev: number; readonly ino: number; readonly links: number } | undefined,
+  identity:
+    | { readonly dev: number; readonly ino: number; readonly links: number; readonly mounted?: boolean }
+    | undefined,
   roots: ReadonlyArray<string>
 ): string | undefined => (identity === undefined ? undefined : secretTwinOf(identity, roots, homeCredentialFiles))

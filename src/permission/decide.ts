@@ -1,14 +1,15 @@
 /**
  * One policy's answer for one call, from what the call touches. Order:
  *   tool filter → deny rules → plan mode (nothing that mutates runs) → bypassPermissions →
- *   ask rules → a write to a control path (always asks) → what the call touches (a shell command part by part, paths outside the project,
+ *   ask rules → a write to a control path (always asks) → a rewrite of an executable file (asks
+ *   unless an allow rule names its path) → what the call touches (a shell command part by part, paths outside the project,
  *   secret files) → allow rules and saved approvals → acceptEdits → the declaration (read-only
  *   tools run, mutating ones ask).
  * A saved approval never overrides a configured ask or deny. Pure: the engine gathers the
  * subjects and the saved approvals, and combines the policies.
  */
 import * as NodePath from "node:path"
-import type { Tool } from "../tool/tool.ts"
+import type { CheckedEntry, Tool } from "../tool/tool.ts"
 import { isSensitive } from "./containment.ts"
 import { controlPathAt } from "./control.ts"
 import {
@@ -110,6 +111,27 @@ const controlWrite = (where: Where, tool: Tool, s: Subjects): string | undefined
   return undefined
 }
 
+/** An existing regular file with an execute bit (CheckedPath.entry's mode). */
+const S_IFMT = 0o170000
+const S_IFREG = 0o100000
+const isExecutable = (entry: CheckedEntry | null | undefined): boolean =>
+  entry !== undefined && entry !== null && (entry.mode & S_IFMT) === S_IFREG && (entry.mode & 0o111) !== 0
+
+/**
+ * Why a file write must ask unless an allow rule with a path names it: it rewrites an
+ * executable file, which keeps its mode (a script the person or a tool runs later). acceptEdits,
+ * a bare allow rule and a saved approval do not cover it. Undefined for every other call.
+ */
+const executableWrite = (where: Where, policy: Policy, tool: Tool, s: Subjects): string | undefined => {
+  if (s.kind !== "file" || !tool.operations.includes("file.write")) return undefined
+  for (const p of s.paths) {
+    if (!isExecutable(p.entry) || allowsPath(where, policy, tool, p)) continue
+    const shown = p.real === p.abs ? p.abs : `${p.abs} (really ${p.real})`
+    return `${shown} is an executable file: rewritten, it keeps its mode and runs whatever it then holds the next time it is run, so changing it needs the person's approval (acceptEdits and saved approvals do not cover it; an allow rule naming the path does).`
+  }
+  return undefined
+}
+
 export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects, saved: boolean): Decision => {
   const base = { policy: policy.name }
   const ask = (reason: string, by: Decision["by"] = "declaration"): Decision =>
@@ -183,6 +205,13 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
     return policy.mode === "dontAsk"
       ? { ...base, behavior: "deny", by: "mode", reason: `${control} dontAsk mode refuses it.` }
       : { ...base, behavior: "ask", by: "declaration", reason: control }
+  }
+  const executable = executableWrite(where, policy, tool, s)
+  if (executable !== undefined) {
+    // No grant: "always" would save the path, and the file could be made executable again after.
+    return policy.mode === "dontAsk"
+      ? { ...base, behavior: "deny", by: "mode", reason: `${executable} dontAsk mode refuses it.` }
+      : { ...base, behavior: "ask", by: "declaration", reason: executable }
   }
   if (s.unknown !== undefined) return ask(`${s.unknown}; this call needs approval.`)
   const bare = policy.allow.find((c) => c.rule.specifier === undefined && namesTool(c.rule, tool))

@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { ConfigError } from "../config/load.ts"
 import { changesNothing } from "../tool/read-only.ts"
-import type { Tool } from "../tool/tool.ts"
+import type { CheckedPath, Tool } from "../tool/tool.ts"
 import type { PermissionMode, ProfileConfig } from "./config.ts"
 import { type CommandPattern, commandSpecifier, namesTool, parseRule, type Rule, type RuleBehavior } from "./rules.ts"
 import { ruleWords, type ShellParser } from "./shell.ts"
@@ -37,7 +37,7 @@ export interface Decision {
    * A file tool's paths as this decision saw them: each as given and as it really was. The tool
    * is handed them (ToolContext.checked), so what it opens is what was checked.
    */
-  readonly checked?: ReadonlyArray<{ readonly abs: string; readonly real: string }>
+  readonly checked?: ReadonlyArray<CheckedPath>
 }
 
 export interface CompiledRule {

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
 import { resolvePath } from "../path/path.ts"
 import { Sandbox, type SandboxShape, sandboxAllows } from "../sandbox/sandbox.ts"
-import type { Tool, ToolContext } from "../tool/tool.ts"
+import type { CheckedPath, Tool, ToolContext } from "../tool/tool.ts"
 import { realPathBelow } from "./containment.ts"
 import type { Grant } from "./policy.ts"
 import { type Kind, kindOf } from "./rules.ts"
@@ -22,8 +22,8 @@ export interface Subjects {
     /** It runs inside the OS sandbox, whose settings allow it without asking. */
     readonly sandboxed: boolean
   }
-  /** File tools: each path as given (absolute) and as it really is. */
-  readonly paths: ReadonlyArray<{ readonly abs: string; readonly real: string }>
+  /** File tools: each path as given (absolute) and as it really is; for a write, what is there (CheckedPath.entry). */
+  readonly paths: ReadonlyArray<CheckedPath>
   /** Fetch tools: hosts. */
   readonly hosts: ReadonlyArray<string>
   /** Tools that read MCP resources: the servers. */
@@ -78,7 +78,7 @@ const shellSubjects = (grammar: Grammar, sandbox: SandboxShape, id: string, args
     }
   })
 
-const fileSubjects = (id: string, paths: ReadonlyArray<{ abs: string; real: string }>): Subjects => {
+const fileSubjects = (id: string, paths: ReadonlyArray<CheckedPath>): Subjects => {
   const reals = paths.length === 1 ? [paths[0]!.real] : [...new Set(paths.map((p) => p.real))].sort()
   return {
     kind: "file",
@@ -117,9 +117,15 @@ export const subjectsOf = (
     })
   }
   if (kind === "file") {
+    // A write also notes the file it would change, so the write can refuse another one put there
+    // after the check (a hard link, a file made executable): write-transaction.ts.
+    const entryOf = tool.operations.includes("file.write") ? fs.entryOf : undefined
     const located = (p: string) => {
       const abs = resolvePath(ctx.root, p)
-      return Effect.map(realPathBelow(fs, realRoot, abs), (real) => ({ abs, real }))
+      return Effect.map(
+        realPathBelow(fs, realRoot, abs),
+        (real): CheckedPath => (entryOf === undefined ? { abs, real } : { abs, real, entry: entryOf(real) })
+      )
     }
     // Most calls touch one path: no forEach for it.
     return declared.length === 1

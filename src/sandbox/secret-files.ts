@@ -13,6 +13,7 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { underBindMount } from "../fs/bind-mounts.ts"
 import { isSecretName } from "./credentials.ts"
 
 /** How many folder entries one walk may look at. */
@@ -178,11 +179,11 @@ const TWIN_SET_MS = 1_000
  * listings), kept for a second.
  */
 export const secretTwinOf = (
-  file: { readonly dev: number; readonly ino: number; readonly links: number },
+  file: { readonly dev: number; readonly ino: number; readonly links: number; readonly mounted?: boolean },
   roots: ReadonlyArray<string>,
   credentialFiles: () => ReadonlyArray<string>
 ): string | undefined => {
-  if (file.links <= 1) return undefined
+  if (file.links <= 1 && file.mounted !== true) return undefined
   const key = roots.join("\0")
   let set = twins.get(key)
   if (set === undefined || Date.now() - set.at > TWIN_SET_MS) {
@@ -190,8 +191,10 @@ export const secretTwinOf = (
     // A walk that hit its limit still names what it found; the file tools have no fallback to refuse to.
     for (const p of [...secretFilesIn(roots).paths, ...credentialFiles()]) {
       const s = lstat(p)
-      // Secret names come first: a link found among them keeps the name it is a link to.
-      if (s?.isFile() && s.nlink > 1 && !byIdentity.has(identity(s))) byIdentity.set(identity(s), p)
+      // Every secret, however many names it has now: a link made to it while the set is kept
+      // is its twin all the same. Secret names come first: a link found among them keeps the
+      // name it is a link to.
+      if (s?.isFile() && !byIdentity.has(identity(s))) byIdentity.set(identity(s), p)
     }
     set = { at: Date.now(), byIdentity }
     twins.set(key, set)
@@ -206,5 +209,8 @@ export const secretTwinAt = (
   credentialFiles: () => ReadonlyArray<string>
 ): string | undefined => {
   const s = lstat(abs)
-  return s?.isFile() ? secretTwinOf({ dev: s.dev, ino: s.ino, links: s.nlink }, roots, credentialFiles) : undefined
+  if (!s?.isFile()) return undefined
+  // A bind mount is another name its link count does not show (src/fs/bind-mounts.ts).
+  const mounted = s.nlink <= 1 && underBindMount(abs)
+  return secretTwinOf({ dev: s.dev, ino: s.ino, links: s.nlink, mounted }, roots, credentialFiles)
 }

@@ -46,13 +46,32 @@ export interface ToolContext {
    * really was then (links followed). A tool that opens one verifies that the file it opened is
    * that real path (docs/permissions.md, "Check, then use"). Absent when no rules ran.
    */
-  readonly checked?: ReadonlyArray<{ readonly abs: string; readonly real: string }>
+  readonly checked?: ReadonlyArray<CheckedPath>
   /**
    * What the caller said about this call (the orchestrator's CallContext): its cancel, who
    * approves, and whether a program made it. A tool that dispatches calls of its own (`code`)
    * hands these on, so its calls are cancelled, approved and tagged like it.
    */
   readonly caller?: CallerContext
+}
+
+/**
+ * The file a write's path landed on when the rules looked (its own entry, links not followed):
+ * device, inode and mode (type and permission bits). A write verifies that the file it changes
+ * is still this one (src/edit/write-transaction.ts).
+ */
+export interface CheckedEntry {
+  readonly dev: number
+  readonly ino: number
+  readonly mode: number
+}
+
+/** A path the permission rules checked: as given (absolute), as it really was (links followed), and what was there. */
+export interface CheckedPath {
+  readonly abs: string
+  readonly real: string
+  /** For a write, on the native file system: the file there (null: nothing). Absent: not looked at. */
+  readonly entry?: CheckedEntry | null
 }
 
 /** The part of a call's CallContext a tool may read (see ToolContext.caller). */

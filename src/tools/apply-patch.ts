@@ -80,7 +80,13 @@ export const ApplyPatchTool = defineTool({
       const shown = (abs: string) => displayPath(ctx.root, abs)
       const toFailure = (abs: string) => (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
       const all = patchPaths(patchText, ctx.root)
-      const request = { sessionId: ctx.sessionId, root: ctx.root, by: "apply_patch", paths: all } as const
+      const request = {
+        sessionId: ctx.sessionId,
+        root: ctx.root,
+        by: "apply_patch",
+        paths: all,
+        checked: ctx.checked
+      } as const
       return yield* writes
         .transaction(request, (tx) =>
           Effect.gen(function* () {

@@ -69,7 +69,13 @@ export const EditTool = defineTool({
         )
       }
       const toFailure = (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
-      const request = { sessionId: ctx.sessionId, root: ctx.root, by: "edit", paths: [abs] } as const
+      const request = {
+        sessionId: ctx.sessionId,
+        root: ctx.root,
+        by: "edit",
+        paths: [abs],
+        checked: ctx.checked
+      } as const
       return yield* writes
         .transaction(request, (tx) =>
           Effect.gen(function* () {

@@ -147,11 +147,13 @@ const movedFailure = (shown: string, checked: string, opened: string) =>
 /** The file opened is another name (a hard link) of a secret: refused, pointing at the secret's own name. */
 const twinRefusal = (stats: FileStats, shown: string, root: string) => {
   const twin =
-    stats.identity !== undefined && stats.identity.links > 1 ? openedSecretTwin(stats.identity, [root]) : undefined
+    stats.identity !== undefined && (stats.identity.links > 1 || stats.identity.mounted === true)
+      ? openedSecretTwin(stats.identity, [root])
+      : undefined
   return twin === undefined
     ? undefined
     : fail(
-        `${shown} is another name (a hard link) of ${twin}, which may hold secrets, so it was not read. Read ${twin} by that name instead; that asks the person first.`
+        `${shown} is another name (a hard link or a bind mount) of ${twin}, which may hold secrets, so it was not read. Read ${twin} by that name instead; that asks the person first.`
       )
 }
 

@@ -57,7 +57,13 @@ export const WriteTool = defineTool({
       const abs = resolvePath(ctx.root, filePath)
       const shown = displayPath(ctx.root, abs)
       const toFailure = (e: PlatformError.PlatformError) => fsFailure(e, ctx.root, abs)
-      const request = { sessionId: ctx.sessionId, root: ctx.root, by: "write", paths: [abs] } as const
+      const request = {
+        sessionId: ctx.sessionId,
+        root: ctx.root,
+        by: "write",
+        paths: [abs],
+        checked: ctx.checked
+      } as const
       return yield* writes
         .transaction(request, (tx) =>
           Effect.gen(function* () {

@@ -4,6 +4,7 @@
  * /proc and /dev/fd spellings of the secret's own path. Each call goes the whole way (the
  * Dispatcher's rules, then the tool, on the native LocalFs), the person declining whatever asks.
  */
+import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -52,7 +53,7 @@ describe("secrets reached by another name", () => {
       const r = yield* call(root, "read", { filePath: "docs/notes.txt" })
       expect(r.text).not.toContain("twin-secret")
       expect(r.status).toBe("error")
-      expect(r.text).toContain("another name (a hard link) of")
+      expect(r.text).toContain("another name (a hard link or a bind mount) of")
       expect(r.text).toContain(".env")
       // An ordinary file, and a linked file that is no secret, read as always.
       expect((yield* call(root, "read", { filePath: "plain.txt" })).text).toContain("not-a-secret")
@@ -134,6 +135,67 @@ describe("secrets reached by another name", () => {
         )
         expect(ok.status).toBe("ok")
         NodeFs.rmSync(root, { recursive: true, force: true })
+      })
+  )
+
+  it.live("a removed .env another process still holds open, read through /proc/PID/fd, asks (declined: not read)", () =>
+    Effect.gen(function* () {
+      const root = project()
+      const holder = spawn("sh", [
+        "-c",
+        `exec 3<"${root}/.env"; rm "${root}/.env" "${root}/docs/notes.txt"; echo ready; sleep 30`
+      ])
+      try {
+        yield* Effect.promise(() => new Promise((ready) => holder.stdout.once("data", ready)))
+        expect(NodeFs.readlinkSync(`/proc/${holder.pid}/fd/3`)).toContain("(deleted)")
+        const r = yield* call(root, "read", { filePath: `/proc/${holder.pid}/fd/3` })
+        expect(r.text).not.toContain("twin-secret")
+        expect(r.status).not.toBe("ok")
+      } finally {
+        holder.kill("SIGKILL")
+        NodeFs.rmSync(root, { recursive: true, force: true })
+      }
+    })
+  )
+
+  // Only root can bind-mount: elsewhere the case is skipped, saying so.
+  const canMount = process.getuid?.() === 0 && spawnSync("mount", ["--version"]).status === 0
+  it.live.skipIf(!canMount)(
+    "a secret bind-mounted under an innocent name (one link, same inode): read, grep, edit and the /proc spellings",
+    () =>
+      Effect.gen(function* () {
+        const root = project()
+        const mountPoint = NodePath.join(root, "docs", "mounted.txt")
+        NodeFs.writeFileSync(mountPoint, "placeholder\n")
+        expect(spawnSync("mount", ["--bind", NodePath.join(root, ".env"), mountPoint]).status).toBe(0)
+        try {
+          expect(NodeFs.statSync(mountPoint).nlink).toBe(2) // the .env's own hard link from project()
+          // A secret with one name, bind-mounted: its link count shows nothing.
+          NodeFs.rmSync(NodePath.join(root, "docs", "notes.txt"))
+          expect(NodeFs.statSync(mountPoint).nlink).toBe(1)
+          for (const filePath of ["docs/mounted.txt", `/proc/self/root${mountPoint}`]) {
+            const r = yield* call(root, "read", { filePath })
+            expect(r.text, filePath).not.toContain("twin-secret")
+            expect(r.status, filePath).not.toBe("ok")
+          }
+          for (const output_mode of ["content", "files_with_matches", "count"]) {
+            const r = yield* call(root, "grep", { pattern: "twin-secret", path: "docs", output_mode })
+            expect(r.text, output_mode).not.toContain("twin-secret-4242")
+            expect(r.text, output_mode).not.toContain("mounted.txt")
+          }
+          const e = yield* call(
+            root,
+            "edit",
+            { filePath: "docs/mounted.txt", oldString: "API_TOKEN=twin-secret-4243", newString: "x" },
+            "acceptEdits"
+          )
+          expect(e.status).not.toBe("ok")
+          expect(e.text).not.toContain("twin-secret-4242")
+          expect(NodeFs.readFileSync(NodePath.join(root, ".env"), "utf8")).toBe(`${SECRET}\n`)
+        } finally {
+          spawnSync("umount", [mountPoint])
+          NodeFs.rmSync(root, { recursive: true, force: true })
+        }
       })
   )
 })

@@ -27,7 +27,7 @@ const readVerified = (
 ): Effect.Effect<Uint8Array | undefined> => {
   const twin = (f: { readonly stats: FileStats }) =>
     f.stats.identity !== undefined &&
-    f.stats.identity.links > 1 &&
+    (f.stats.identity.links > 1 || f.stats.identity.mounted === true) &&
     openedSecretTwin(f.stats.identity, roots) !== undefined
   const whole = fs.readWhole(path, MAX_VERIFY_BYTES, expected)
   if (whole !== undefined)
