@@ -88,6 +88,23 @@ describe("requestState", () => {
     })
   })
 
+  it("unavailable: a record of used states that cannot be reached neither accepts nor uses up the state", () => {
+    const key = loadStateKey(stateDir())
+    let up = false
+    const flaky = {
+      shared: true,
+      claim: () => (up ? Effect.succeed(true) : Effect.fail("the shared state store could not be reached (down)"))
+    }
+    const states = makeRequestStates(key, flaky)
+    const state = states.sign(binding, payload)
+    const down = Effect.runSync(states.verify(state, binding))
+    expect(down.ok ? "ok" : down.problem).toBe("unavailable")
+    expect(down.ok ? "" : down.message).toContain("could not be reached")
+    expect(down.ok ? "" : down.message).toContain("Nothing ran")
+    up = true
+    expect(Effect.runSync(states.verify(state, binding)).ok).toBe(true)
+  })
+
   it("cross-client and other-call: bound to who asked and to the exact call", () => {
     const states = makeRequestStates(loadStateKey(stateDir()))
     const state = states.sign(binding, payload)
