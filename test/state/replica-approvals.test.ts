@@ -4,7 +4,8 @@
  * the other replica, runs exactly once, and its state replayed on either is refused; a code-mode
  * program waiting on a nested approval, retried on the other replica, resumes on the one that
  * holds it without running anything again; and when that one was killed, the retry gets the
- * typed lost-replica error, and nothing after the approval ran.
+ * typed lost-replica error, and nothing after the approval ran, while a plain call it had asked
+ * about runs on the other.
  */
 import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -161,15 +162,20 @@ describe("2026-era approvals across two replicas", () => {
     expect(counted()).toBe("1\n2\n")
   }, 120_000)
 
-  it("the replica holding a waiting program killed: the retry on the other gets the lost-replica error, and nothing after the approval ran", async () => {
+  it("the replica holding a waiting program killed: the retry on the other gets the lost-replica error, and nothing after the approval ran; a plain call still runs", async () => {
     clearCount()
     const program = 'await tools.count({ n: 9 }); return "ran"'
     const asked = askedIn(await call(0, "code", { program }))
+    // A plain call asked on the same replica needs nothing of it: it runs wherever its retry lands.
+    const plain = askedIn(await call(0, "count", { n: 5 }))
     replicas[0]!.child.kill("SIGKILL")
     // The other replica fences the killed one once its lease runs out; the retry waits for that.
     const lost = errorOf(await call(1, "code", { program }, retry(asked)))
     expect(lost.problem).toBe("replica-lost")
     expect(lost.message).toContain("nothing after the approval ran")
     expect(counted()).toBe("")
+    const ran = await call(1, "count", { n: 5 }, retry(plain))
+    expect(textOf(ran), JSON.stringify(ran).slice(0, 600)).toContain("counted 5")
+    expect(counted()).toBe("5\n")
   }, 120_000)
 })
