@@ -250,13 +250,9 @@ export const makeHeldHandoff = (
         })
         onAnswers = () => void run(look)
         onDrop = (id) => void run(held.drop(id))
-        // A notification can be lost (a reconnect, or none on node:sqlite): look while anything is held.
-        yield* Effect.forkScoped(
-          Effect.repeat(
-            Effect.suspend(() => (held.size() > 0 ? look : Effect.void)),
-            Schedule.spaced(pg === undefined ? POLL_MS : POLL_MS * 4)
-          )
-        )
+        // A notification can be lost (a reconnect, or none on node:sqlite): look anyway, also when
+        // nothing is held here (an answer for a call that ended must be refused, not left waiting).
+        yield* Effect.forkScoped(Effect.repeat(look, Schedule.spaced(pg === undefined ? POLL_MS : POLL_MS * 4)))
         // Handoffs nobody finished (a receiver that died) go once well past their state's life.
         yield* Effect.forkScoped(
           Effect.repeat(
