@@ -38,7 +38,7 @@ const CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 const CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 export interface ModernOptions {
-  /** The folder of the key that signs `requestState` (default: the state folder, FREECODE_STATE_DIR). */
+  /** The folder of the key that signs `requestState` (default: the state folder, FREECODE_STATE_DIR); with a shared store, the store's key is used instead. */
   readonly stateDir?: string
   /** How long a person has to answer (default 10 minutes): a state lives that long, and so does a held call. */
   readonly stateTtlMs?: number
