@@ -8,12 +8,20 @@
  * twice. A state is refused when it was altered, expired, already used, sent by another client
  * or for another call, or when the call it continues is no longer held (the server restarted,
  * or nobody answered in time: then the held call was refused, as when nobody can be asked).
+ *
+ * Replicas sharing a store (docs/scaling.md): the state says which set of held calls holds the
+ * call (`holder`, on which replica's lease), and a retry may reach another replica. A call that
+ * has not started its tool (only the permission checks ran: the question is its approval) is
+ * run again there from the start, with the answers so far, signed in the state, given to the
+ * questions it asks again; the holder drops its copy. A call whose tool started (a code-mode
+ * program waiting on a nested approval) must not run again: the retry is forwarded to its holder
+ * (`Forward`, held-handoff.ts), which answers it as if it had come there.
  */
-import { randomUUID } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import { Deferred, Effect, Exit, Fiber, Queue } from "effect"
 import type { ElicitationAnswer, ElicitationForm, InputRoundShape } from "../prompt/input-round.ts"
 import { isRecord } from "../schema/json-schema.ts"
-import type { RequestStates, StateBinding, StateProblem } from "./request-state.ts"
+import { canonicalJson, type RequestStates, type StateBinding, type StateProblem } from "./request-state.ts"
 
 /** What one request (the first call or a retry) brings for the held call to use while it answers it. */
 export interface RequestIo {
@@ -41,7 +49,62 @@ export type HeldOutcome<R> =
       >
       readonly requestState: string
     }
-  | { readonly _tag: "Refused"; readonly problem: StateProblem | "not-held"; readonly message: string }
+  /** The outcome another replica's held call gave, already as the wire carries it. */
+  | { readonly _tag: "Wire"; readonly wire: unknown }
+  | { readonly _tag: "Refused"; readonly problem: HeldProblem; readonly message: string }
+
+/**
+ * Why a retry was refused: its state (request-state.ts); the call is no longer held; or the
+ * replica that held it is gone, with what that means for the work after the approval.
+ */
+export type HeldProblem = StateProblem | "not-held" | "replica-lost" | "replica-lost-after-answer"
+
+/** One question answered while the call had not started its tool: its form's hash and the answer. */
+export interface Given {
+  readonly form: string
+  readonly answer: ElicitationAnswer
+}
+
+/** What a state carries (signed): which held call and question, where, and how to run it again. */
+export interface StatePayload {
+  readonly id: string
+  readonly key: string
+  /** The set of held calls that holds it (one per server). */
+  readonly holder?: string
+  /** The holder's replica lease (host id and epoch), when replicas share a store. */
+  readonly host?: string
+  readonly epoch?: number
+  /** Present while the call has not started its tool: it may run again from the start with these. */
+  readonly replay?: { readonly asked: string; readonly answers: ReadonlyArray<Given> }
+}
+
+/** Where a set of held calls lives. */
+export interface HeldPlace {
+  readonly holder: string
+  readonly host?: { readonly id: string; readonly epoch: number }
+}
+
+/**
+ * A retry for a call suspended in another replica's memory: handed to its holder, which answers
+ * it (`answerHere`); the answer comes back as the wire carries it, or a refusal.
+ */
+export type Forward = (
+  payload: StatePayload & { readonly holder: string; readonly host: string },
+  inputResponses: Record<string, unknown> | undefined,
+  request: RequestIo
+) => Effect.Effect<HeldOutcome<never>>
+
+export interface HeldOptions {
+  readonly place?: HeldPlace
+  /** Hands a retry to the replica holding a suspended call (undefined: such a retry is `not-held`). */
+  readonly forward?: Forward
+  /** Tells the holder of a call run again here to drop its copy. */
+  readonly dropElsewhere?: (holder: string, id: string) => Effect.Effect<void>
+}
+
+/** A form's identity: the same question asked again hashes the same. */
+export const formHash = (form: ElicitationForm): string =>
+  createHash("sha256").update(canonicalJson(form)).digest("base64url")
 
 type Reply =
   | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
@@ -65,6 +128,12 @@ interface Held<R> {
   /** Nobody answered in time: the call was told so, and any later question is answered the same. */
   expired: boolean
   timer: ReturnType<typeof setTimeout> | undefined
+  /** Its tool (or a tool it called) started: a question now cannot be answered by running it again. */
+  started: boolean
+  /** The questions answered before it started, in order (signed into its states). */
+  readonly answers: Array<Given>
+  /** Answers given with a retry on another replica, for the questions the call asks again here. */
+  readonly presets: Array<Given>
 }
 
 /** An answer in a retry's `inputResponses`, if it is one. */
@@ -83,21 +152,39 @@ export interface HeldCalls<R> {
     request: RequestIo,
     run: (round: InputRoundShape, io: CallIo) => Effect.Effect<R>
   ) => Effect.Effect<HeldOutcome<R>>
-  /** A retry: checks the state, hands the answer to the held call and answers as `start` does. */
+  /**
+   * A retry: checks the state, hands the answer to the held call and answers as `start` does.
+   * `run` is the call, for a call held elsewhere that runs again here.
+   */
   readonly resume: (
     binding: StateBinding,
     requestState: string,
     inputResponses: Record<string, unknown> | undefined,
+    request: RequestIo,
+    run: (round: InputRoundShape, io: CallIo) => Effect.Effect<R>
+  ) => Effect.Effect<HeldOutcome<R>>
+  /** A retry another replica checked (its state used up there) and handed here. */
+  readonly answerHere: (
+    id: string,
+    key: string,
+    inputResponses: Record<string, unknown> | undefined,
     request: RequestIo
   ) => Effect.Effect<HeldOutcome<R>>
+  /** Ends a held call whose state was used on another replica (it ran again there). */
+  readonly drop: (id: string) => Effect.Effect<void>
+  readonly place: HeldPlace
   /** How many calls are held now (tests, and the finalizer). */
   readonly size: () => number
   /** Ends every held call (the server is closing). */
   readonly close: Effect.Effect<void>
 }
 
-export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCalls<R> => {
+const NOT_HELD =
+  "The call this requestState continues is no longer held by this server (nobody answered in time, or the server restarted); call the tool again without requestState."
+
+export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number, options: HeldOptions = {}): HeldCalls<R> => {
   const held = new Map<string, Held<R>>()
+  const place: HeldPlace = options.place ?? { holder: randomUUID() }
   const minutes = Math.max(1, Math.round(ttlMs / 60_000))
 
   const expire = (h: Held<R>) => {
@@ -141,10 +228,17 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
 
   const inputRequired = (h: Held<R>, asked: Asked): HeldOutcome<R> => {
     arm(h)
+    const payload: StatePayload = {
+      id: h.id,
+      key: asked.key,
+      holder: place.holder,
+      ...(place.host === undefined ? {} : { host: place.host.id, epoch: place.host.epoch }),
+      ...(h.started ? {} : { replay: { asked: formHash(asked.form), answers: h.answers } })
+    }
     return {
       _tag: "InputRequired",
       inputRequests: { [asked.key]: { method: "elicitation/create", params: asked.form } },
-      requestState: states.sign(h.binding, { id: h.id, key: asked.key }, ttlMs)
+      requestState: states.sign(h.binding, payload, ttlMs)
     }
   }
 
@@ -161,8 +255,21 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
     })
 
   const roundOf = (h: Held<R>): InputRoundShape => ({
+    started: Effect.sync(() => {
+      h.started = true
+    }),
     elicit: (form) =>
       Effect.gen(function* () {
+        // Run again from a retry on another replica: the questions asked there are answered
+        // with what the person said, while they are the same questions in the same order.
+        const preset = h.presets.shift()
+        if (preset !== undefined) {
+          if (preset.form === formHash(form)) {
+            if (!h.started) h.answers.push(preset)
+            return { _tag: "Answer", answer: preset.answer } as const
+          }
+          h.presets.length = 0
+        }
         if (h.expired)
           return { _tag: "Unavailable", reason: "an earlier question of this call went unanswered" } as const
         if (!h.io.canElicit)
@@ -173,53 +280,98 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number): HeldCall
       })
   })
 
+  const startWith = (
+    binding: StateBinding,
+    request: RequestIo,
+    run: (round: InputRoundShape, io: CallIo) => Effect.Effect<R>,
+    presets: Array<Given>
+  ): Effect.Effect<HeldOutcome<R>> =>
+    Effect.gen(function* () {
+      const h: Held<R> = {
+        id: randomUUID(),
+        binding,
+        steps: yield* Queue.unbounded<Step<R>>(),
+        cancel: yield* Deferred.make<void>(),
+        fiber: undefined,
+        io: request,
+        pending: undefined,
+        expired: false,
+        timer: undefined,
+        started: false,
+        answers: [],
+        presets
+      }
+      const io: CallIo = {
+        onOutput: (chunk, offset) => h.io.onOutput(chunk, offset),
+        cancelled: Deferred.await(h.cancel)
+      }
+      held.set(h.id, h)
+      h.fiber = yield* Effect.forkDetach(
+        Effect.flatMap(run(roundOf(h), io), (result) => Queue.offer(h.steps, { _tag: "Done", result }))
+      )
+      return yield* answering(h, request, next(h))
+    })
+
+  /** Hands an answer to a call held here (its state already checked and used up). */
+  const answerHere = (
+    id: string,
+    key: string,
+    inputResponses: Record<string, unknown> | undefined,
+    request: RequestIo
+  ): Effect.Effect<HeldOutcome<R>> =>
+    Effect.gen(function* () {
+      const h = held.get(id)
+      const asked = h?.pending
+      if (h === undefined || asked === undefined || asked.key !== key) {
+        return { _tag: "Refused", problem: "not-held", message: NOT_HELD } as const
+      }
+      const answer = elicitationAnswer(inputResponses?.[asked.key])
+      // No answer to the question asked: ask it again, under a new state.
+      if (answer === undefined) return inputRequired(h, asked)
+      h.pending = undefined
+      h.io = request
+      if (!h.started) h.answers.push({ form: formHash(asked.form), answer })
+      yield* Deferred.succeed(asked.reply, { _tag: "Answer", answer })
+      return yield* answering(h, request, next(h))
+    })
+
   return {
-    start: (binding, request, run) =>
+    start: (binding, request, run) => startWith(binding, request, run, []),
+
+    resume: (binding, requestState, inputResponses, request, run) =>
       Effect.gen(function* () {
-        const h: Held<R> = {
-          id: randomUUID(),
-          binding,
-          steps: yield* Queue.unbounded<Step<R>>(),
-          cancel: yield* Deferred.make<void>(),
-          fiber: undefined,
-          io: request,
-          pending: undefined,
-          expired: false,
-          timer: undefined
+        const verified = yield* states.verify<StatePayload>(requestState, binding)
+        if (!verified.ok) return { _tag: "Refused", problem: verified.problem, message: verified.message } as const
+        const payload = verified.payload
+        const holder = typeof payload.holder === "string" ? payload.holder : place.holder
+        if (holder === place.holder) return yield* answerHere(payload.id, payload.key, inputResponses, request)
+        const replay = payload.replay
+        // Another server holds it. Nothing of it ran but the permission checks: run it here
+        // (the state is used up for every replica, so the holder's copy can never continue).
+        if (replay !== undefined && states.shared) {
+          if (options.dropElsewhere !== undefined) yield* options.dropElsewhere(holder, payload.id)
+          const answer = elicitationAnswer(inputResponses?.[payload.key])
+          const presets = answer === undefined ? replay.answers : [...replay.answers, { form: replay.asked, answer }]
+          return yield* startWith(binding, request, run, [...presets])
         }
-        const io: CallIo = {
-          onOutput: (chunk, offset) => h.io.onOutput(chunk, offset),
-          cancelled: Deferred.await(h.cancel)
+        if (options.forward !== undefined && typeof payload.host === "string") {
+          return yield* options.forward({ ...payload, holder, host: payload.host }, inputResponses, request)
         }
-        held.set(h.id, h)
-        h.fiber = yield* Effect.forkDetach(
-          Effect.flatMap(run(roundOf(h), io), (result) => Queue.offer(h.steps, { _tag: "Done", result }))
-        )
-        return yield* answering(h, request, next(h))
+        return { _tag: "Refused", problem: "not-held", message: NOT_HELD } as const
       }),
 
-    resume: (binding, requestState, inputResponses, request) =>
-      Effect.gen(function* () {
-        const verified = states.verify<{ readonly id?: unknown; readonly key?: unknown }>(requestState, binding)
-        if (!verified.ok) return { _tag: "Refused", problem: verified.problem, message: verified.message } as const
-        const h = typeof verified.payload.id === "string" ? held.get(verified.payload.id) : undefined
-        const asked = h?.pending
-        if (h === undefined || asked === undefined || asked.key !== verified.payload.key) {
-          return {
-            _tag: "Refused",
-            problem: "not-held",
-            message:
-              "The call this requestState continues is no longer held by this server (nobody answered in time, or the server restarted); call the tool again without requestState."
-          } as const
-        }
-        const answer = elicitationAnswer(inputResponses?.[asked.key])
-        // No answer to the question asked: ask it again, under a new state.
-        if (answer === undefined) return inputRequired(h, asked)
-        h.pending = undefined
-        h.io = request
-        yield* Deferred.succeed(asked.reply, { _tag: "Answer", answer })
-        return yield* answering(h, request, next(h))
+    answerHere,
+
+    drop: (id) =>
+      Effect.suspend(() => {
+        const h = held.get(id)
+        if (h === undefined) return Effect.void
+        held.delete(id)
+        if (h.timer !== undefined) clearTimeout(h.timer)
+        return h.fiber === undefined ? Effect.void : Effect.asVoid(Fiber.interrupt(h.fiber))
       }),
+
+    place,
 
     size: () => held.size,
 

@@ -9,13 +9,16 @@ import { homedir } from "node:os"
 import * as NodePath from "node:path"
 import type { Server as ModernServer, ServerContext } from "@modelcontextprotocol/server"
 import { Context, Effect, Option } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
-import { InputRound } from "../prompt/input-round.ts"
+import { InputRound, type InputRoundShape } from "../prompt/input-round.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { stateDirConfig } from "../session/location.ts"
+import { sqlNonceStore, storedStateKey } from "../state/request-states.ts"
 import { ToolSurface } from "../surface/surface.ts"
 import type { ToolResult } from "../tool/result.ts"
-import { type HeldOutcome, makeHeldCalls, type RequestIo } from "./held-calls.ts"
+import { type CallIo, type HeldOutcome, makeHeldCalls, type RequestIo } from "./held-calls.ts"
+import { makeHeldHandoff } from "./held-handoff.ts"
 import {
   DEFAULT_STATE_TTL_MS,
   loadStateKey,
@@ -35,7 +38,7 @@ const CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 const CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 export interface ModernOptions {
-  /** The folder of the key that signs `requestState` (default: the state folder, FREECODE_STATE_DIR). */
+  /** The folder of the key that signs `requestState` (default: the state folder, FREECODE_STATE_DIR); with a shared store, the store's key is used instead. */
   readonly stateDir?: string
   /** How long a person has to answer (default 10 minutes): a state lives that long, and so does a held call. */
   readonly stateTtlMs?: number
@@ -62,9 +65,21 @@ const canElicit = (ctx: ServerContext): boolean => {
   return isRecord(capabilities) && capabilities.elicitation !== undefined
 }
 
-/** The signer, or why there is none: a key that cannot be used refuses every approval, saying why. */
-const signer = (options: ModernOptions) =>
+/**
+ * The signer, or why there is none: a key that cannot be used refuses every approval, saying why.
+ * With a shared store, the store's key and used-state record, so a retry may reach any replica;
+ * else the state dir's key file and this process's record.
+ */
+const signer = (system: ServedSystem, options: ModernOptions) =>
   Effect.gen(function* () {
+    const store = Context.getOption(system as unknown as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+    if (Option.isSome(store)) {
+      const sql = store.value
+      return yield* storedStateKey(sql).pipe(
+        Effect.map((key): RequestStates => makeRequestStates(key, sqlNonceStore(sql), options.now)),
+        Effect.result
+      )
+    }
     const dir =
       options.stateDir ??
       (yield* stateDirConfig.pipe(
@@ -93,15 +108,30 @@ export const makeModernFactory = (
     const surface = Context.getOption(system, ToolSurface)
     const declared = Option.isSome(surface) ? surface.value.declared(sessionId) : dispatcher.tools
     const expands = Option.isSome(surface) && surface.value.strategy === "expand"
-    const states = yield* signer(options)
+    const states = yield* signer(system, options)
     const ttlMs = options.stateTtlMs ?? DEFAULT_STATE_TTL_MS
-    const held = states._tag === "Success" ? makeHeldCalls<ToolResult>(states.success, ttlMs) : undefined
+    // With a shared store, a retry for a call held on another replica is run again here or
+    // handed to it (held-calls.ts, held-handoff.ts).
+    const handoff =
+      states._tag === "Success" ? yield* makeHeldHandoff(system as unknown as Context.Context<never>, ttlMs) : undefined
+    const held =
+      states._tag === "Success"
+        ? makeHeldCalls<ToolResult>(
+            states.success,
+            ttlMs,
+            handoff === undefined
+              ? {}
+              : { place: handoff.place, forward: handoff.forward, dropElsewhere: handoff.dropElsewhere }
+          )
+        : undefined
     if (held !== undefined) yield* Effect.addFinalizer(() => held.close)
     const callPrefix = randomPrefix()
     let calls = 0
 
-    const wire = (outcome: HeldOutcome<ToolResult>) => {
+    /** An outcome as the wire carries it (a refusal is an error, below). */
+    const asWire = (outcome: HeldOutcome<ToolResult>): unknown => {
       if (outcome._tag === "Result") return toCallToolResult(outcome.result)
+      if (outcome._tag === "Wire") return outcome.wire
       if (outcome._tag === "InputRequired") {
         return {
           resultType: "input_required",
@@ -109,11 +139,18 @@ export const makeModernFactory = (
           requestState: outcome.requestState
         }
       }
-      throw new sdk.ProtocolError(-32602, outcome.message, {
-        reason: "invalid_request_state",
+      return undefined
+    }
+    const wire = (outcome: HeldOutcome<ToolResult>) => {
+      if (outcome._tag !== "Refused") return asWire(outcome)
+      // The program was lost with its replica: not a bad state, a server that is gone.
+      const lost = outcome.problem === "replica-lost" || outcome.problem === "replica-lost-after-answer"
+      throw new sdk.ProtocolError(lost ? -32603 : -32602, outcome.message, {
+        reason: lost ? "replica_lost" : "invalid_request_state",
         problem: outcome.problem
       })
     }
+    if (held !== undefined && handoff !== undefined) yield* handoff.serve(held, asWire)
 
     const factory = (): ModernServer => {
       const server = new sdk.Server(SERVER_INFO, {
@@ -177,10 +214,12 @@ export const makeModernFactory = (
             )
           ) as never
         }
+        const runCall = (round: InputRoundShape, callIo: CallIo) =>
+          Effect.provideService(dispatched(callIo), InputRound, round)
         const outcome =
           typeof state === "string"
-            ? held.resume(binding, state, ctx.mcpReq.inputResponses, io)
-            : held.start(binding, io, (round, callIo) => Effect.provideService(dispatched(callIo), InputRound, round))
+            ? held.resume(binding, state, ctx.mcpReq.inputResponses, io, runCall)
+            : held.start(binding, io, runCall)
         return run(Effect.map(outcome, wire)) as never
       })
       return server

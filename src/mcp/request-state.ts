@@ -1,16 +1,18 @@
 /**
  * Signed `requestState` for the 2026-07-28 era: a call that needs the person answers with an
  * `InputRequiredResult` carrying this state, and the client sends it back on retry. The client
- * holds it, so it is signed (HMAC-SHA256 with a key kept in the state dir, mode 0600) and bound
- * to the call (tool name and a hash of its canonical arguments), the client, an expiry and a
- * nonce; a nonce is accepted once (remembered until the state expires), so a state cannot be
- * replayed. Whatever the suspended work needs to continue goes in `payload`, signed with the
- * rest: a call's pending approval, or a code-mode program's continuation (see docs/mcp.md,
- * "Resuming suspended work").
+ * holds it, so it is signed (HMAC-SHA256 with a key kept in the state dir, mode 0600, or with a
+ * shared store in the store, one for every replica: src/state/request-states.ts) and bound to
+ * the call (tool name and a hash of its canonical arguments), the client, an expiry and a nonce;
+ * a nonce is accepted once (remembered until the state expires, in the shared store when there
+ * is one), so a state cannot be replayed on any replica. What the held call needs to continue
+ * goes in `payload`, signed with the rest: which held call and question, where it is held, and
+ * for a call that has not started its tool, the answers so far (held-calls.ts).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { Effect } from "effect"
 
 /** How long a state may be sent back: long enough for a person to read and answer. */
 export const DEFAULT_STATE_TTL_MS = 10 * 60_000
@@ -26,7 +28,15 @@ export interface StateBinding {
   readonly client: string
 }
 
-export type StateProblem = "malformed" | "tampered" | "expired" | "replayed" | "other-client" | "other-call"
+export type StateProblem =
+  | "malformed"
+  | "tampered"
+  | "expired"
+  | "replayed"
+  | "other-client"
+  | "other-call"
+  /** The shared store that records used states could not be reached: nothing ran; retry later. */
+  | "unavailable"
 
 export type Verified<P> =
   | { readonly ok: true; readonly payload: P }
@@ -94,33 +104,52 @@ export const loadStateKey = (stateDir: string): Buffer => {
 }
 
 /**
- * Which nonces were used. In one process by default; several servers sharing a key must share
- * this too (a database), or one could accept a state another already took.
+ * Which nonces were used. In one process by default; servers sharing a key share this too (the
+ * shared store's `fc_state_nonces`, src/state/request-states.ts), or one could accept a state
+ * another already took.
  */
 export interface NonceStore {
-  /** True the first time `nonce` is claimed; false after. Remembered until `expiresAt`. */
-  readonly claim: (nonce: string, expiresAt: number) => boolean
+  /**
+   * True the first time `nonce` is claimed; false after. Remembered until `expiresAt`. Fails
+   * with a sentence when the record cannot be reached: the state is then neither used nor refused.
+   */
+  readonly claim: (nonce: string, expiresAt: number) => Effect.Effect<boolean, string>
+  /** Whether a claim here is seen by every server that shares the key (a state may then continue on any). */
+  readonly shared: boolean
 }
 
 export const memoryNonceStore = (now: () => number = Date.now): NonceStore => {
   const used = new Map<string, number>()
   return {
-    claim: (nonce, expiresAt) => {
-      const t = now()
-      for (const [n, exp] of used) if (exp <= t) used.delete(n)
-      if (used.has(nonce)) return false
-      used.set(nonce, expiresAt)
-      return true
-    }
+    shared: false,
+    claim: (nonce, expiresAt) =>
+      Effect.sync(() => {
+        const t = now()
+        for (const [n, exp] of used) if (exp <= t) used.delete(n)
+        if (used.has(nonce)) return false
+        used.set(nonce, expiresAt)
+        return true
+      })
   }
 }
 
 export interface RequestStates {
   readonly sign: <P>(binding: StateBinding, payload: P, ttlMs?: number) => string
-  readonly verify: <P>(state: string, binding: StateBinding) => Verified<P>
+  /** Checks a state and claims its nonce: `ok` once; every later use is `replayed`. */
+  readonly verify: <P>(state: string, binding: StateBinding) => Effect.Effect<Verified<P>>
+  /** Whether a state verified here is used up for every server sharing the key. */
+  readonly shared: boolean
 }
 
-const refuse = <P>(problem: StateProblem, message: string): Verified<P> => ({ ok: false, problem, message })
+type Checked<P> =
+  | { readonly ok: true; readonly payload: P; readonly nonce: string; readonly exp: number }
+  | { readonly ok: false; readonly problem: StateProblem; readonly message: string }
+
+const refuse = <P>(problem: StateProblem, message: string): Verified<P> & { ok: false } => ({
+  ok: false,
+  problem,
+  message
+})
 
 export const makeRequestStates = (
   key: Buffer,
@@ -128,6 +157,37 @@ export const makeRequestStates = (
   now: () => number = Date.now
 ): RequestStates => {
   const mac = (body: string) => createHmac("sha256", key).update(body).digest()
+
+  /** Signature, binding and expiry; the nonce is claimed after, by `verify`. */
+  const check = <P>(state: string, binding: StateBinding): Checked<P> => {
+    const [body, signature, ...rest] = typeof state === "string" ? state.split(".") : []
+    if (body === undefined || signature === undefined || rest.length > 0) {
+      return refuse("malformed", "The requestState is not one this server issued; call the tool again without it.")
+    }
+    const given = Buffer.from(signature, "base64url")
+    const expected = mac(body)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return refuse(
+        "tampered",
+        "The requestState was altered or signed by another server; call the tool again without it to be asked anew."
+      )
+    }
+    const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Claims
+    if (claims.client !== hashOf(binding.client)) {
+      return refuse("other-client", "The requestState was issued to another client; it cannot be used by this one.")
+    }
+    if (claims.tool !== binding.tool || claims.args !== hashOf(canonicalJson(binding.args))) {
+      return refuse(
+        "other-call",
+        `The requestState belongs to another call (a different tool or arguments); retry ${claims.tool} with the arguments it was issued for, or call without it.`
+      )
+    }
+    if (claims.exp <= now()) {
+      return refuse("expired", "The requestState has expired; call the tool again without it to be asked anew.")
+    }
+    return { ok: true, payload: claims.payload as P, nonce: claims.nonce, exp: claims.exp }
+  }
+
   return {
     sign: (binding, payload, ttlMs = DEFAULT_STATE_TTL_MS) => {
       const claims: Claims = {
@@ -142,39 +202,29 @@ export const makeRequestStates = (
       const body = Buffer.from(JSON.stringify(claims)).toString("base64url")
       return `${body}.${mac(body).toString("base64url")}`
     },
-    verify: <P>(state: string, binding: StateBinding): Verified<P> => {
-      const [body, signature, ...rest] = typeof state === "string" ? state.split(".") : []
-      if (body === undefined || signature === undefined || rest.length > 0) {
-        return refuse("malformed", "The requestState is not one this server issued; call the tool again without it.")
-      }
-      const given = Buffer.from(signature, "base64url")
-      const expected = mac(body)
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        return refuse(
-          "tampered",
-          "The requestState was altered or signed by another server; call the tool again without it to be asked anew."
+    shared: nonces.shared,
+    verify: <P>(state: string, binding: StateBinding): Effect.Effect<Verified<P>> => {
+      const checked = check<P>(state, binding)
+      if (!checked.ok) return Effect.succeed(checked)
+      return nonces.claim(checked.nonce, checked.exp).pipe(
+        Effect.map(
+          (first): Verified<P> =>
+            first
+              ? { ok: true, payload: checked.payload }
+              : refuse(
+                  "replayed",
+                  "The requestState was already used; an answer counts once. Call the tool again without it to be asked anew."
+                )
+        ),
+        Effect.catch((why) =>
+          Effect.succeed(
+            refuse<P>(
+              "unavailable",
+              `Whether this requestState was already used cannot be checked: ${why}. Nothing ran; retry with the same requestState once the store is back.`
+            )
+          )
         )
-      }
-      const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Claims
-      if (claims.client !== hashOf(binding.client)) {
-        return refuse("other-client", "The requestState was issued to another client; it cannot be used by this one.")
-      }
-      if (claims.tool !== binding.tool || claims.args !== hashOf(canonicalJson(binding.args))) {
-        return refuse(
-          "other-call",
-          `The requestState belongs to another call (a different tool or arguments); retry ${claims.tool} with the arguments it was issued for, or call without it.`
-        )
-      }
-      if (claims.exp <= now()) {
-        return refuse("expired", "The requestState has expired; call the tool again without it to be asked anew.")
-      }
-      if (!nonces.claim(claims.nonce, claims.exp)) {
-        return refuse(
-          "replayed",
-          "The requestState was already used; an answer counts once. Call the tool again without it to be asked anew."
-        )
-      }
-      return { ok: true, payload: claims.payload as P }
+      )
     }
   }
 }

@@ -25,6 +25,7 @@ import { OutputConfig } from "../output/config.ts"
 import { OutputStore } from "../output/store.ts"
 import type { Approval } from "../permission/approval.ts"
 import type { PermissionEngineShape, Policy } from "../permission/engine.ts"
+import { InputRound } from "../prompt/input-round.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Operation, Searchability, Tool, ToolContext } from "../tool/tool.ts"
@@ -104,6 +105,14 @@ const traced = (call: ToolCall, run: Effect.Effect<ToolResult>): Effect.Effect<T
           Effect.withSpan("tool.call", { attributes: { "tool.name": call.name, "tool.call_id": call.id } })
         )
   )
+
+/**
+ * Tells a held 2026-era call (its InputRound) that a tool starts running: a question after this
+ * cannot be answered by running the call again elsewhere (src/mcp/held-calls.ts).
+ */
+const toolStarts: Effect.Effect<void> = Effect.flatMap(Effect.service(InputRound), (round) =>
+  round?.started === undefined ? Effect.void : round.started
+)
 
 const NO_OPERATIONS: ReadonlyArray<Operation> = []
 const NO_PATHS: ReadonlyArray<string> = []
@@ -230,7 +239,10 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
               }
               return started(opened, final.input, final.paths, final.tool.operations, conclude(env, opened, ending))
             }
-            const ran = attempt(context, opened.live, final.tool, final.args, verdict.ctx).pipe(
+            const ran = Effect.andThen(
+              toolStarts,
+              attempt(context, opened.live, final.tool, final.args, verdict.ctx)
+            ).pipe(
               // If this call is itself interrupted, the writer's file (if any) must not outlive it.
               Effect.onInterrupt(() => opened.live.discard()),
               Effect.flatMap((a) =>

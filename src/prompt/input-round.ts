@@ -28,6 +28,13 @@ export interface InputRoundShape {
     | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
     | { readonly _tag: "Unavailable"; readonly reason: string }
   >
+  /**
+   * Told when the call (or a call it makes) starts running its tool: a question asked before
+   * that was asked while nothing but the permission checks had run, so another server may run
+   * the call again from the start with the answer; a question asked after must be answered
+   * where the call is suspended (src/mcp/held-calls.ts).
+   */
+  readonly started?: Effect.Effect<void>
 }
 
 /** Set around a call from a 2026-era MCP client; unset everywhere else. */

@@ -36,6 +36,17 @@ const statements = (t: Types): ReadonlyArray<ReadonlyArray<string>> => [
     // replica; the id orders a session's events.
     `CREATE TABLE fc_mcp_events (id ${t.serial}, session_id TEXT NOT NULL, stream_id TEXT NOT NULL, message TEXT NOT NULL, created_at ${t.int} NOT NULL)`,
     "CREATE INDEX fc_mcp_events_session ON fc_mcp_events (session_id, stream_id, id)"
+  ],
+  [
+    // The key that signs 2026-era requestStates, one per store (every replica signs and checks
+    // with it), made once by whichever replica inserts it first.
+    `CREATE TABLE fc_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at ${t.int} NOT NULL)`,
+    // Each requestState's nonce, inserted once: a state used on one replica is refused on all.
+    `CREATE TABLE fc_state_nonces (nonce TEXT PRIMARY KEY, expires_at ${t.int} NOT NULL)`,
+    // A retry that reached another replica than the one whose memory holds the suspended call:
+    // its answer, handed over (status given → taken → done), and the held call's outcome back.
+    `CREATE TABLE fc_held_handoffs (nonce TEXT PRIMARY KEY, holder TEXT NOT NULL, host_id TEXT NOT NULL, held_id TEXT NOT NULL, request TEXT NOT NULL, status TEXT NOT NULL, outcome TEXT, expires_at ${t.int} NOT NULL)`,
+    "CREATE INDEX fc_held_handoffs_holder ON fc_held_handoffs (holder, status)"
   ]
 ]
 

@@ -2,7 +2,8 @@
  * Grants, todos and job records on the shared store (`effect/sql`: node:sqlite or PostgreSQL),
  * behind the same services the session database serves, so any replica sees what another wrote.
  * Every write goes through this replica's lease (host-lease.ts): a fenced replica writes nothing.
- * Grants are cached per replica and the cache is dropped when any replica changes one: through
+ * Grants are cached per replica, both the keys the database said yes to and those it said no
+ * to, and a session's cache is dropped when any replica changes one of its grants: through
  * PostgreSQL's LISTEN/NOTIFY, or, on one machine's node:sqlite file, by asking every time.
  */
 import { Effect, Layer, Option, Queue, Schema } from "effect"
@@ -24,6 +25,9 @@ const failed = (what: string) => (cause: unknown) =>
     })
   )
 
+/** The most "no" answers a replica keeps (over all sessions) before it starts over. */
+const MISSES_KEPT = 10_000
+
 /** The channel grant changes are announced on; the payload is the session id. */
 export const GRANTS_CHANNEL = "freecode_grants"
 
@@ -43,9 +47,22 @@ export const grantStoreLayer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const lease = yield* HostLease
     const pg = asPg(sql)
-    // Per session, the keys the database said yes to. Only kept while a listener is up: without
-    // one, a revocation by another replica could not reach this cache.
+    // Per session, the keys the database said yes to, and those it said no to (most calls have
+    // no grant: without this, each of them asks the database). Only kept while a listener is
+    // up: without one, another replica's grant or revocation could not reach this cache.
     const cache = new Map<string, Set<string>>()
+    const misses = new Map<string, Set<string>>()
+    let missCount = 0
+    const forget = (sessionId: string) => {
+      cache.delete(sessionId)
+      missCount -= misses.get(sessionId)?.size ?? 0
+      misses.delete(sessionId)
+    }
+    const forgetAll = () => {
+      cache.clear()
+      misses.clear()
+      missCount = 0
+    }
     let listening = false
     // Bumped by every drop of the cache: an answer the database gave before a drop it arrived
     // after (a revocation announced meanwhile) is not cached.
@@ -57,11 +74,11 @@ export const grantStoreLayer = Layer.effect(
           const queue = yield* pg.listen(GRANTS_CHANNEL)
           listening = true
           drops++
-          cache.clear()
+          forgetAll()
           while (true) {
             const note = yield* Queue.take(queue)
             drops++
-            cache.delete(note.payload)
+            forget(note.payload)
           }
         })
       ).pipe(
@@ -69,7 +86,7 @@ export const grantStoreLayer = Layer.effect(
           Effect.sync(() => {
             listening = false
             drops++
-            cache.clear()
+            forgetAll()
           })
         ),
         Effect.ignoreCause
@@ -84,15 +101,25 @@ export const grantStoreLayer = Layer.effect(
     const has = (sessionId: string, key: string) =>
       Effect.suspend(() => {
         if (listening && cache.get(sessionId)?.has(key) === true) return Effect.succeed(true)
+        if (listening && misses.get(sessionId)?.has(key) === true) return Effect.succeed(false)
         const asked = drops
         return sql<{
           one: number
         }>`SELECT 1 AS one FROM fc_grants WHERE session_id = ${sessionId} AND grant_key = ${stored(key)}`.pipe(
           Effect.map((rows) => {
-            if (rows.length > 0 && listening && drops === asked) {
-              const keys = cache.get(sessionId) ?? new Set<string>()
-              cache.set(sessionId, keys)
-              keys.add(key)
+            if (listening && drops === asked) {
+              if (rows.length > 0) {
+                const keys = cache.get(sessionId) ?? new Set<string>()
+                cache.set(sessionId, keys)
+                keys.add(key)
+              } else {
+                // Bounded: past the cap, the "no"s start over (each costs one query to learn again).
+                if (missCount >= MISSES_KEPT) forgetAll()
+                const keys = misses.get(sessionId) ?? new Set<string>()
+                misses.set(sessionId, keys)
+                if (!keys.has(key)) missCount++
+                keys.add(key)
+              }
             }
             return rows.length > 0
           }),
@@ -108,17 +135,27 @@ export const grantStoreLayer = Layer.effect(
           SELECT ${sessionId}, ${stored(key)}, ${display}, ${Date.now()} ${lease.held}
           ON CONFLICT (session_id, grant_key) DO UPDATE SET display = excluded.display RETURNING 1 AS ok`.pipe(
           Effect.flatMap(lease.expectHeld),
+          // This replica's own "no" goes at once; the others' with the notification.
+          Effect.andThen(
+            Effect.sync(() => {
+              drops++
+              forget(sessionId)
+            })
+          ),
           Effect.andThen(announce(sessionId)),
           Effect.catchCause(failed("saving an approval"))
         ),
       revoke: (sessionId, key) =>
-        lease
-          .write(sql`DELETE FROM fc_grants WHERE session_id = ${sessionId} AND grant_key = ${stored(key)}`)
-          .pipe(
-            Effect.andThen(Effect.sync(() => cache.get(sessionId)?.delete(key))),
-            Effect.andThen(announce(sessionId)),
-            Effect.catchCause(failed("revoking an approval"))
-          )
+        lease.write(sql`DELETE FROM fc_grants WHERE session_id = ${sessionId} AND grant_key = ${stored(key)}`).pipe(
+          Effect.andThen(
+            Effect.sync(() => {
+              drops++
+              forget(sessionId)
+            })
+          ),
+          Effect.andThen(announce(sessionId)),
+          Effect.catchCause(failed("revoking an approval"))
+        )
     })
   })
 )

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   canonicalJson,
@@ -37,7 +38,7 @@ describe("requestState", () => {
     const state = states.sign(binding, payload)
     // Argument key order does not matter: the arguments are compared canonically.
     const reordered = { ...binding, args: { timeout: 5, command: "rm -rf build" } }
-    expect(states.verify(state, reordered)).toEqual({ ok: true, payload })
+    expect(Effect.runSync(states.verify(state, reordered))).toEqual({ ok: true, payload })
   })
 
   it("tampered: a changed byte in the claims or the signature, or a state signed with another key", () => {
@@ -50,7 +51,7 @@ describe("requestState", () => {
     const flipped = `${sig.slice(0, -2)}${sig.endsWith("AA") ? "BB" : "AA"}`
     const other = makeRequestStates(loadStateKey(stateDir())).sign(binding, payload)
     for (const bad of [`${forged}.${sig}`, `${body}.${flipped}`, other]) {
-      const verdict = states.verify(bad, binding)
+      const verdict = Effect.runSync(states.verify(bad, binding))
       expect(verdict.ok).toBe(false)
       if (!verdict.ok) {
         expect(verdict.problem).toBe("tampered")
@@ -58,7 +59,7 @@ describe("requestState", () => {
       }
     }
     for (const bad of ["", "no-dot", "a.b.c", 42 as unknown as string]) {
-      const verdict = states.verify(bad, binding)
+      const verdict = Effect.runSync(states.verify(bad, binding))
       expect(verdict.ok ? "ok" : verdict.problem).toBe(bad === "a.b.c" ? "malformed" : "malformed")
     }
   })
@@ -68,7 +69,7 @@ describe("requestState", () => {
     const states = makeRequestStates(loadStateKey(stateDir()), memoryNonceStore(c.now), c.now)
     const state = states.sign(binding, payload, 60_000)
     c.advance(60_001)
-    const verdict = states.verify(state, binding)
+    const verdict = Effect.runSync(states.verify(state, binding))
     expect(verdict.ok ? "ok" : verdict.problem).toBe("expired")
     expect(verdict.ok ? "" : verdict.message).toContain("has expired")
   })
@@ -78,24 +79,44 @@ describe("requestState", () => {
     const nonces = memoryNonceStore()
     const states = makeRequestStates(key, nonces)
     const state = states.sign(binding, payload)
-    expect(states.verify(state, binding).ok).toBe(true)
-    const again = states.verify(state, binding)
+    expect(Effect.runSync(states.verify(state, binding)).ok).toBe(true)
+    const again = Effect.runSync(states.verify(state, binding))
     expect(again.ok ? "ok" : again.problem).toBe("replayed")
-    expect(makeRequestStates(key, nonces).verify(state, binding)).toMatchObject({ ok: false, problem: "replayed" })
+    expect(Effect.runSync(makeRequestStates(key, nonces).verify(state, binding))).toMatchObject({
+      ok: false,
+      problem: "replayed"
+    })
+  })
+
+  it("unavailable: a record of used states that cannot be reached neither accepts nor uses up the state", () => {
+    const key = loadStateKey(stateDir())
+    let up = false
+    const flaky = {
+      shared: true,
+      claim: () => (up ? Effect.succeed(true) : Effect.fail("the shared state store could not be reached (down)"))
+    }
+    const states = makeRequestStates(key, flaky)
+    const state = states.sign(binding, payload)
+    const down = Effect.runSync(states.verify(state, binding))
+    expect(down.ok ? "ok" : down.problem).toBe("unavailable")
+    expect(down.ok ? "" : down.message).toContain("could not be reached")
+    expect(down.ok ? "" : down.message).toContain("Nothing ran")
+    up = true
+    expect(Effect.runSync(states.verify(state, binding)).ok).toBe(true)
   })
 
   it("cross-client and other-call: bound to who asked and to the exact call", () => {
     const states = makeRequestStates(loadStateKey(stateDir()))
     const state = states.sign(binding, payload)
-    const cross = states.verify(state, { ...binding, client: "token:abc|client:other" })
+    const cross = Effect.runSync(states.verify(state, { ...binding, client: "token:abc|client:other" }))
     expect(cross.ok ? "ok" : cross.problem).toBe("other-client")
     expect(cross.ok ? "" : cross.message).toContain("issued to another client")
-    const otherArgs = states.verify(state, { ...binding, args: { command: "rm -rf /", timeout: 5 } })
+    const otherArgs = Effect.runSync(states.verify(state, { ...binding, args: { command: "rm -rf /", timeout: 5 } }))
     expect(otherArgs.ok ? "ok" : otherArgs.problem).toBe("other-call")
-    const otherTool = states.verify(state, { ...binding, tool: "write" })
+    const otherTool = Effect.runSync(states.verify(state, { ...binding, tool: "write" }))
     expect(otherTool.ok ? "ok" : otherTool.problem).toBe("other-call")
     // A refused attempt does not use the state up: the right call still gets it once.
-    expect(states.verify(state, binding).ok).toBe(true)
+    expect(Effect.runSync(states.verify(state, binding)).ok).toBe(true)
   })
 
   it("the key: made once with mode 0600, the same for every server on the state dir, refused when others can read it", () => {
@@ -106,7 +127,7 @@ describe("requestState", () => {
     expect(loadStateKey(dir).equals(first)).toBe(true)
     // Signed by one server, accepted by another on the same state dir.
     const state = makeRequestStates(first).sign(binding, payload)
-    expect(makeRequestStates(loadStateKey(dir)).verify(state, binding).ok).toBe(true)
+    expect(Effect.runSync(makeRequestStates(loadStateKey(dir)).verify(state, binding)).ok).toBe(true)
     NodeFs.chmodSync(file, 0o644)
     expect(() => loadStateKey(dir)).toThrow(/can be read by others .*chmod 600/)
   })

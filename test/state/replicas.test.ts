@@ -6,6 +6,7 @@
  */
 import * as NodeFs from "node:fs"
 import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
@@ -60,6 +61,34 @@ describe.each(engines)("two replicas on $name", (engine) => {
           if (seen) yield* Effect.sleep(50)
         }
         expect(seen).toBe(false)
+
+        // A "no" is cached too, while the replica listens (PostgreSQL), and dropped by the same
+        // notification when another replica grants it.
+        if (engine.name === "postgres") {
+          const key = "bash\u0000make deploy"
+          const sql = Context.get(a as unknown as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+          // Both replicas listen (their LISTEN is the last statement of their listening connection).
+          for (let i = 0; i < 200; i++) {
+            const [row] = yield* sql<{ n: number | string }>`SELECT count(*) AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND query ILIKE 'LISTEN%freecode_grants%'`
+            if (Number(row?.n) >= 2) break
+            yield* Effect.sleep(50)
+          }
+          expect(yield* grantsA.has("s", key)).toBe(false)
+          // Written behind the replicas' backs (no notification): A keeps answering from its cache.
+          yield* sql`INSERT INTO fc_grants (session_id, grant_key, display, created_at)
+            VALUES ('s', ${JSON.stringify(key)}, 'make deploy', 0)`
+          expect(yield* grantsB.has("s", key)).toBe(true)
+          expect(yield* grantsA.has("s", key)).toBe(false)
+          // Granted through B (which announces it): A's "no" goes, within a second.
+          yield* grantsB.add("s", key, "make deploy")
+          let granted = false
+          for (let i = 0; i < 20 && !granted; i++) {
+            granted = yield* grantsA.has("s", key)
+            if (!granted) yield* Effect.sleep(50)
+          }
+          expect(granted).toBe(true)
+        }
       }).pipe(Effect.scoped)
     )
     expect(describeStore(location)).not.toBe("")
