@@ -7,9 +7,12 @@
  * which one process running both checkouts in alternation rules out (an A/A run agrees to 1%).
  *
  *   git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/node_modules
- *   BASE=/tmp/base node bench/cold-ab.ts [ls|read]
+ *   BASE=/tmp/base node bench/cold-ab.ts [ls|read|edit|write|apply_patch]
  *
- * Env: BASE (the other checkout, required), N (2000 calls each), THRASH_KB (16384; 0 for hot).
+ * Env: BASE (the other checkout, required), N (2000 calls each), WARM (500 warm-up calls each),
+ * THRASH_KB (16384; 0 for hot). Each side's wall time and CPU time (process.cpuUsage: every
+ * thread) per call are printed; for the edit tools, whose fsyncs wait on a shared disk, the CPU
+ * time is the figure to compare.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -17,37 +20,88 @@ import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, ManagedRuntime } from "effect"
 
-const tool = process.argv[2] === "read" ? "read" : "ls"
+const TOOLS = ["ls", "read", "edit", "write", "apply_patch"] as const
+type BenchTool = (typeof TOOLS)[number]
+const tool: BenchTool = TOOLS.find((t) => t === process.argv[2]) ?? "ls"
 const base = process.env.BASE
 if (base === undefined) throw new Error("BASE must name the other checkout (see the comment at the top)")
 const N = Number(process.env.N ?? 2000)
 const THRASH_KB = Number(process.env.THRASH_KB ?? 16384)
+const WARM = Number(process.env.WARM ?? 500)
 
 const root = mkdtempSync(join(tmpdir(), "bench-cold-ab-"))
 const dir = join(root, "sub")
 mkdirSync(dir)
 const file = join(dir, "file.ts")
-writeFileSync(file, "export const value = compute(alpha, beta) // a typical line of code\n".repeat(60))
+const LINE = "export const value = compute(alpha, beta) // a typical line of code\n"
+writeFileSync(file, LINE.repeat(60))
 for (let i = 0; i < 50; i++) writeFileSync(join(dir, `f${String(i).padStart(2, "0")}.txt`), `${i}\n`)
-const args = tool === "ls" ? { path: dir } : { filePath: file }
 process.env.FREECODE_READ_DEDUP = "0"
 
+/**
+ * The arguments of a side's `n`th call. The edit tools change a file of their own (each side
+ * one), back and forth, so every call really writes: line 30 of 60 flips between two words.
+ */
+const argsOf = (own: string, n: number): unknown => {
+  const [from, to] = n % 2 === 0 ? ["alpha", "gamma"] : ["gamma", "alpha"]
+  const line = (word: string) => `export const value = compute(${word}, beta) // line 30`
+  switch (tool) {
+    case "ls":
+      return { path: dir }
+    case "read":
+      return { filePath: file }
+    case "edit":
+      return { filePath: own, oldString: line(from), newString: line(to) }
+    case "write":
+      return { filePath: own, content: `${LINE.repeat(29)}${line(to)}\n${LINE.repeat(30)}` }
+    case "apply_patch":
+      return {
+        patchText: [
+          "*** Begin Patch",
+          `*** Update File: ${own}`,
+          "@@",
+          `-${line(from)}`,
+          `+${line(to)}`,
+          "*** End Patch"
+        ].join("\n")
+      }
+  }
+}
+
+let sideCount = 0
 /** One checkout's Dispatcher, calling the tool. */
 const load = async (checkout: string) => {
   // src/layers/ since the compositions moved into src/; layers/ in a checkout from before.
   const live = ["src/layers/live.ts", "layers/live.ts"].map((p) => join(resolve(checkout), p)).find(existsSync)
   const { ToolSystem } = await import(live ?? join(resolve(checkout), "src/layers/live.ts"))
   const { Dispatcher } = await import(join(resolve(checkout), "src/dispatch/dispatcher.ts"))
-  const runtime = ManagedRuntime.make(ToolSystem.layer({ root }))
+  // acceptEdits: the edit tools run without a person to ask (the same rule on both sides).
+  const runtime = ManagedRuntime.make(
+    ToolSystem.layer({ root, config: { permissions: { defaultMode: "acceptEdits" } } })
+  )
   // biome-ignore lint/suspicious/noExplicitAny: two checkouts' types need not agree
   const dispatcher: any = await runtime.runPromise(
     Effect.gen(function* () {
       return yield* Dispatcher
     })
   )
+  // Each side's own file for the edit tools, read once first (a file is edited only once read).
+  const own = join(dir, `own-${sideCount++}.ts`)
+  writeFileSync(own, `${LINE.repeat(29)}export const value = compute(alpha, beta) // line 30\n${LINE.repeat(30)}`)
+  await runtime.runPromise(
+    dispatcher.dispatch({ id: "first", name: "read", args: { filePath: own } }, { sessionId: "s" })
+  )
   let n = 0
   return {
-    call: () => runtime.runPromise(dispatcher.dispatch({ id: `c${n++}`, name: tool, args }, { sessionId: "s" })),
+    call: async () => {
+      const i = n++
+      const result: { status: string; modelOutput: string } = await runtime.runPromise(
+        dispatcher.dispatch({ id: `c${i}`, name: tool, args: argsOf(own, i) }, { sessionId: "s" })
+      )
+      // A failed call would time the refusal, not the work.
+      if (result.status !== "ok") throw new Error(`${tool} call ${i} failed: ${result.modelOutput}`)
+      return result
+    },
     dispose: () => runtime.dispose()
   }
 }
@@ -60,26 +114,35 @@ const thrash = () => {
 }
 
 const sides = [
-  { name: `A ${base}`, ...(await load(base)), samples: [] as Array<number> },
-  { name: "B this checkout", ...(await load(resolve(import.meta.dirname, ".."))), samples: [] as Array<number> }
+  { name: `A ${base}`, ...(await load(base)), samples: [] as Array<number>, cpu: [] as Array<number> },
+  {
+    name: "B this checkout",
+    ...(await load(resolve(import.meta.dirname, ".."))),
+    samples: [] as Array<number>,
+    cpu: [] as Array<number>
+  }
 ]
 try {
   // Calls on a directory written just now would not be served from the listing cache (stat-cache.ts).
   await new Promise((r) => setTimeout(r, 3200))
-  for (let i = 0; i < 500; i++) for (const side of sides) await side.call()
+  for (let i = 0; i < WARM; i++) for (const side of sides) await side.call()
   for (let i = 0; i < N; i++) {
     // Each goes first in turn.
     for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
       thrash()
+      const cpu = process.cpuUsage()
       const start = performance.now()
       await side.call()
       side.samples.push(performance.now() - start)
+      // The process's CPU (every thread: the pool's fsyncs too), which a busy disk's waits do not move.
+      const used = process.cpuUsage(cpu)
+      side.cpu.push((used.user + used.system) / 1000)
     }
   }
   const at = (xs: Array<number>, q: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)]! * 1000
   for (const side of sides) {
     console.log(
-      `${side.name}: ${tool}, ${THRASH_KB > 0 ? "cold" : "hot"}, median ${at(side.samples, 0.5).toFixed(1)} µs (p25 ${at(side.samples, 0.25).toFixed(1)}, p75 ${at(side.samples, 0.75).toFixed(1)})`
+      `${side.name}: ${tool}, ${THRASH_KB > 0 ? "cold" : "hot"}, median ${at(side.samples, 0.5).toFixed(1)} µs (p25 ${at(side.samples, 0.25).toFixed(1)}, p75 ${at(side.samples, 0.75).toFixed(1)}); CPU median ${at(side.cpu, 0.5).toFixed(1)} µs (p25 ${at(side.cpu, 0.25).toFixed(1)}, p75 ${at(side.cpu, 0.75).toFixed(1)})`
     )
   }
 } finally {

@@ -7,6 +7,7 @@
  */
 import { Effect, Option, Path } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { LocalFs } from "../fs/local-fs.ts"
 import { expandEnv, isStdio, loadMcpServers, type McpServers } from "../mcp/config.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { ExitCode, Misuse } from "./errors.ts"
@@ -32,6 +33,7 @@ const servers = (input: { readonly root: Option.Option<string>; readonly config:
     const path = yield* Path.Path
     const dir = path.resolve(Option.getOrElse(input.root, () => "."))
     return yield* loadMcpServers(dir, Option.getOrUndefined(input.config)).pipe(
+      Effect.provide(LocalFs.layer),
       Effect.mapError((e) => new Misuse({ message: e.message }))
     )
   })

@@ -9,6 +9,7 @@ import { homedir } from "node:os"
 import { Config, Context, Effect, FileSystem, Layer, Option, Path, type Scope } from "effect"
 import { ConfigSource, FreecodeConfig, type FreecodeConfigShape, sectionOf, untrustedNote } from "../config/load.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
+import { LocalFs } from "../fs/local-fs.ts"
 import { loadConfig } from "../layers/config.ts"
 import { McpClients } from "../mcp/clients.ts"
 import type { CallContext } from "../orchestrator/orchestrator.ts"
@@ -129,7 +130,9 @@ export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misus
     }
     const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
     // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
+    // Read as the system will read it: through the LocalFs the context's FileSystem asks for.
     const config = yield* loadConfig(root, configFile, options.trust === true ? { trusted: true } : {}).pipe(
+      Effect.provide(LocalFs.layer),
       Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
     )
     const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)

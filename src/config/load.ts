@@ -4,8 +4,8 @@
  * against the sections the composition names, merged lowest first; and the `FreecodeConfig`
  * service that holds the result. An untrusted folder's own files start no program.
  */
-import { realpathSync } from "node:fs"
 import { Context, Effect, Layer, Path, Result, Schema } from "effect"
+import { LocalFs } from "../fs/local-fs.ts"
 import { ConfigError } from "./error.ts"
 import { describeIssues, knownKeysIn } from "./issues.ts"
 import { readJsonFile } from "./read-file.ts"
@@ -164,14 +164,12 @@ interface Layered {
   readonly own: boolean
 }
 
-const realOrSelf = (file: string) => {
-  try {
-    return realpathSync(file)
-  } catch {
-    return file
-  }
-}
-const sameFile = (a: string, b: string) => realOrSelf(a) === realOrSelf(b)
+/** Whether two names are one file, links followed (a name that does not resolve is itself). */
+const sameFile = (a: string, b: string): Effect.Effect<boolean, never, LocalFs> =>
+  Effect.flatMap(Effect.service(LocalFs), (fs) => {
+    const real = (file: string) => fs.realPath(file).pipe(Effect.orElseSucceed(() => file))
+    return Effect.zipWith(real(a), real(b), (x, y) => x === y)
+  })
 
 const mergeAll = (layers: ReadonlyArray<ConfigFileValues>, sections: Sections): Record<string, unknown> => {
   const merged: Record<string, unknown> = {}
@@ -195,7 +193,7 @@ const mergeAll = (layers: ReadonlyArray<ConfigFileValues>, sections: Sections): 
 export const loadConfigFiles = (
   root: string,
   options: LoadOptions
-): Effect.Effect<FreecodeConfigShape, ConfigError, Path.Path> =>
+): Effect.Effect<FreecodeConfigShape, ConfigError, Path.Path | LocalFs> =>
   Effect.gen(function* () {
     const path = yield* Path.Path
     const { sections } = options
@@ -213,7 +211,7 @@ export const loadConfigFiles = (
     const userFile = options.userFile ?? (yield* userConfigFile)
     // Your own file given as the project's (`--config` it, or work in its folder) is read once,
     // so its hooks do not run twice and its rules are not listed twice.
-    if (userFile !== false && sameFile(userFile, mainFile) === false) {
+    if (userFile !== false && !(yield* sameFile(userFile, mainFile))) {
       const user = yield* read(userFile, false, sections, true)
       if (user !== undefined) layers.push(user)
     }

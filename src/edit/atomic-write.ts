@@ -15,7 +15,7 @@ import * as NodePath from "node:path"
 import { Effect, FileSystem, PlatformError } from "effect"
 import type { CheckedEntry } from "../tool/tool.ts"
 import { landingPath } from "./landing.ts"
-import { tempDone, tempFor } from "./staging.ts"
+import { freshName, tempDone, tempFor } from "./staging.ts"
 
 const ioError = (method: string, path: string, e: unknown): PlatformError.PlatformError => {
   const code = (e as NodeJS.ErrnoException).code
@@ -133,12 +133,8 @@ export const stageFile = (
     return temp
   })
 
-let counter = 0
 const besideTemp = (target: string) =>
-  NodePath.join(
-    NodePath.dirname(target),
-    `.${NodePath.basename(target)}.${process.pid}.${Date.now().toString(36)}${(counter++).toString(36)}.tmp`
-  )
+  NodePath.join(NodePath.dirname(target), `.${NodePath.basename(target)}.${freshName("tmp")}`)
 
 /**
  * Renames a staged temp onto `target` inside the folder as opened and checked, then syncs the

@@ -10,6 +10,7 @@
  * what belongs to owners that no longer run: a journal is rolled forward (its remaining renames
  * and removals done), every other temp file removed — the write it belonged to never happened.
  */
+import { randomBytes } from "node:crypto"
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
@@ -21,24 +22,26 @@ export type JournalEntry =
 
 const GITIGNORE = "# Unfinished writes of freecode-tools; cleaned on its next start.\n*\n"
 
-const folders = new Map<string, string>()
-
-/** The staging folder of a project root, made on first use. */
-export const stagingFolder = (root: string): string => {
-  const known = folders.get(root)
-  if (known !== undefined) return known
+/**
+ * The staging folder of a project root, made when missing (with its .gitignore). Nothing is kept
+ * here: the native WriteFs layer remembers each root's folder (write-native.ts), so two tool
+ * systems in one process, or two tests, share no state through this module.
+ */
+export const makeStagingFolder = (root: string): string => {
   const dir = NodePath.join(root, ".freecode", "staging")
   NFS.mkdirSync(dir, { recursive: true, mode: 0o700 })
   const ignore = NodePath.join(dir, ".gitignore")
   if (!NFS.existsSync(ignore)) NFS.writeFileSync(ignore, GITIGNORE)
-  folders.set(root, dir)
   return dir
 }
 
-let counter = 0
-const nextName = (ext: string) => `${ownerTag(me)}-${Date.now().toString(36)}${(counter++).toString(36)}.${ext}`
+/**
+ * A name no other write has: the owner (for recovery), the time, and 40 random bits. Random, not
+ * a counter, so nothing is shared between callers; a clash would still fail the exclusive create.
+ */
+export const freshName = (ext: string): string =>
+  `${ownerTag(me)}-${Date.now().toString(36)}${randomBytes(5).toString("hex")}.${ext}`
 
-const devices = new Map<string, number>()
 const deviceOf = (dir: string): number | undefined => {
   try {
     return NFS.statSync(dir).dev
@@ -52,12 +55,8 @@ const deviceOf = (dir: string): number | undefined => {
  * on one file system, else beside the target with a record in `staging` that names it.
  */
 export const tempFor = (staging: string, target: string): string => {
-  let dev = devices.get(staging)
-  if (dev === undefined) {
-    dev = deviceOf(staging) ?? -1
-    devices.set(staging, dev)
-  }
-  const name = nextName("tmp")
+  const dev = deviceOf(staging) ?? -1
+  const name = freshName("tmp")
   const here = deviceOf(NodePath.dirname(target))
   // A folder that cannot be read now is moving or being swapped: a temp "beside" it could land
   // wherever the swap points (outside the project), so nothing is written.
@@ -91,7 +90,7 @@ const syncFolder = (dir: string) => {
 
 /** Writes and syncs a journal; once this returns, the entries will all be done, now or by recovery. */
 export const writeJournal = (staging: string, entries: ReadonlyArray<JournalEntry>): string => {
-  const path = NodePath.join(staging, nextName("journal"))
+  const path = NodePath.join(staging, freshName("journal"))
   const part = `${path}.part`
   const fd = NFS.openSync(part, "wx", 0o600)
   try {
@@ -136,7 +135,7 @@ export const recoverStaging = (staging: string): Effect.Effect<void> =>
       return o !== undefined && !alive(o)
     })
     for (const n of dead.filter((x) => x.endsWith(".journal"))) {
-      const claimed = NodePath.join(staging, nextName("journal"))
+      const claimed = NodePath.join(staging, freshName("journal"))
       try {
         NFS.renameSync(NodePath.join(staging, n), claimed)
       } catch {

@@ -13,33 +13,44 @@ import { landingPath } from "./landing.ts"
 import { loadFile } from "./load-file.ts"
 import { commitWith, nativeCommitSteps } from "./patch-commit.ts"
 import { recoverExclusively, withFileLocksOn } from "./path-lock.ts"
-import { stagingFolder } from "./staging.ts"
+import { makeStagingFolder } from "./staging.ts"
 import type { WriteSteps } from "./write-fs-shape.ts"
 
 /** Staging folders recovered by this process: a process recovers each once, on its first write. */
 const recoveredFolders = processWide("recovered staging folders", () => new Set<string>())
 
-const stagingOf = (realRoot: string): Effect.Effect<string | undefined> =>
-  Effect.suspend(() => {
-    let staging: string
-    try {
-      staging = stagingFolder(realRoot)
-    } catch {
-      return Effect.succeed(undefined)
-    }
-    const recovered = recoveredFolders.get()
-    if (recovered.has(staging)) return Effect.succeed(staging)
-    return Effect.as(
-      Effect.tap(recoverExclusively(staging), () => Effect.sync(() => recovered.add(staging))),
-      staging
-    )
-  })
+/**
+ * Each root's staging folder, made on its first write and remembered by this layer instance
+ * (so two systems, or two tests, keep their own; the folder on disk is the same).
+ */
+const makeStagingOf = () => {
+  const folders = new Map<string, string>()
+  return (realRoot: string): Effect.Effect<string | undefined> =>
+    Effect.suspend(() => {
+      let staging = folders.get(realRoot)
+      if (staging === undefined) {
+        try {
+          staging = makeStagingFolder(realRoot)
+        } catch {
+          return Effect.succeed(undefined)
+        }
+        folders.set(realRoot, staging)
+      }
+      const recovered = recoveredFolders.get()
+      if (recovered.has(staging)) return Effect.succeed(staging)
+      const folder = staging
+      return Effect.as(
+        Effect.tap(recoverExclusively(folder), () => Effect.sync(() => recovered.add(folder))),
+        folder
+      )
+    })
+}
 
 export const nativeWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
   const withFs = Effect.provideService(FileSystem.FileSystem, fs)
   return {
     landing: (abs) => Effect.sync(() => landingPath(abs)),
-    staging: stagingOf,
+    staging: makeStagingOf(),
     lockFiles: (targets, staging, effect) => withFileLocksOn(fs, targets, staging, effect),
     load: loadFile,
     makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),

@@ -12,6 +12,7 @@
 import { Context, Effect, FileSystem, Layer } from "effect"
 import type { LocalFsShape } from "./local-fs-shape.ts"
 import { makeNativeFs, type NativeFsOptions } from "./native.ts"
+import { NativeFileSystem } from "./node-fs.ts"
 import { makePlatformFs } from "./platform.ts"
 
 export type {
@@ -34,5 +35,13 @@ export class LocalFs extends Context.Service<LocalFs, LocalFsShape>()("freecode/
   static readonly layerPlatform: Layer.Layer<LocalFs, never, FileSystem.FileSystem> = Layer.effect(
     LocalFs,
     Effect.map(FileSystem.FileSystem, makePlatformFs)
+  )
+  /**
+   * The layer the context asks for: native where the FileSystem is said to be Node's own
+   * (NativeFileSystem), else the platform layer over it. For what reads project files before a
+   * tool system exists (the CLI's config check), so it reads them as that system will.
+   */
+  static readonly layer: Layer.Layer<LocalFs, never, FileSystem.FileSystem> = Layer.unwrap(
+    Effect.map(Effect.service(NativeFileSystem), (native) => (native ? LocalFs.layerNative : LocalFs.layerPlatform))
   )
 }

@@ -13,6 +13,7 @@ import {
   parseConfigWith
 } from "../config/load.ts"
 import type { ConfigSection, KnownTool } from "../config/section.ts"
+import type { LocalFs } from "../fs/local-fs.ts"
 import { hooksSection } from "../hooks/config.ts"
 import { lspSection } from "../lsp/config.ts"
 import { mcpServersSection } from "../mcp/config.ts"
@@ -57,7 +58,7 @@ export const loadConfig = (
   root: string,
   file?: string,
   options: Omit<LoadOptions, "sections" | "file"> = {}
-): Effect.Effect<FreecodeConfigShape, ConfigError, Path.Path> =>
+): Effect.Effect<FreecodeConfigShape, ConfigError, Path.Path | LocalFs> =>
   loadConfigFiles(root, { ...options, sections: CONFIG_SECTIONS, ...(file === undefined ? {} : { file }) })
 
 /**

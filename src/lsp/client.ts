@@ -4,7 +4,6 @@
  * in sync before each request, push diagnostics collected, requests with a deadline.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFile } from "node:fs/promises"
 import { pathToFileURL } from "node:url"
 import type { Diagnostic, InitializeResult, ServerCapabilities } from "vscode-languageserver-protocol"
 import type { MessageConnection } from "vscode-languageserver-protocol/node"
@@ -160,10 +159,9 @@ export class LspClient {
     this.state.exitListeners.push(f)
   }
 
-  /** Opens `path` in the server, or sends its new text if it changed on disk since. */
-  async sync(path: string, languageId: string): Promise<string> {
+  /** Opens `path` in the server with `text` (as read now), or sends it if it changed since. */
+  async sync(path: string, text: string, languageId: string): Promise<string> {
     const uri = fileUri(path)
-    const text = await readFile(path, "utf8")
     const open = this.documents.get(uri)
     if (open === undefined) {
       this.documents.set(uri, { version: 1, text })

@@ -2,8 +2,8 @@
  * LSP results as compact text for a model: `path:line:col: <the line>` with 1-based positions
  * (as `read` numbers them), paths relative to the project root, a cap on how many are shown.
  */
-import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
 import type {
   CallHierarchyIncomingCall,
   CallHierarchyItem,
@@ -18,6 +18,7 @@ import type {
   SymbolInformation,
   WorkspaceSymbol
 } from "vscode-languageserver-protocol"
+import { LocalFs } from "../fs/local-fs.ts"
 import { displayPath } from "../path/path.ts"
 
 export const MAX_RESULTS = 100
@@ -31,7 +32,12 @@ const SEVERITY = ["", "error", "warning", "info", "hint"]
 
 export const kindName = (kind: number): string => KINDS[kind] ?? "symbol"
 
-/** Reads each file's lines once per formatting pass. */
+const utf8 = new TextDecoder()
+
+/**
+ * Each file's lines, read once per formatting pass through LocalFs (the tools' file system):
+ * `load` the files a result names, then format it from what was read.
+ */
 export class LineSource {
   private readonly root: string
   private readonly cache = new Map<string, ReadonlyArray<string>>()
@@ -40,17 +46,32 @@ export class LineSource {
     for (const [uri, text] of open) this.cache.set(uri, text.split(/\r?\n/))
   }
 
+  /**
+   * Reads the files of `uris` not held yet, in the order shown: the first MAX_RESULTS (no more
+   * lines are shown). One that cannot be read has no lines.
+   */
+  load(uris: Iterable<string>): Effect.Effect<void, never, LocalFs> {
+    const wanted = [...new Set(uris)].filter((uri) => !this.cache.has(uri)).slice(0, MAX_RESULTS)
+    if (wanted.length === 0) return Effect.void
+    return Effect.flatMap(Effect.service(LocalFs), (fs) =>
+      Effect.forEach(
+        wanted,
+        (uri) => {
+          if (!uri.startsWith("file:")) return Effect.sync(() => this.cache.set(uri, []))
+          return fs.readFile(fileURLToPath(uri)).pipe(
+            Effect.map((bytes) => utf8.decode(bytes).split(/\r?\n/)),
+            Effect.orElseSucceed((): ReadonlyArray<string> => []),
+            Effect.map((lines) => this.cache.set(uri, lines))
+          )
+        },
+        { discard: true }
+      )
+    )
+  }
+
+  /** A line of a file held (its own text, or one `load` read); empty when it is not held. */
   lineOf(uri: string, line: number): string {
-    let lines = this.cache.get(uri)
-    if (lines === undefined) {
-      try {
-        lines = readFileSync(fileURLToPath(uri), "utf8").split(/\r?\n/)
-      } catch {
-        lines = []
-      }
-      this.cache.set(uri, lines)
-    }
-    return (lines[line] ?? "").trim()
+    return (this.cache.get(uri)?.[line] ?? "").trim()
   }
 
   path(uri: string): string {
@@ -72,7 +93,8 @@ export const toLocations = (result: unknown): ReadonlyArray<Location> => {
   )
 }
 
-const sortLocations = (xs: ReadonlyArray<Location>): Array<Location> =>
+/** Locations in the order they are shown. */
+export const sortLocations = (xs: ReadonlyArray<Location>): Array<Location> =>
   [...xs].sort(
     (a, b) =>
       a.uri.localeCompare(b.uri) ||

@@ -8,7 +8,9 @@ import { Context, Effect, Layer } from "effect"
 import type { Diagnostic } from "vscode-languageserver-protocol"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { isTrusted } from "../config/trust.ts"
+import { LocalFs } from "../fs/local-fs.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
+import { readableError } from "../tool/readable-error.ts"
 import { fileUri, LspClient, LspTimeout } from "./client.ts"
 import { lspSection, serversFromConfig } from "./config.ts"
 import type { Place } from "./place.ts"
@@ -58,8 +60,12 @@ type Entry =
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
+const utf8 = new TextDecoder()
+
 const make = (settings: LspSettings) =>
   Effect.gen(function* () {
+    // The file a server is given is read as the tools read it (the project's files, not the host's).
+    const fs = yield* LocalFs
     const entries = new Map<string, Entry>()
     let closing = false
 
@@ -153,18 +159,24 @@ const make = (settings: LspSettings) =>
           )
         const root = workspaceRootFor(spec, path, projectRoot)
         let client: LspClient | undefined
-        return Effect.tryPromise({
-          try: async () => {
-            client = await clientFor(spec, root, place)
-            const uri = await client.sync(path, languageIdOf(spec, path))
-            if (!client.alive) throw new Error("exited")
-            return { client, server: spec.id, uri, path, text: client.textOf(uri) ?? "" }
-          },
-          catch: (e) =>
-            client !== undefined && !client.alive
-              ? new TransientFailure({ message: `The ${spec.id} server exited while opening ${path}.` })
-              : fail(describe(e))
-        })
+        const text = fs.readFile(path).pipe(
+          Effect.map((bytes) => utf8.decode(bytes)),
+          Effect.mapError((e) => fail(`${path} cannot be read: ${readableError(e)}`))
+        )
+        return Effect.flatMap(text, (text) =>
+          Effect.tryPromise({
+            try: async () => {
+              client = await clientFor(spec, root, place)
+              const uri = await client.sync(path, text, languageIdOf(spec, path))
+              if (!client.alive) throw new Error("exited")
+              return { client, server: spec.id, uri, path, text: client.textOf(uri) ?? "" }
+            },
+            catch: (e) =>
+              client !== undefined && !client.alive
+                ? new TransientFailure({ message: `The ${spec.id} server exited while opening ${path}.` })
+                : fail(describe(e))
+          })
+        )
       }).pipe(Effect.withSpan("LspClients.open", { attributes: { path } }))
 
     const known = (path: string, projectRoot: string): Effect.Effect<LspDocument | undefined> =>

@@ -6,6 +6,7 @@
 import { Data, Effect, Path, Schema } from "effect"
 import { readJsonFile } from "../config/read-file.ts"
 import { defineSection } from "../config/section.ts"
+import type { LocalFs } from "../fs/local-fs.ts"
 import { isRecord } from "../schema/json-schema.ts"
 
 const common = {
@@ -95,7 +96,7 @@ export const parseMcpServers = (value: unknown, source: string): Effect.Effect<M
 export const loadMcpServers = (
   root: string,
   configFile?: string
-): Effect.Effect<McpServers, McpConfigError, Path.Path> =>
+): Effect.Effect<McpServers, McpConfigError, Path.Path | LocalFs> =>
   Effect.gen(function* () {
     const path = yield* Path.Path
     const servers: Record<string, McpServerConfig> = {}

@@ -35,11 +35,11 @@ export type WithPathLock = <A, E, R>(path: string, effect: Effect.Effect<A, E, R
  * The advisory lock key of (workspace, path): the first 8 bytes of their SHA-256 as a signed
  * 64-bit integer, in decimal. Two paths sharing a key only queue behind each other.
  */
-export const pathLockKey = (workspace: string, path: string): string =>
+const pathLockKey = (workspace: string, path: string): string =>
   createHash("sha256").update(workspace).update("\u0000").update(path).digest().readBigInt64BE(0).toString()
 
 /** This process's locks, by key, each dropped when nobody holds or waits for it (lock-table.ts). */
-export const inProcessPathLock = (workspace: string): WithPathLock => {
+const inProcessPathLock = (workspace: string): WithPathLock => {
   const table = makeLockTable()
   return (path, effect) => table.withLock(`${workspace}\u0000${path}`, effect)
 }

@@ -10,6 +10,7 @@ import type {
   CallHierarchyOutgoingCall,
   DocumentSymbol,
   Hover,
+  Location,
   SymbolInformation,
   WorkspaceSymbol
 } from "vscode-languageserver-protocol"
@@ -22,6 +23,7 @@ import {
   formatOutgoing,
   formatWorkspaceSymbols,
   LineSource,
+  sortLocations,
   toLocations
 } from "../lsp/format.ts"
 import { LspClients, type LspDocument } from "../lsp/service.ts"
@@ -135,24 +137,28 @@ export const LspTool = defineTool({
     })
 })
 
+/** Locations shown with their lines, each file read through LocalFs first. */
+const locations = (src: LineSource, found: ReadonlyArray<Location>, noun: string) =>
+  Effect.map(src.load(sortLocations(found).map((l) => l.uri)), () => formatLocations(src, found, noun))
+
 const run = (args: Parameters, doc: LspDocument, src: LineSource) =>
   Effect.gen(function* () {
     const lsp = yield* LspClients
     switch (args.operation) {
       case "goToDefinition":
-        return formatLocations(
+        return yield* locations(
           src,
           toLocations(yield* lsp.request(doc, "textDocument/definition", position(doc, args))),
           "definitions"
         )
       case "goToImplementation":
-        return formatLocations(
+        return yield* locations(
           src,
           toLocations(yield* lsp.request(doc, "textDocument/implementation", position(doc, args))),
           "implementations"
         )
       case "findReferences":
-        return formatLocations(
+        return yield* locations(
           src,
           toLocations(
             yield* lsp.request(doc, "textDocument/references", {
@@ -190,13 +196,15 @@ const run = (args: Parameters, doc: LspDocument, src: LineSource) =>
         )
         const item = items?.[0]
         if (item === undefined) return "No function or method at this position; point at a function's name."
-        if (args.operation === "incomingCalls")
-          return formatIncoming(
-            src,
-            yield* lsp.request<ReadonlyArray<CallHierarchyIncomingCall> | null>(doc, "callHierarchy/incomingCalls", {
-              item
-            })
+        if (args.operation === "incomingCalls") {
+          const calls = yield* lsp.request<ReadonlyArray<CallHierarchyIncomingCall> | null>(
+            doc,
+            "callHierarchy/incomingCalls",
+            { item }
           )
+          yield* src.load((calls ?? []).map((c) => c.from.uri))
+          return formatIncoming(src, calls)
+        }
         return formatOutgoing(
           src,
           item.uri,

@@ -12,6 +12,7 @@ import { testToolSystem } from "../../src/layers/test.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess } from "../cli/helpers.ts"
 import { Touch } from "../dispatch/helpers.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { tempDirs } from "../temp-dirs.ts"
 
 const tmp = tempDirs()
@@ -95,7 +96,7 @@ describe("loading", () => {
         both: { command: "from-freecode" },
         only: { url: "http://127.0.0.1:1/mcp" }
       })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live(
@@ -123,7 +124,7 @@ describe("loading", () => {
         // Only a leading mark is dropped: one anywhere else is still not JSON.
         const inside = projectWith({ "freecode.json": `{${bom}}` })
         expect((yield* Effect.flip(loadConfig(inside))).message).toContain("is not valid JSON")
-      }).pipe(Effect.provide(NodeServices.layer))
+      }).pipe(Effect.provide(nodeLayer))
   )
 
   it.live("no file is an empty config; a missing --config file, bad JSON and a bad .mcp.json are errors", () =>
@@ -135,7 +136,7 @@ describe("loading", () => {
       expect((yield* Effect.flip(loadConfig(broken))).message).toContain("is not valid JSON")
       const badMcp = projectWith({ ".mcp.json": { mcpServers: { x: { args: 1 } } } })
       expect((yield* Effect.flip(loadConfig(badMcp))).message).toContain(".mcp.json is not valid")
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
 
@@ -145,7 +146,7 @@ describe("ConfigSource", () => {
       Effect.map((context) => Context.get(context, FreecodeConfig)),
       Effect.provideService(ConfigSource, source),
       Effect.scoped,
-      Effect.provide(NodeServices.layer)
+      Effect.provide(nodeLayer)
     )
 
   it.live("a loaded configuration is used as it is; without one the files are read", () =>

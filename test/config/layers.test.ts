@@ -6,15 +6,18 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { ConfigSource, FreecodeConfig } from "../../src/config/load.ts"
 import { userConfigFile } from "../../src/config/user.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
+import { MemoryFileSystem } from "../../src/fs/memory.ts"
 import { CONFIG_SECTIONS, loadConfig } from "../../src/layers/config.ts"
+import { ToolSystem } from "../../src/layers/live.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
+import { Approval } from "../../src/permission/approval.ts"
 import { Touch } from "../dispatch/helpers.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { tempDirs } from "../temp-dirs.ts"
 
 const tmp = tempDirs()
@@ -69,7 +72,7 @@ describe("merged under the project's", () => {
       )
       const config = yield* loadConfig(root, undefined, { trusted: true }).pipe(
         Effect.provideService(ConfigProvider.ConfigProvider, env),
-        Effect.provide(NodeServices.layer)
+        Effect.provide(nodeLayer)
       )
       expect(config.sources.map((s) => s.file)).toEqual([
         `${xdg}/freecode-tools/freecode.json`,
@@ -114,7 +117,7 @@ describe("merged under the project's", () => {
       const message = (yield* Effect.flip(
         loadConfig(bad.root).pipe(
           Effect.provideService(ConfigProvider.ConfigProvider, bad.env),
-          Effect.provide(NodeServices.layer)
+          Effect.provide(nodeLayer)
         )
       )).message
       expect(message).toContain(`${bad.xdg}/freecode-tools/freecode.json is not valid:`)
@@ -124,7 +127,7 @@ describe("merged under the project's", () => {
       )
       const config = yield* loadConfig(locked.root).pipe(
         Effect.provideService(ConfigProvider.ConfigProvider, locked.env),
-        Effect.provide(NodeServices.layer)
+        Effect.provide(nodeLayer)
       )
       expect(config.values.permissions).toEqual({
         defaultMode: "bypassPermissions",
@@ -139,7 +142,7 @@ describe("merged under the project's", () => {
       const own = `${xdg}/freecode-tools/freecode.json`
       const config = yield* loadConfig(root, own).pipe(
         Effect.provideService(ConfigProvider.ConfigProvider, env),
-        Effect.provide(NodeServices.layer)
+        Effect.provide(nodeLayer)
       )
       expect(config.sources.map((s) => s.file)).toEqual([own])
       expect(config.values.permissions).toEqual({ deny: ["Read(./x)"] })
@@ -160,13 +163,54 @@ describe("merged under the project's", () => {
         Effect.scoped,
         Effect.provideService(ConfigSource, {}),
         Effect.provideService(ConfigProvider.ConfigProvider, env),
-        Effect.provide(NodeServices.layer)
+        Effect.provide(nodeLayer)
       )
       expect(config.values.mcpServers).toEqual({ mine: { command: "mine" } })
       expect(config.values.hooks).toMatchObject({
         PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "true" }] }]
       })
       expect(config.skipped).toEqual(["MCP server theirs (.mcp.json)"])
+    })
+  )
+})
+
+describe("the config is read through the system's file system", () => {
+  it.live("over an in-memory FileSystem, the project's and the person's files are read from it, not the disk", () =>
+    Effect.gen(function* () {
+      // Neither folder exists on this machine's disk: what is found is only the FileSystem's.
+      const root = "/memory-config-project"
+      const xdg = "/memory-config-home"
+      const files = {
+        [`${root}/freecode.json`]: JSON.stringify({ permissions: { deny: ["Read(./secret.txt)"] } }),
+        [`${root}/.mcp.json`]: JSON.stringify({ mcpServers: {} }),
+        [`${xdg}/freecode-tools/freecode.json`]: JSON.stringify({ permissions: { deny: ["Glob"] } }),
+        [`${root}/secret.txt`]: "s\n",
+        [`${root}/open.txt`]: "o\n"
+      }
+      const env = ConfigProvider.fromEnv({ env: { XDG_CONFIG_HOME: xdg, FREECODE_STATE_DIR: tmp("freecode-state-") } })
+      const system = ToolSystem.layer({ root }).pipe(
+        Layer.provide(Layer.merge(MemoryFileSystem.layer(files), Approval.layerApproveAll))
+      )
+      const { config, secret, open } = yield* Effect.gen(function* () {
+        const d = yield* Dispatcher
+        const config = yield* FreecodeConfig
+        const secret = yield* d.dispatch(
+          { id: "s", name: "read", args: { filePath: "secret.txt" } },
+          { sessionId: "m" }
+        )
+        const open = yield* d.dispatch({ id: "o", name: "read", args: { filePath: "open.txt" } }, { sessionId: "m" })
+        return { config, secret, open }
+      }).pipe(Effect.provide(system), Effect.provideService(ConfigProvider.ConfigProvider, env))
+      expect(config.file).toBe(`${root}/freecode.json`)
+      expect(config.sources.map((s) => s.file)).toEqual([
+        `${xdg}/freecode-tools/freecode.json`,
+        `${root}/.mcp.json`,
+        `${root}/freecode.json`
+      ])
+      expect(config.values.permissions).toEqual({ deny: ["Glob", "Read(./secret.txt)"] })
+      expect(secret.status).toBe("denied")
+      expect(open.status).toBe("ok")
+      expect(open.modelOutput).toContain("o")
     })
   )
 })

@@ -6,15 +6,16 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer, type Path, Result } from "effect"
 import fc from "fast-check"
 import { MAX_DEPTH, structureProblem } from "../../src/config/json-text.ts"
+import type { LocalFs } from "../../src/fs/local-fs.ts"
 import { type FreecodeConfigData, loadConfig as loadWith, parseConfig } from "../../src/layers/config.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess, runProcess } from "../cli/helpers.ts"
+import { FS_MODES, nodeLayer, nodeWith } from "../fs/layers.ts"
 import { tempDirs } from "../temp-dirs.ts"
 
 const tmp = tempDirs()
@@ -25,10 +26,10 @@ const project = (files: Record<string, string> = {}) => {
 }
 
 const loadConfig = (root: string) => loadWith(root, undefined, { userFile: false, trusted: true })
-const failureOf = (root: string) =>
+const failureOf = (root: string, layer: Layer.Layer<LocalFs | Path.Path> = nodeLayer) =>
   Effect.flip(loadConfig(root)).pipe(
     Effect.map((e) => e.message),
-    Effect.provide(NodeServices.layer)
+    Effect.provide(layer)
   )
 const parsed = (value: unknown) => {
   const r = parseConfig(value, "freecode.json")
@@ -110,7 +111,7 @@ describe("what JSON.parse would hide", () => {
         "freecode.json":
           '{"profiles": {"a": {"deny": ["Read"]}, "b": {"deny": ["Read"]}}, "$schema": "\\"profiles\\": 1"}'
       })
-      expect((yield* loadConfig(fine).pipe(Effect.provide(NodeServices.layer))).values.profiles).toMatchObject({
+      expect((yield* loadConfig(fine).pipe(Effect.provide(nodeLayer))).values.profiles).toMatchObject({
         a: { deny: ["Read"] },
         b: { deny: ["Read"] }
       })
@@ -148,27 +149,29 @@ describe("what JSON.parse would hide", () => {
   )
 })
 
-describe("what stands at the name", () => {
+// Each LocalFs layer the config is read through says the same about what stands at the name.
+describe.each(FS_MODES)("what stands at the name (%s)", (mode) => {
+  const fsLayer = nodeWith(mode)
   it.live("a dangling link and a link loop are errors, not a missing file", () =>
     Effect.gen(function* () {
       const dangling = project()
       NodeFs.symlinkSync(NodePath.join(dangling, "gone.json"), NodePath.join(dangling, "freecode.json"))
-      expect(yield* failureOf(dangling)).toBe(
+      expect(yield* failureOf(dangling, fsLayer)).toBe(
         `${dangling}/freecode.json is a symbolic link to ${dangling}/gone.json, which does not exist; fix or remove the link.`
       )
       const loop = project()
       NodeFs.symlinkSync(NodePath.join(loop, "freecode.json"), NodePath.join(loop, "freecode.json"))
-      expect(yield* failureOf(loop)).toBe(
+      expect(yield* failureOf(loop, fsLayer)).toBe(
         `${loop}/freecode.json is a symbolic link that loops back on itself; point it at a real file.`
       )
       const mcpLoop = project()
       NodeFs.symlinkSync(NodePath.join(mcpLoop, "b"), NodePath.join(mcpLoop, ".mcp.json"))
       NodeFs.symlinkSync(NodePath.join(mcpLoop, ".mcp.json"), NodePath.join(mcpLoop, "b"))
-      expect(yield* failureOf(mcpLoop)).toContain(".mcp.json is a symbolic link that loops back on itself")
+      expect(yield* failureOf(mcpLoop, fsLayer)).toContain(".mcp.json is a symbolic link that loops back on itself")
       // A link to a real file is read through.
       const linked = project({ "real.json": JSON.stringify({ permissions: { deny: ["Read"] } }) })
       NodeFs.symlinkSync(NodePath.join(linked, "real.json"), NodePath.join(linked, "freecode.json"))
-      const config = yield* loadConfig(linked).pipe(Effect.provide(NodeServices.layer))
+      const config = yield* loadConfig(linked).pipe(Effect.provide(fsLayer))
       expect(config.values.permissions).toEqual({ deny: ["Read"] })
     })
   )
@@ -177,7 +180,9 @@ describe("what stands at the name", () => {
     Effect.gen(function* () {
       const fifo = project()
       execFileSync("mkfifo", [NodePath.join(fifo, "freecode.json")])
-      expect(yield* failureOf(fifo)).toBe(`${fifo}/freecode.json is a FIFO; a config file must be a plain file.`)
+      expect(yield* failureOf(fifo, fsLayer)).toBe(
+        `${fifo}/freecode.json is a FIFO; a config file must be a plain file.`
+      )
       // The real CLI, as a person would start it: it ends, exit 2, saying why.
       const r = yield* Effect.promise(() => runProcess(["tools", "--root", fifo]))
       expect(r.code).toBe(2)
@@ -185,7 +190,7 @@ describe("what stands at the name", () => {
       const dir = project()
       NodeFs.mkdirSync(NodePath.join(dir, "freecode.json"))
       NodeFs.writeFileSync(NodePath.join(dir, "freecode.json", "x"), "")
-      expect(yield* failureOf(dir)).toContain("freecode.json is a directory")
+      expect(yield* failureOf(dir, fsLayer)).toContain("freecode.json is a directory")
     })
   )
 
@@ -194,7 +199,7 @@ describe("what stands at the name", () => {
       const dir = project()
       NodeFs.mkdirSync(NodePath.join(dir, "freecode.json"))
       NodeFs.mkdirSync(NodePath.join(dir, ".mcp.json"))
-      const config = yield* loadConfig(dir).pipe(Effect.provide(NodeServices.layer))
+      const config = yield* loadConfig(dir).pipe(Effect.provide(fsLayer))
       expect(config.file).toBeUndefined()
       expect(config.sources).toEqual([])
     })

@@ -5,13 +5,13 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import { forget, isTrusted, trust } from "../../src/config/trust.ts"
 import { loadConfig } from "../../src/layers/config.ts"
 import { Echo } from "../cli/fixtures.ts"
 import { runInProcess, runProcess } from "../cli/helpers.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { tempDirs } from "../temp-dirs.ts"
 
 const tmp = tempDirs()
@@ -105,7 +105,7 @@ describe("an untrusted folder", () => {
         JSON.stringify({ mcpServers: { one: { command: "one" }, two: { url: "http://127.0.0.1:1/mcp" } } })
       )
       const config = yield* loadConfig(root, undefined, { userFile: false, trusted: false }).pipe(
-        Effect.provide(NodeServices.layer)
+        Effect.provide(nodeLayer)
       )
       expect(config.values).toEqual({
         permissions: { deny: ["Read(./secrets/**)"] },
@@ -118,7 +118,7 @@ describe("an untrusted folder", () => {
         "language server evil (freecode.json)"
       ])
       const trusted = yield* loadConfig(root, undefined, { userFile: false, trusted: true }).pipe(
-        Effect.provide(NodeServices.layer)
+        Effect.provide(nodeLayer)
       )
       expect(Object.keys(trusted.values.mcpServers as object)).toEqual(["one", "two", "fc"])
       expect(trusted.skipped).toEqual([])

@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { lockFileOf } from "../../src/edit/file-lock.ts"
 import { me, ownerTag } from "../../src/edit/owner.ts"
-import { recoverStaging, stagingFolder } from "../../src/edit/staging.ts"
+import { makeStagingFolder, recoverStaging } from "../../src/edit/staging.ts"
 import { EditTool } from "../../src/tools/edit.ts"
 import { tempDirs } from "../temp-dirs.ts"
 import { run } from "../tools/helpers.ts"
@@ -26,7 +26,7 @@ const staged = (root: string) => NFS.readdirSync(NodePath.join(root, ".freecode"
 describe("recovery of a dead process's staging folder", () => {
   it("rolls a committed journal forward and removes a dead owner's other temps", () => {
     const root = tempDir("freecode-recover-")
-    const staging = stagingFolder(root)
+    const staging = makeStagingFolder(root)
     const owner = `${deadPid()}-0`
     for (const n of ["a", "b", "c"]) NFS.writeFileSync(NodePath.join(root, `${n}.txt`), `old ${n}\n`)
     const temp = (n: string) => NodePath.join(staging, `${owner}-t${n}.tmp`)
@@ -48,7 +48,7 @@ describe("recovery of a dead process's staging folder", () => {
 
   it("an uncommitted journal is rolled back: the originals stay, the temps go", () => {
     const root = tempDir("freecode-recover-")
-    const staging = stagingFolder(root)
+    const staging = makeStagingFolder(root)
     const owner = `${deadPid()}-0`
     NFS.writeFileSync(NodePath.join(root, "a.txt"), "old\n")
     NFS.writeFileSync(NodePath.join(staging, `${owner}-t1.tmp`), "new\n")
@@ -63,7 +63,7 @@ describe("recovery of a dead process's staging folder", () => {
   it("a lock left by a killed process is broken at once, not waited out", async () => {
     const root = tempDir("freecode-recover-")
     NFS.writeFileSync(NodePath.join(root, "f.txt"), "x = 1\n")
-    NFS.writeFileSync(lockFileOf(NodePath.join(root, "f.txt")), `${deadPid()}-0\n${stagingFolder(root)}\n`)
+    NFS.writeFileSync(lockFileOf(NodePath.join(root, "f.txt")), `${deadPid()}-0\n${makeStagingFolder(root)}\n`)
     const started = Date.now()
     await editHere(root, "f.txt", "x = 1", "x = 2")
     expect(NFS.readFileSync(NodePath.join(root, "f.txt"), "utf8")).toBe("x = 2\n")
@@ -75,7 +75,7 @@ describe("recovery of a dead process's staging folder", () => {
 describe("kill -9 in the middle of a call", () => {
   it("edit, write and a 10-file apply_patch: every file is old or new, whole, and nothing is left in the project", async () => {
     const root = tempDir("freecode-kill-")
-    const staging = stagingFolder(root)
+    const staging = makeStagingFolder(root)
     const big = (c: string) => `${c.repeat(79)}\n`.repeat(200_000) // 16 MB
     NFS.writeFileSync(NodePath.join(root, "edit.txt"), `${big("e")}last line\n`)
     const files = Array.from({ length: 10 }, (_, i) => `p${i}.txt`)

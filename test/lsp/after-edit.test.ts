@@ -1,7 +1,6 @@
 /** edit, write and apply_patch append the errors they introduce when FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT is on. */
 import { cpSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, FileSystem, Layer, Scope } from "effect"
 import { trust } from "../../src/config/trust.ts"
@@ -9,6 +8,7 @@ import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { STATE_DIR_NAME } from "../../src/session/location.ts"
 import { builtinTools } from "../../src/tools/index.ts"
+import { nodeLayer } from "../fs/layers.ts"
 
 const FIXTURE = new URL("../fixtures/lsp-project", import.meta.url).pathname
 const NODE_MODULES = new URL("../../node_modules", import.meta.url).pathname
@@ -59,7 +59,7 @@ const writeTwice = (enabled: string) =>
     })
     yield* Scope.close(scope, Exit.void)
     return [broken, clean, edited, patched] as const
-  }).pipe(Effect.provide(NodeServices.layer))
+  }).pipe(Effect.provide(nodeLayer))
 
 describe("errors after an edit", () => {
   it.live(

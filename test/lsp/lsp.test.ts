@@ -9,7 +9,6 @@ import {
   writeFileSync
 } from "node:fs"
 import { dirname, join } from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FileSystem, Layer, Schedule, Scope } from "effect"
 import { trust } from "../../src/config/trust.ts"
@@ -19,6 +18,7 @@ import { onPath, SERVERS } from "../../src/lsp/servers.ts"
 import { LspClients } from "../../src/lsp/service.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { LspTool } from "../../src/tools/lsp.ts"
+import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, runFailure } from "../tools/helpers.ts"
 
 /** Whether a process runs (signal 0 reaches it). */
@@ -48,7 +48,7 @@ const project = Effect.gen(function* () {
   cpSync(FIXTURE, root, { recursive: true })
   symlinkSync(NODE_MODULES, join(root, "node_modules"))
   return root
-}).pipe(Effect.provide(NodeServices.layer))
+}).pipe(Effect.provide(nodeLayer))
 
 /** Processes whose working directory is `dir` (the servers started for it). */
 const processesIn = (dir: string): Array<string> =>
@@ -109,7 +109,7 @@ const projectOnTypeScript5 = Effect.gen(function* () {
     join(root, "node_modules", ".bin", "typescript-language-server")
   )
   return root
-}).pipe(Effect.provide(NodeServices.layer))
+}).pipe(Effect.provide(nodeLayer))
 
 describe("lsp on typescript-language-server, for a workspace on TypeScript 5", () => {
   it.live(
@@ -405,7 +405,9 @@ describe("lsp on the real TypeScript 7 server", () => {
           const second = yield* runFailure(LspTool, { operation: "documentSymbol", filePath: "a.brk" }, makeCtx(root))
           expect(second).toBe(first)
           expect(readFileSync(starts, "utf8")).toBe("start\n")
-        }).pipe(Effect.provide([LspClients.layerWith({ servers: [broken, ...SERVERS] }), NodeServices.layer]))
+        }).pipe(
+          Effect.provide(LspClients.layerWith({ servers: [broken, ...SERVERS] }).pipe(Layer.provideMerge(nodeLayer)))
+        )
       }),
     120_000
   )
@@ -463,7 +465,9 @@ describe("lsp on the real TypeScript 7 server", () => {
           const [pid] = readFileSync(pids, "utf8").trim().split("\n")
           // Killed: its pid stops answering signals (a bound against a hang, not a deadline to meet).
           yield* eventually(`the half server (pid ${pid}) was killed`, () => !alive(Number(pid)))
-        }).pipe(Effect.provide([LspClients.layerWith({ servers: [half, ...SERVERS] }), NodeServices.layer]))
+        }).pipe(
+          Effect.provide(LspClients.layerWith({ servers: [half, ...SERVERS] }).pipe(Layer.provideMerge(nodeLayer)))
+        )
       }),
     120_000
   )
@@ -503,7 +507,7 @@ describe("lsp on the real TypeScript 7 server", () => {
             "export const c: boolean = false\nexport const a: number = 'x'\nexport const b: string = 1\n"
           )
           expect(yield* errorsAfterEdit(file, root)).toBeUndefined()
-        }).pipe(Effect.provide(LspClients.layerWith({ trusted: true })))
+        }).pipe(Effect.provide(LspClients.layerWith({ trusted: true }).pipe(Layer.provideMerge(nodeLayer))))
       }),
     120_000
   )
@@ -536,7 +540,7 @@ describe.skipIf(onPath("clangd") === undefined)("lsp on a real clangd (push diag
           })
         )
         expect(processesIn(root)).toEqual([])
-      }).pipe(Effect.provide(NodeServices.layer)),
+      }).pipe(Effect.provide(nodeLayer)),
     120_000
   )
 })

@@ -6,7 +6,6 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FileSystem, Layer, Result, Scope, Tracer } from "effect"
 import { parseConfig } from "../../src/layers/config.ts"
@@ -16,6 +15,7 @@ import { LspClients, type LspSettings } from "../../src/lsp/service.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { OutputConfig } from "../../src/output/config.ts"
 import { LspTool } from "../../src/tools/lsp.ts"
+import { nodeLayer } from "../fs/layers.ts"
 
 const FAKE = new URL("./fake-server.mjs", import.meta.url).pathname
 
@@ -69,7 +69,7 @@ describe("LspClients against a scripted server", () => {
           expect(second.text).toBe("changed on disk\n")
         }).pipe(Effect.provide(withClients({ servers: [fake("asks", log)] })))
         expect(starts(log)).toHaveLength(1)
-      }).pipe(Effect.provide(NodeServices.layer)),
+      }).pipe(Effect.provide(nodeLayer)),
     60_000
   )
 
@@ -87,7 +87,7 @@ describe("LspClients against a scripted server", () => {
         expect(error.message).toBe("The fake server did not answer textDocument/hover in 0.5 s; try again.")
         expect(Date.now() - started).toBeGreaterThanOrEqual(500)
         expect(Date.now() - started).toBeLessThan(10_000)
-      }).pipe(Effect.provide(NodeServices.layer)),
+      }).pipe(Effect.provide(nodeLayer)),
     60_000
   )
 
@@ -109,7 +109,7 @@ describe("LspClients against a scripted server", () => {
         expect(times).toHaveLength(3)
         expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(300)
         expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(600)
-      }).pipe(Effect.provide(NodeServices.layer)),
+      }).pipe(Effect.provide(nodeLayer)),
     60_000
   )
 
@@ -134,7 +134,7 @@ describe("LspClients against a scripted server", () => {
         ["LspClients.request", { server: "fake", method: "textDocument/hover" }]
       ])
       expect(ours.every((s) => s.status._tag === "Ended")).toBe(true)
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
 
@@ -189,7 +189,7 @@ describe("the TypeScript server follows the workspace's TypeScript version", () 
       } finally {
         process.env.PATH = path
       }
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
 
@@ -211,7 +211,7 @@ describe("freecode.json's lsp section", () => {
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
           toolSystem({ root, outputConfig: OutputConfig.layerWith({}), tools: [LspTool], config }).pipe(
-            Layer.provideMerge(NodeServices.layer)
+            Layer.provideMerge(nodeLayer)
           ),
           scope
         )
@@ -234,7 +234,7 @@ describe("freecode.json's lsp section", () => {
         const scope2 = yield* Scope.make()
         const context2 = yield* Layer.buildWithScope(
           toolSystem({ root, outputConfig: OutputConfig.layerWith({}), tools: [LspTool], config: missing }).pipe(
-            Layer.provideMerge(NodeServices.layer)
+            Layer.provideMerge(nodeLayer)
           ),
           scope2
         )
@@ -248,7 +248,7 @@ describe("freecode.json's lsp section", () => {
         expect(lua.modelOutput).toBe(
           `No lua language server for ${root}: lua-language-server-not-here is not on PATH. Use grep and read instead.`
         )
-      }).pipe(Effect.provide(NodeServices.layer)),
+      }).pipe(Effect.provide(nodeLayer)),
     60_000
   )
 

@@ -1,7 +1,6 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { DEFAULT_RESTART, restartDelay } from "../../src/mcp/clients.ts"
@@ -9,6 +8,7 @@ import { expandEnv, loadMcpServers } from "../../src/mcp/config.ts"
 import { parseToolsPage } from "../../src/mcp/list.ts"
 import { assignToolNames, MAX_TOOL_NAME, mcpToolName } from "../../src/mcp/names.ts"
 import { flattenResult } from "../../src/mcp/result.ts"
+import { nodeLayer } from "../fs/layers.ts"
 
 describe("names", () => {
   it("maps characters providers refuse and keeps the readable form when it fits", () => {
@@ -116,6 +116,6 @@ describe("config", () => {
       const error = yield* Effect.flip(loadMcpServers(root, "bad.json"))
       expect(error.message).toContain('each server needs "command" or "url"')
       NodeFs.rmSync(root, { recursive: true, force: true })
-    }).pipe(Effect.provide(NodeServices.layer))
+    }).pipe(Effect.provide(nodeLayer))
   )
 })
