@@ -210,10 +210,18 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       })
     )
 
+    // A session id is the caller's text: hashed, it is always one safe folder name. The name is
+    // kept (hashing cost more than the rest of this); the folder is made again if it went.
+    const tempDirs = new Map<string, string>()
     const tempDirOf = (sessionId: string) => {
-      // A session id is the caller's text: hashed, it is always one safe folder name.
-      const dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
-      NodeFs.mkdirSync(dir, { recursive: true })
+      let dir = tempDirs.get(sessionId)
+      if (dir === undefined) {
+        dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
+        if (tempDirs.size >= 1_000) tempDirs.clear() // a bound for a long-lived server's many sessions
+        tempDirs.set(sessionId, dir)
+      }
+      if (NodeFs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true)
+        NodeFs.mkdirSync(dir, { recursive: true })
       return dir
     }
 
