@@ -5,7 +5,9 @@
  * starting it. Medians with the 10th–90th percentile spread; the first call (which finds whether
  * the sandbox runs here, and starts the proxy) is reported apart. Also CPU time a call (the
  * started processes', and the command line's own), which a loaded machine moves far less than
- * wall time.
+ * wall time. The sandboxed call is started as bash starts it: the line and the sandbox's
+ * descriptors handed to spawn (launch.ts). A third column, alternating with the two, starts
+ * `wrap`'s line instead, where a `/bin/sh` opens the descriptors (one process more).
  *   node bench/sandbox.ts            (BENCH_SANDBOX_N=100 by default)
  *   node bench/sandbox.ts network    with allowed domains (the proxy, and the bridge inside)
  */
@@ -14,6 +16,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Effect, Layer } from "effect"
+import { asCommandLine, type Descriptor, openDescriptors } from "../src/sandbox/launch.ts"
 import { type CommandLine, Sandbox, type SandboxShape } from "../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings } from "../src/sandbox/settings.ts"
 
@@ -38,22 +41,25 @@ const childrenCpu = (): number => {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   return (Number(fields[13]) + Number(fields[14])) * 10
 }
-const cpu = { plain: 0, sandboxed: 0 }
-const spawn = (line: CommandLine, kind: keyof typeof cpu) => {
+const cpu = { plain: 0, sandboxed: 0, shell: 0 }
+const spawn = (line: CommandLine, kind: keyof typeof cpu, descriptors: ReadonlyArray<Descriptor> = []) => {
   const before = childrenCpu()
-  const r = spawnSync(line[0], line.slice(1), { cwd: root, stdio: "ignore" })
+  const fds = openDescriptors(descriptors)
+  const r = spawnSync(line[0], line.slice(1), { cwd: root, stdio: ["ignore", "ignore", "ignore", ...fds.extra] })
+  fds.close()
   if (r.status !== 0) throw new Error(`${line[0]} exited ${r.status}`)
   cpu[kind] += childrenCpu() - before
 }
-const sandboxed = (sandbox: SandboxShape) =>
+const sandboxed = (sandbox: SandboxShape, kind: "sandboxed" | "shell") =>
   Effect.gen(function* () {
     const start = process.hrtime.bigint()
     const before = process.cpuUsage()
-    const line = yield* sandbox.wrap(plain, { sessionId: "bench", cwd: root, writable: [root] })
-    if (line === plain) throw new Error("the sandbox is not available here")
+    const launch = yield* sandbox.launch!(plain, { sessionId: "bench", cwd: root, writable: [root] })
+    if (launch.line === plain) throw new Error("the sandbox is not available here")
     const wrapped = ms(start)
     const used = process.cpuUsage(before)
-    spawn(line, "sandboxed")
+    if (kind === "shell") spawn(asCommandLine(launch), kind)
+    else spawn(launch.line, kind, launch.descriptors)
     return { total: ms(start), wrap: wrapped, wrapCpu: (used.user + used.system) / 1000 }
   })
 const at = (xs: Array<number>, q: number) =>
@@ -63,6 +69,7 @@ const summary = (xs: Array<number>) =>
 
 const a: Array<number> = []
 const b: Array<number> = []
+const c: Array<number> = []
 const wraps: Array<number> = []
 const wrapCpus: Array<number> = []
 let first = 0
@@ -70,21 +77,23 @@ await Effect.runPromise(
   Effect.gen(function* () {
     const sandbox = yield* Sandbox
     // The layer's folders live until the scope closes: measure inside it.
-    first = (yield* sandboxed(sandbox)).total
+    first = (yield* sandboxed(sandbox, "sandboxed")).total
     cpu.sandboxed = 0
     for (let i = 0; i < n; i++) {
       const start = process.hrtime.bigint()
       spawn(plain, "plain")
       a.push(ms(start))
-      const s = yield* sandboxed(sandbox)
+      const s = yield* sandboxed(sandbox, "sandboxed")
       b.push(s.total)
       wraps.push(s.wrap)
       wrapCpus.push(s.wrapCpu)
+      c.push((yield* sandboxed(sandbox, "shell")).total)
     }
   }).pipe(Effect.provide(Layer.fresh(Sandbox.layer(settings, { root }))), Effect.scoped)
 )
 const added = b.map((x, i) => x - (a[i] ?? 0))
+const addedShell = c.map((x, i) => x - (a[i] ?? 0))
 console.log(
-  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
+  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | through wrap's /bin/sh: added ${summary(addedShell)}, CPU ${(cpu.shell / n).toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
 )
 NodeFs.rmSync(root, { recursive: true, force: true })

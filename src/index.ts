@@ -94,8 +94,10 @@ export {
   toolsParam
 } from "./registry/provider.ts"
 export { DuplicateTool, type RegistryChange, ToolRegistry } from "./registry/registry.ts"
+export { type Descriptor, type Launch, openDescriptors } from "./sandbox/launch.ts"
 export {
   describeSandbox,
+  launchIn,
   Sandbox,
   SandboxByDefault,
   type SandboxPlaces,

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
+import { type Descriptor, openDescriptors } from "../sandbox/launch.ts"
 import type { JobState } from "../session/job-records.ts"
 
 export type { JobState }
@@ -38,19 +39,28 @@ export const startJob = (options: {
   readonly command: string
   /** The program and arguments that run `command` with its output redirected into `file`. */
   readonly line: readonly [string, ...Array<string>]
+  /** Files opened on the program's descriptors from 3 up (the sandbox's, launch.ts). */
+  readonly descriptors?: ReadonlyArray<Descriptor>
   readonly file: string
   readonly cwd: string
 }): Job => {
   NodeFs.writeFileSync(options.file, "")
+  // Throws (nothing started) when a descriptor's file cannot be opened.
+  const fds = openDescriptors(options.descriptors ?? [])
   let state: JobState = { state: "running" }
   let offset = 0
   let stopping: string | undefined
-  const child: ChildProcess = spawn(options.line[0], options.line.slice(1), {
-    cwd: options.cwd,
-    // Its own process group, so a stop reaches every process the command started.
-    detached: true,
-    stdio: ["pipe", "ignore", "ignore"]
-  })
+  let child: ChildProcess
+  try {
+    child = spawn(options.line[0], options.line.slice(1), {
+      cwd: options.cwd,
+      // Its own process group, so a stop reaches every process the command started.
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore", ...fds.extra]
+    })
+  } finally {
+    fds.close() // the child has its own copies once spawn returned
+  }
   child.stdin?.on("error", () => undefined)
   const exited = new Promise<void>((resolve) => {
     child.on("error", (e) => {

@@ -16,7 +16,7 @@ import { Config, Context, Data, Effect, Layer, Option } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
 import { processWide } from "../process-wide/process-wide.ts"
 import { probeSandbox } from "../sandbox/availability.ts"
-import type { CommandLine, SandboxShape } from "../sandbox/sandbox.ts"
+import { type CommandLine, launchIn, type SandboxShape } from "../sandbox/sandbox.ts"
 import { type JobRecord, JobRecordStore } from "../session/job-records.ts"
 import { sessionsOrOwn } from "../session/sessions.ts"
 import { followJob } from "./follow.ts"
@@ -193,13 +193,22 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
           request.command,
           file
         ]
-        const wrapped = yield* request.sandbox
-          .wrap(plain, { sessionId: request.sessionId, cwd: request.cwd, writable: [dir()] })
-          .pipe(Effect.mapError((e) => new JobError({ message: e.message })))
+        const launched = yield* launchIn(request.sandbox, plain, {
+          sessionId: request.sessionId,
+          cwd: request.cwd,
+          writable: [dir()]
+        }).pipe(Effect.mapError((e) => new JobError({ message: e.message })))
         // A sandboxed line already has a PID namespace of its own under bubblewrap (Seatbelt has none to add).
-        const prefix = wrapped === plain ? yield* lifetime : []
-        const line = [...prefix, ...wrapped] as unknown as CommandLine
-        const job = startJob({ id, command: request.command, line, file, cwd: request.cwd })
+        const prefix = launched.line === plain ? yield* lifetime : []
+        const line = [...prefix, ...launched.line] as unknown as CommandLine
+        const job = yield* Effect.try({
+          try: () =>
+            startJob({ id, command: request.command, line, descriptors: launched.descriptors, file, cwd: request.cwd }),
+          catch: (e) =>
+            new JobError({
+              message: `The job could not start: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again.`
+            })
+        })
         session.set(id, job)
         sessionOf.set(job, request.sessionId)
         yield* record(job)

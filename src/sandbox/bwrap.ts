@@ -9,6 +9,7 @@
  * own user namespace, every capability dropped, no_new_privs (bubblewrap sets it), no further
  * user namespaces, and the system-call filter of seccomp.ts, read by bubblewrap from fd 3.
  */
+import { asCommandLine, type CommandLine, type Launch } from "./launch.ts"
 import type { SandboxPolicy } from "./policy.ts"
 import { PROXY_PORT, PROXY_VARIABLES } from "./proxy.ts"
 
@@ -73,19 +74,16 @@ export const hardenedArgs = (hardening: BwrapHardening): Array<string> => [
 ]
 
 /**
- * The line that starts `bwrap ARGS` with the filter's file open on fd 3 and the info file on fd
- * 4: bubblewrap takes both only as file descriptors, and a command line cannot hold one.
+ * `bwrap ARGS` with the filter's file open on fd 3 and the info file on fd 4: bubblewrap takes
+ * both only as file descriptors, which the caller opens for it (launch.ts).
  */
-export const withFilter = (
-  hardening: BwrapHardening,
-  line: readonly [string, ...Array<string>],
-  info?: string
-): readonly [string, ...Array<string>] => {
-  const filter = hardening.seccompFile
-  if (filter === undefined && info === undefined) return line
-  const open = `${filter === undefined ? "" : ' 3<"$f"'}${info === undefined ? "" : ' 4>"$i"'}`
-  return ["/bin/sh", "-c", `f=$1 i=$2; shift 2; exec "$@"${open}`, "sandbox", filter ?? "", info ?? "", ...line]
-}
+const withFilter = (hardening: BwrapHardening, line: CommandLine, info?: string): Launch => ({
+  line,
+  descriptors: [
+    ...(hardening.seccompFile === undefined ? [] : [{ fd: 3, path: hardening.seccompFile, mode: "read" as const }]),
+    ...(info === undefined ? [] : [{ fd: 4, path: info, mode: "write" as const }])
+  ]
+})
 
 export const bwrapArgs = (policy: SandboxPolicy, call: BwrapCall): Array<string> => {
   const args = hardenedArgs(call.hardening)
@@ -133,16 +131,16 @@ const BRIDGE = [
 ].join("\n")
 
 /**
- * The whole command line that runs `command` in bubblewrap; with `bridge` (the proxy's socket and
- * socat), behind the bridge with the proxy variables pointing at it.
+ * What runs `command` in bubblewrap: its command line and the descriptors to open for it; with
+ * `bridge` (the proxy's socket and socat), behind the bridge with the proxy variables pointing at it.
  */
-export const bwrapLine = (
+export const bwrapLaunch = (
   bwrap: string,
   policy: SandboxPolicy,
   call: BwrapCall,
   command: ReadonlyArray<string>,
   bridge?: { readonly socket: string; readonly socat: string }
-): readonly [string, ...Array<string>] => {
+): Launch => {
   if (bridge === undefined)
     return withFilter(call.hardening, [bwrap, ...bwrapArgs(policy, call), "--", ...command], call.info)
   const args = bwrapArgs(policy, { ...call, proxySocket: bridge.socket })
@@ -154,3 +152,12 @@ export const bwrapLine = (
     call.info
   )
 }
+
+/** bwrapLaunch as one command line (a `/bin/sh` opens the descriptors): for a caller that cannot hand them over. */
+export const bwrapLine = (
+  bwrap: string,
+  policy: SandboxPolicy,
+  call: BwrapCall,
+  command: ReadonlyArray<string>,
+  bridge?: { readonly socket: string; readonly socat: string }
+): CommandLine => asCommandLine(bwrapLaunch(bwrap, policy, call, command, bridge))

@@ -8,6 +8,7 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { credentialPaths } from "./credentials.ts"
+import { existingPlaces } from "./existing-places.ts"
 import { guardedPlaces } from "./guarded.ts"
 import { credentialFilesOf, secretFilesIn } from "./secret-files.ts"
 import type { SandboxSettings } from "./settings.ts"
@@ -120,7 +121,8 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
   // The session's temp dir is the sandbox's own, not one of the person's places.
   const roots = writableRoots(settings, places)
   const writable = [...new Set([...roots, ...realPlaces([places.tempDir])])]
-  const credentials = realPlaces(credentialPaths(places.home))
+  // The long lists of mostly missing paths: looked at again only where their folder changed.
+  const credentials = existingPlaces(credentialPaths(places.home))
   const secrets = secretFilesIn(roots, credentialFilesOf(credentials))
   if (!secrets.complete)
     throw new TooLargeToSearch(
@@ -128,7 +130,7 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
     )
   const sockets = [
     ...SOCKET_PLACES.filter(isRealDirectory),
-    ...realPlaces(HOME_SOCKET_PLACES.map((p) => NodePath.join(places.home, p)))
+    ...existingPlaces(HOME_SOCKET_PLACES.map((p) => NodePath.join(places.home, p)))
   ]
   const readDenied = [
     ...new Set([...credentials, ...sockets, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])

@@ -16,7 +16,8 @@ import { Context, Data, Effect, Layer } from "effect"
 import { userConfigFile } from "../config/user.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { type Availability, probeSandbox } from "./availability.ts"
-import { type BwrapHardening, bwrapLine } from "./bwrap.ts"
+import { type BwrapHardening, bwrapLaunch } from "./bwrap.ts"
+import { asCommandLine, type CommandLine, type Launch, plainLaunch } from "./launch.ts"
 import { defaultRegistry, placeholders } from "./placeholders.ts"
 import { realPlaces, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
@@ -43,8 +44,7 @@ export interface WrapRequest {
   readonly writable: ReadonlyArray<string>
 }
 
-/** A program and its arguments. */
-export type CommandLine = readonly [string, ...Array<string>]
+export type { CommandLine, Launch } from "./launch.ts"
 
 export interface SandboxShape {
   readonly settings: SandboxSettings | undefined
@@ -55,7 +55,24 @@ export interface SandboxShape {
    * off, or unavailable without `failIfUnavailable` (the permission rules then decide alone).
    */
   readonly wrap: (command: CommandLine, request: WrapRequest) => Effect.Effect<CommandLine, SandboxUnavailable>
+  /**
+   * `wrap` for a caller that spawns the line itself: the line and the files to open on its
+   * descriptors (launch.ts's openDescriptors), which saves the `/bin/sh` that `wrap`'s line
+   * starts to open them. No descriptors when the sandbox is off or unavailable. Optional, so a
+   * sandbox of an embedder's own needs only `wrap` (launchIn).
+   */
+  readonly launch?: (command: CommandLine, request: WrapRequest) => Effect.Effect<Launch, SandboxUnavailable>
 }
+
+/** What runs `command` in `sandbox`: its `launch`, or `wrap`'s line with nothing to open. */
+export const launchIn = (
+  sandbox: SandboxShape,
+  command: CommandLine,
+  request: WrapRequest
+): Effect.Effect<Launch, SandboxUnavailable> =>
+  sandbox.launch === undefined
+    ? Effect.map(sandbox.wrap(command, request), plainLaunch)
+    : sandbox.launch(command, request)
 
 /**
  * Whether a bash call with these arguments runs inside the sandbox and may run without asking:
@@ -74,7 +91,8 @@ export const sandboxAllows = (sandbox: SandboxShape, args: unknown): Effect.Effe
 const off: SandboxShape = {
   settings: undefined,
   status: Effect.succeed({ state: "off" }),
-  wrap: (command) => Effect.succeed(command)
+  wrap: (command) => Effect.succeed(command),
+  launch: (command) => Effect.succeed(plainLaunch(command))
 }
 
 /** One line for a person: what the sandbox does here. */
@@ -192,10 +210,18 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       })
     )
 
+    // A session id is the caller's text: hashed, it is always one safe folder name. The name is
+    // kept (hashing cost more than the rest of this); the folder is made again if it went.
+    const tempDirs = new Map<string, string>()
     const tempDirOf = (sessionId: string) => {
-      // A session id is the caller's text: hashed, it is always one safe folder name.
-      const dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
-      NodeFs.mkdirSync(dir, { recursive: true })
+      let dir = tempDirs.get(sessionId)
+      if (dir === undefined) {
+        dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
+        if (tempDirs.size >= 1_000) tempDirs.clear() // a bound for a long-lived server's many sessions
+        tempDirs.set(sessionId, dir)
+      }
+      if (NodeFs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true)
+        NodeFs.mkdirSync(dir, { recursive: true })
       return dir
     }
 
@@ -208,7 +234,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       return proxy
     }
 
-    const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
+    const launch = (command: CommandLine, request: WrapRequest): Effect.Effect<Launch, SandboxUnavailable> =>
       Effect.flatMap(availability, (a) => {
         if (!a.available) {
           return settings.failIfUnavailable
@@ -217,9 +243,9 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
                   message: `The sandbox cannot start: ${a.reason}. sandbox.failIfUnavailable is set, so no command runs outside it; install what is missing or turn the setting off.`
                 })
               )
-            : Effect.succeed(command)
+            : Effect.succeed(plainLaunch(command))
         }
-        const line = async (): Promise<CommandLine> => {
+        const line = async (): Promise<Launch> => {
           const tempDir = tempDirOf(request.sessionId)
           const hold = a.runner === "bubblewrap" ? await holds.hold(writableRoots(settings, { root, home })) : undefined
           if (hold !== undefined) collectSoon()
@@ -228,13 +254,15 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
           // The runner is the same for the layer's life, so the proxy's kind of address is too;
           // an address of the other kind (never) leaves the command with no network.
           if (a.runner === "seatbelt") {
-            if (!filtered) return seatbeltLine(a.sandboxExec, policy, call, command)
+            if (!filtered) return plainLaunch(seatbeltLine(a.sandboxExec, policy, call, command))
             const { listen } = await startedProxy({ port: 0 })
-            return seatbeltLine(
-              a.sandboxExec,
-              policy,
-              "port" in listen ? { ...call, proxyPort: listen.port } : call,
-              command
+            return plainLaunch(
+              seatbeltLine(
+                a.sandboxExec,
+                policy,
+                "port" in listen ? { ...call, proxyPort: listen.port } : call,
+                command
+              )
             )
           }
           const inBwrap = {
@@ -243,11 +271,11 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
             emptyFile,
             ...(hold === undefined ? {} : { info: hold.info })
           }
-          if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, inBwrap, command)
+          if (!filtered || a.socat === undefined) return bwrapLaunch(a.bwrap, policy, inBwrap, command)
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
           return "socket" in listen
-            ? bwrapLine(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
-            : bwrapLine(a.bwrap, policy, inBwrap, command)
+            ? bwrapLaunch(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
+            : bwrapLaunch(a.bwrap, policy, inBwrap, command)
         }
         return Effect.tryPromise({
           try: line,
@@ -258,5 +286,8 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         })
       })
 
-    return Sandbox.of({ settings, status, wrap })
+    const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
+      Effect.map(launch(command, request), asCommandLine)
+
+    return Sandbox.of({ settings, status, wrap, launch })
   })

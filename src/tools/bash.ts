@@ -11,7 +11,7 @@ import { Jobs } from "../jobs/jobs.ts"
 import { endedNotice, look } from "../jobs/view.ts"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
-import { type CommandLine, Sandbox, type SandboxShape } from "../sandbox/sandbox.ts"
+import { type CommandLine, launchIn, Sandbox, type SandboxShape } from "../sandbox/sandbox.ts"
 import { clip } from "../text/cut.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
@@ -156,17 +156,19 @@ export const BashTool = defineTool({
       }
       const capture = yield* ctx.capture
       const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
-      const [program, ...args] = yield* sandbox
-        .wrap(shellLine(command, capture.path), {
-          sessionId: ctx.sessionId,
-          cwd: ctx.root,
-          writable: [NodePath.dirname(capture.path)]
-        })
-        .pipe(Effect.mapError((e) => fail(e.message)))
+      // The line and the sandbox's descriptors, handed to spawn: no shell starts to open them.
+      const {
+        line: [program, ...args],
+        descriptors
+      } = yield* launchIn(sandbox, shellLine(command, capture.path), {
+        sessionId: ctx.sessionId,
+        cwd: ctx.root,
+        writable: [NodePath.dirname(capture.path)]
+      }).pipe(Effect.mapError((e) => fail(e.message)))
       // The shell's exit; None when the command was stopped for its size.
       const exit = yield* Effect.scoped(
         Effect.gen(function* () {
-          const leader = yield* spawnGroupLeader(program, args, ctx.root)
+          const leader = yield* spawnGroupLeader(program, args, ctx.root, descriptors)
           // A UI sees the output as it arrives (a look is never cut off halfway: it owns the read buffer).
           const follow = Effect.forever(
             Effect.andThen(Effect.sleep(Duration.millis(FOLLOW_MS)), Effect.uninterruptible(capture.follow))

@@ -12,6 +12,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { constants } from "node:os"
 import { Deferred, Duration, Effect, type Scope } from "effect"
+import { type Descriptor, openDescriptors } from "../sandbox/launch.ts"
 import { killMarked, MARK_NAME, newMark, watch } from "./call-mark.ts"
 
 /** How the shell ended: its code, or the signal that killed it. */
@@ -95,14 +96,17 @@ export const endGroup = (pgid: number): Effect.Effect<void> =>
 export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (constants.signals[signal] ?? 0)
 
 /**
- * Spawns `file args` as a group leader with stdio ignored; closing the scope ends the group
- * (every member, the leader's orphans included), then every process that left the group but
- * carries the call's mark; if this process dies first, the watchdog does it (call-mark.ts). Fails with the spawn error (a missing cwd).
+ * Spawns `file args` as a group leader with stdio ignored and `descriptors` open from fd 3 up (the
+ * sandbox's, launch.ts); closing the scope ends the group (every member, the leader's orphans
+ * included), then every process that left the group but carries the call's mark; if this process
+ * dies first, the watchdog does it (call-mark.ts). Fails with the spawn error (a missing cwd) or
+ * the error opening a descriptor's file.
  */
 export const spawnGroupLeader = (
   file: string,
   args: ReadonlyArray<string>,
-  cwd: string
+  cwd: string,
+  descriptors: ReadonlyArray<Descriptor> = []
 ): Effect.Effect<GroupLeader, Error, Scope.Scope> => {
   // The mark its descendants inherit, so those that leave the group end with it too (call-mark.ts).
   const mark = newMark()
@@ -111,12 +115,24 @@ export const spawnGroupLeader = (
     Effect.callback<{ readonly child: ChildProcess; readonly exited: Deferred.Deferred<ShellExit> }, Error>(
       (resume) => {
         const exited = Deferred.makeUnsafe<ShellExit>()
-        const child = spawn(file, args, {
-          cwd,
-          detached: true,
-          stdio: "ignore",
-          env: { ...process.env, [MARK_NAME]: mark }
-        })
+        let fds: ReturnType<typeof openDescriptors>
+        try {
+          fds = openDescriptors(descriptors)
+        } catch (e) {
+          resume(Effect.fail(e instanceof Error ? e : new Error(String(e))))
+          return
+        }
+        let child: ChildProcess
+        try {
+          child = spawn(file, args, {
+            cwd,
+            detached: true,
+            stdio: ["ignore", "ignore", "ignore", ...fds.extra],
+            env: { ...process.env, [MARK_NAME]: mark }
+          })
+        } finally {
+          fds.close() // the child has its own copies once spawn returned
+        }
         child.once("exit", (code, signal) => Deferred.doneUnsafe(exited, Effect.succeed({ code, signal })))
         child.once("error", (e) => resume(Effect.fail(e)))
         child.once("spawn", () => {
