@@ -3,7 +3,11 @@
  * host's functions as arguments (never as globals), keeps its own copies of JSON and String so
  * a program that replaces them changes only what it itself sends, counts its calls against the
  * limit (past it a call is refused at once, with no round trip), and puts `tools`, `console`,
- * `text` and `ToolError` on the program's global object. A value that is not a string is printed
+ * `text` and `ToolError` on the program's global object, and `update` when read and write are
+ * both reachable: a read-change-write of one file made only of those two calls, so each still
+ * takes the one path (a refused write rejects `update` with its ToolError), written once here so
+ * a program need not handle read's windows or cut lines itself, which a hand-made version gets
+ * wrong by writing back a window as if it were the whole file. A value that is not a string is printed
  * as compact JSON: indented JSON costs the model about 1.8× the tokens for the same data. Everything a program can reach is the
  * interpreter's own: results arrive as JSON text and are parsed inside.
  */
@@ -55,7 +59,22 @@ export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCall
     if (r.ok) p.resolve(r.value); else p.reject(new ToolError(r.error));
   };
   const tools = {};
-  for (const pair of parse(names)) { const name = pair[1]; tools[pair[0]] = (args) => call(name, args); }
+  const pairs = parse(names);
+  for (const pair of pairs) { const name = pair[1]; tools[pair[0]] = (args) => call(name, args); }
+  const reaches = (tool) => pairs.some((pair) => pair[1] === tool);
+  const update = async (filePath, change) => {
+    let r = await call("read", { filePath });
+    const m = r.metadata || {};
+    if (r.text === undefined && m.more === true && typeof m.totalLines === "number") {
+      r = await call("read", { filePath, limit: m.totalLines });
+    }
+    if (typeof r.text !== "string") {
+      throw new ToolError({ status: "error", tool: "read", id: r.id, message: "update needs the whole text of " + S(filePath) + ", which read does not give here (a line over 2,000 characters, more than one result holds, or bytes that are not UTF-8): change it with tools.edit." });
+    }
+    const next = await change(r.text);
+    if (typeof next !== "string") throw new TypeError("update(filePath, change): change must return the new text, a string");
+    return next === r.text ? undefined : call("write", { filePath, content: next });
+  };
   tools.call = (name, args) => call(S(name), args);
   tools.search = (query) => send("search", stringify(S(query)), true);
   freeze(tools);
@@ -69,5 +88,6 @@ export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCall
   Object.defineProperties(globalThis, {
     tools: { value: tools }, console: { value: console }, text: { value: print }, ToolError: { value: ToolError }
   });
+  if (reaches("read") && reaches("write")) Object.defineProperty(globalThis, "update", { value: update });
   return [deliver, start, () => made];
 })`
