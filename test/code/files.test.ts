@@ -26,7 +26,8 @@ const root = makeProject({
   "newline.txt": "\n",
   "long.txt": `short\n${LONG}\n`,
   "big.txt": BIG,
-  ".env": "DB_HOST=x\n"
+  ".env": "DB_HOST=x\n",
+  "mixed.txt": "a\r\nb\n"
 })
 NodeFs.writeFileSync(NodePath.join(root, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
@@ -130,21 +131,24 @@ describe("code: update reads, changes and writes one file through the one path",
     })
   )
 
-  it.live("a file read cannot give exactly (a cut line, bytes not UTF-8) is never written: a ToolError says why", () =>
-    Effect.gen(function* () {
-      const ctx = yield* codeSystem(root, { answer: { answer: "once" } })
-      const r = yield* runCode(
-        ctx,
-        `const out = []
-         for (const f of ["long.txt", "latin1.txt"])
+  it.live(
+    "a file read cannot give exactly (a cut line, bytes not UTF-8, mixed line ends) is never written: a ToolError says why",
+    () =>
+      Effect.gen(function* () {
+        const ctx = yield* codeSystem(root, { answer: { answer: "once" } })
+        const r = yield* runCode(
+          ctx,
+          `const out = []
+         for (const f of ["long.txt", "latin1.txt", "mixed.txt"])
            await update(f, (t) => t + "!").catch((e) => out.push([e.name, e.status, e.message.includes("tools.edit")].join(" ")))
          return out`
-      )
-      expect(answer(r.modelOutput)).toBe('["ToolError error true","ToolError error true"]')
-      expect(file("long.txt")).toBe(`short\n${LONG}\n`)
-      expect(bytes("latin1.txt")).toEqual(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
-      expect(r.metadata.calls as ReadonlyArray<{ tool: string }>).toHaveLength(2)
-    })
+        )
+        expect(answer(r.modelOutput)).toBe('["ToolError error true","ToolError error true","ToolError error true"]')
+        expect(file("long.txt")).toBe(`short\n${LONG}\n`)
+        expect(file("mixed.txt")).toBe("a\r\nb\n")
+        expect(bytes("latin1.txt")).toEqual(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
+        expect(r.metadata.calls as ReadonlyArray<{ tool: string }>).toHaveLength(3)
+      })
   )
 
   it.live(

@@ -128,6 +128,8 @@ const readCases = (mode: FsMode) =>
             "nl.txt": numberedFile(3),
             "bare.txt": numberedFile(3, false),
             "crlf.txt": "a\r\nb\r\n",
+            "mixed.txt": "a\r\nb\n",
+            "crEnd.txt": "a\r\nb\r",
             "long.txt": `${"x".repeat(2500)}\n`
           }
           const root = yield* project(files)
@@ -154,8 +156,10 @@ const readCases = (mode: FsMode) =>
           ])
           // Not the whole file, or not exactly it: nothing rather than a window passed off as the file.
           expect([whole(part), whole(long)]).toEqual([undefined, undefined])
-          // read shows no "\r"; write puts a CRLF file's line ends back.
+          // read shows no "\r"; write puts a CRLF file's line ends back, but not a mixed file's.
           expect(whole(crlf)).toBe("a\nb\n")
+          expect(whole(yield* read({ filePath: "mixed.txt" }))).toBeUndefined()
+          expect(whole(yield* read({ filePath: "crEnd.txt" }))).toBeUndefined()
         }).pipe(Effect.provide(layer))
     )
 
