@@ -74,7 +74,7 @@ export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCall
     }
     const text = textOf(r);
     if (typeof text !== "string") {
-      throw new ToolError({ status: "error", tool: "read", id: r.id, message: "update needs the whole text of " + S(filePath) + ", which read does not give here (a line over 2,000 characters, more than one result holds, or bytes that are not UTF-8): change it with tools.edit." });
+      throw new ToolError({ status: "error", tool: "read", id: r.id, message: "update needs the whole text of " + S(filePath) + ", which read does not give here (a line over 2,000 characters, more than one result holds, bytes that are not UTF-8, or mixed line ends): change it with tools.edit." });
     }
     const next = await change(text);
     if (typeof next !== "string") throw new TypeError("update(filePath, change): change must return the new text, a string");
