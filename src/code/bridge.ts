@@ -95,26 +95,39 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
   const names = identifiers(deps.tools)
   const context: CallContext = { ...deps.context, parentCallId: deps.parentCallId }
 
-  /** The full output of a result: its model copy unless that was cut, then the stored text. */
-  const fullOutput = (result: ToolResult): Effect.Effect<string> => {
-    if (!result.truncated || result.outputId === undefined) return Effect.succeed(result.modelOutput)
+  /**
+   * The full output of a result: its model copy unless that was cut, then the stored text;
+   * `whole` says whether it is all of the tool's output (a tool's program value is made only then).
+   */
+  const fullOutput = (result: ToolResult): Effect.Effect<{ readonly output: string; readonly whole: boolean }> => {
+    if (!result.truncated) return Effect.succeed({ output: result.modelOutput, whole: true })
+    if (result.outputId === undefined) return Effect.succeed({ output: result.modelOutput, whole: false })
     return Effect.map(store.get(context.sessionId, result.outputId), (entry) => {
-      if (Option.isNone(entry)) return result.modelOutput
+      if (Option.isNone(entry)) return { output: result.modelOutput, whole: false }
       const e = entry.value
       const text = e.file === undefined ? e.text : `${e.head ?? ""}\n…\n${e.tail ?? ""}`
-      if (e.file === undefined && text.length <= limits.resultChars) return text
-      return `${text.slice(0, limits.resultChars)}\n[${e.chars} characters in all; read the rest with tools.output({ id: ${JSON.stringify(result.id)} })]`
+      if (e.file === undefined && text.length <= limits.resultChars) return { output: text, whole: true }
+      return {
+        output: `${text.slice(0, limits.resultChars)}\n[${e.chars} characters in all; read the rest with tools.output({ id: ${JSON.stringify(result.id)} })]`,
+        whole: false
+      }
     })
   }
 
-  const toValue = (result: ToolResult, output: string) => ({
-    id: result.id,
-    tool: result.tool,
-    status: result.status,
-    title: result.title,
-    output,
-    metadata: result.metadata
-  })
+  /** What a program gets: the result, its full output, and what the tool adds for programs (read's `text`). */
+  const toValue = (result: ToolResult, full: { readonly output: string; readonly whole: boolean }) => {
+    const made = byName.get(result.tool.toLowerCase())?.programValue
+    const extra = made !== undefined && full.whole && result.status === "ok" ? made(full.output, result.metadata) : {}
+    return {
+      ...extra,
+      id: result.id,
+      tool: result.tool,
+      status: result.status,
+      title: result.title,
+      output: full.output,
+      metadata: result.metadata
+    }
+  }
 
   const record = (call: NestedCall) => {
     calls.push(call)
@@ -150,8 +163,8 @@ export const makeBridge = (deps: BridgeDeps): Bridge => {
     record({ id, tool: name, status: "ok" })
     const safe = byName.get(name.toLowerCase())?.concurrencySafe ?? false
     const run = Effect.flatMap(dispatcher.dispatchIn(deps.catalog, { id, name, args }, context), (result) =>
-      Effect.map(fullOutput(result), (output) => {
-        const value = toValue(result, output)
+      Effect.map(fullOutput(result), (full) => {
+        const value = toValue(result, full)
         const ok = result.status === "ok"
         const message = result.error?.message ?? result.modelOutput
         calls[slot] = ok

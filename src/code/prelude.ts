@@ -4,12 +4,18 @@
  * a program that replaces them changes only what it itself sends, counts its calls against the
  * limit (past it a call is refused at once, with no round trip), and puts `tools`, `console`,
  * `text` and `ToolError` on the program's global object. A value that is not a string is printed
- * as compact JSON: indented JSON costs the model about 1.8× the tokens for the same data. Everything a program can reach is the
+ * as compact JSON: indented JSON costs the model about 1.8× the tokens for the same data.
+ *
+ * And `update(filePath, change)` when read and write are both reachable: read, change, write, made
+ * only of those two calls, so each still takes the one path (a refused call rejects `update` with
+ * its ToolError). Written once here because doing it right by hand takes more than a program
+ * should spend: a file past 2,000 lines has no `text` in one read, and an unchanged file need not
+ * be written. Everything a program can reach is the
  * interpreter's own: results arrive as JSON text and are parsed inside.
  */
 export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCalls) {
   "use strict";
-  const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze, S = String;
+  const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze, hasOwn = Object.hasOwn, S = String;
   const pending = new Map();
   let made = 0;
   class ToolError extends Error {
@@ -55,7 +61,25 @@ export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCall
     if (r.ok) p.resolve(r.value); else p.reject(new ToolError(r.error));
   };
   const tools = {};
-  for (const pair of parse(names)) { const name = pair[1]; tools[pair[0]] = (args) => call(name, args); }
+  const pairs = parse(names);
+  for (const pair of pairs) { const name = pair[1]; tools[pair[0]] = (args) => call(name, args); }
+  const reaches = (tool) => pairs.some((pair) => pair[1] === tool);
+  const update = async (filePath, change) => {
+    // Own properties only: a text a program put on Object.prototype is not the file's.
+    const textOf = (r) => (hasOwn(r, "text") ? r.text : undefined);
+    let r = await call("read", { filePath });
+    const m = r.metadata || {};
+    if (textOf(r) === undefined && m.more === true && typeof m.totalLines === "number") {
+      r = await call("read", { filePath, limit: m.totalLines });
+    }
+    const text = textOf(r);
+    if (typeof text !== "string") {
+      throw new ToolError({ status: "error", tool: "read", id: r.id, message: "update needs the whole text of " + S(filePath) + ", which read does not give here (a line over 2,000 characters, more than one result holds, bytes that are not UTF-8, or mixed line ends): change it with tools.edit." });
+    }
+    const next = await change(text);
+    if (typeof next !== "string") throw new TypeError("update(filePath, change): change must return the new text, a string");
+    return next === text ? undefined : call("write", { filePath, content: next });
+  };
   tools.call = (name, args) => call(S(name), args);
   tools.search = (query) => send("search", stringify(S(query)), true);
   freeze(tools);
@@ -69,5 +93,6 @@ export const PRELUDE = `(function (hostCall, hostPrint, hostDone, names, maxCall
   Object.defineProperties(globalThis, {
     tools: { value: tools }, console: { value: console }, text: { value: print }, ToolError: { value: ToolError }
   });
+  if (reaches("read") && reaches("write")) Object.defineProperty(globalThis, "update", { value: update });
   return [deliver, start, () => made];
 })`

@@ -215,7 +215,19 @@ export interface Tool<R = never> {
    * unnarrowed view.
    */
   readonly describeIn?: (reach: ReadonlyArray<Tool>) => string
+  /**
+   * What a program (code mode) gets besides the output text, from a successful call's full
+   * output and metadata: read gives `text`, the file without line numbers, when it holds all of it.
+   * Never shown to the model.
+   */
+  readonly programValue?: ProgramValue
 }
+
+/** See Tool.programValue. */
+export type ProgramValue = (
+  output: string,
+  metadata: Readonly<Record<string, unknown>>
+) => Readonly<Record<string, unknown>>
 
 /** The call a forwarding tool names: a tool and its arguments. */
 export interface ForwardedCall {
@@ -257,6 +269,8 @@ export interface ToolSpec<P, R> {
   readonly execute: (args: P, ctx: ToolContext) => Effect.Effect<ToolOutput, ExecuteError, R>
   /** See Tool.forwards. */
   readonly forwards?: (args: P) => Result.Result<ForwardedCall, InvalidArguments>
+  /** See Tool.programValue. */
+  readonly programValue?: ProgramValue
 }
 
 export const DEFAULT_TIMEOUT: Duration.Input = "2 minutes"
@@ -363,7 +377,8 @@ export const defineTool = <P, R = never>(spec: ToolSpec<P, R>): Tool<R> => {
     checkPermissions:
       spec.checkPermissions === undefined ? undefined : (args, ctx) => spec.checkPermissions!(as(args), ctx),
     execute: (args, ctx) => spec.execute(as(args), ctx),
-    ...(spec.forwards === undefined ? {} : { forwards: (args: unknown) => spec.forwards!(as(args)) })
+    ...(spec.forwards === undefined ? {} : { forwards: (args: unknown) => spec.forwards!(as(args)) }),
+    ...(spec.programValue === undefined ? {} : { programValue: spec.programValue })
   }
 }
 

@@ -34,6 +34,10 @@ class LineWindow {
   private currentLength = 0
   readonly lines: Array<string> = []
   cut = 0
+  /** True when the file's last line has no newline after it. */
+  unterminated = false
+  /** Lines of the window whose "\r" before the newline (or the end) is not shown. */
+  crlf = 0
   private readonly first: number
   private readonly last: number
 
@@ -78,6 +82,7 @@ class LineWindow {
       if (text.endsWith("\r") && length === text.length) {
         text = text.slice(0, -1)
         length--
+        this.crlf++
       }
       if (length > MAX_LINE_CHARS) {
         this.cut++
@@ -93,7 +98,10 @@ class LineWindow {
 
   /** Ends the input: a last line without a newline still counts. */
   end(): void {
-    if (this.currentLength > 0) this.finishLine()
+    if (this.currentLength > 0) {
+      this.unterminated = true
+      this.finishLine()
+    }
   }
 
   get total(): number {
@@ -236,9 +244,40 @@ const windowOutput = (scan: TextScan, shown: string, abs: string, offset: number
       startLine: offset,
       endLine,
       more: endLine < total,
-      cutLines: window.cut
+      cutLines: window.cut,
+      // Known once the window reaches the last line: what wholeText needs to give the file back exactly.
+      ...(endLine === total ? { finalNewline: !window.unterminated, crlfLines: window.crlf } : {})
     }
   }
+}
+
+/**
+ * The file's text from a read's full output, when that output holds all of it: every line from
+ * the first to the last, none cut, nothing decoded to U+FFFD (bytes that are not UTF-8 would not
+ * come back as they were). The numbers are dropped, the lines joined with "\n", and the file's
+ * final newline kept. Read does not show a line's "\r" before its newline, nor a BOM; write puts
+ * them back when every line ends in CRLF (edit/text.ts), so the text is given only when no line
+ * or every ended line does, and never when the last line, with no newline, ends in "\r": a file
+ * of mixed line ends would come back with them changed. Otherwise undefined, and a window's text
+ * never passes for the whole file's.
+ */
+export const wholeText = (output: string, metadata: Readonly<Record<string, unknown>>): string | undefined => {
+  const { totalLines, startLine, endLine, cutLines, finalNewline, crlfLines } = metadata
+  if (totalLines === 0 && startLine === 0) return ""
+  if (typeof totalLines !== "number" || startLine !== 1 || endLine !== totalLines || cutLines !== 0) return undefined
+  if (typeof finalNewline !== "boolean" || output.includes("\uFFFD")) return undefined
+  const ended = finalNewline ? totalLines : totalLines - 1
+  if (crlfLines !== 0 && crlfLines !== ended) return undefined
+  const lines = output.split("\n")
+  if (lines.length !== totalLines) return undefined
+  const width = String(totalLines).length
+  const text: Array<string> = []
+  for (let i = 0; i < lines.length; i++) {
+    const prefix = `${String(i + 1).padStart(width)}\t`
+    if (!lines[i]!.startsWith(prefix)) return undefined
+    text.push(lines[i]!.slice(prefix.length))
+  }
+  return text.join("\n") + (finalNewline ? "\n" : "")
 }
 
 /** The window of a file read whole (the local fast path): no effect per chunk. */

@@ -20,7 +20,7 @@ import { dedupPointer, ReadState } from "../read-state/read-state.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
 import { defineTool, type ToolContext, type ToolOutput } from "../tool/tool.ts"
 import { fsFailure, notFoundMessage } from "./fs-failure.ts"
-import { binaryAdvice, type ReadError, readText, scanWhole, WHOLE_FILE_BYTES } from "./read-text.ts"
+import { binaryAdvice, type ReadError, readText, scanWhole, WHOLE_FILE_BYTES, wholeText } from "./read-text.ts"
 
 export { BINARY_SNIFF_BYTES, MAX_LINE_CHARS, WHOLE_FILE_BYTES } from "./read-text.ts"
 
@@ -199,6 +199,11 @@ export const ReadTool = defineTool({
   truncate: "head",
   permissions: { operations: ["file.read"] },
   paths: ({ filePath }, ctx) => [resolvePath(ctx.root, filePath)],
+  // A program gets the file's text to change and write back, only when the read holds all of it.
+  programValue: (output, metadata) => {
+    const text = wholeText(output, metadata)
+    return text === undefined ? {} : { text }
+  },
   // Hand-chained: every read passes through here (docs/architecture.md).
   execute: ({ filePath, offset, limit }, ctx) => {
     const abs = resolvePath(ctx.root, filePath)

@@ -15,7 +15,8 @@ const SECRET = "s3cr3t-canary-7d1f"
 process.env.FREECODE_CODE_TEST_SECRET = SECRET
 const REPO = NodePath.resolve(import.meta.dirname, "../..")
 
-const root = makeProject({ "a.txt": "alpha\nbeta\n", ".env": "SECRET=hunter2\n" })
+const LONG = `${"x".repeat(2500)}\n`
+const root = makeProject({ "a.txt": "alpha\nbeta\n", ".env": "SECRET=hunter2\n", "long.txt": LONG })
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
 const exists = (name: string) => NodeFs.existsSync(NodePath.join(root, name))
 
@@ -67,7 +68,7 @@ const threw =
   }
 
 const GLOBALS_OK = new Set(
-  "Object Function Array Number parseFloat parseInt Infinity NaN undefined decodeURI decodeURIComponent encodeURI encodeURIComponent escape unescape isFinite isNaN globalThis Symbol Error EvalError RangeError ReferenceError SyntaxError TypeError URIError InternalError AggregateError Iterator Math JSON Reflect Proxy Date RegExp String Boolean BigInt Map Set WeakMap WeakSet WeakRef FinalizationRegistry Promise ArrayBuffer SharedArrayBuffer Uint8ClampedArray Int8Array Uint8Array Int16Array Uint16Array Int32Array Uint32Array BigInt64Array BigUint64Array Float16Array Float32Array Float64Array DataView Atomics eval queueMicrotask performance navigator DOMException structuredClone Error tools console text ToolError".split(
+  "Object Function Array Number parseFloat parseInt Infinity NaN undefined decodeURI decodeURIComponent encodeURI encodeURIComponent escape unescape isFinite isNaN globalThis Symbol Error EvalError RangeError ReferenceError SyntaxError TypeError URIError InternalError AggregateError Iterator Math JSON Reflect Proxy Date RegExp String Boolean BigInt Map Set WeakMap WeakSet WeakRef FinalizationRegistry Promise ArrayBuffer SharedArrayBuffer Uint8ClampedArray Int8Array Uint8Array Int16Array Uint16Array Int32Array Uint32Array BigInt64Array BigUint64Array Float16Array Float32Array Float64Array DataView Atomics eval queueMicrotask performance navigator DOMException structuredClone Error tools console text ToolError update".split(
     " "
   )
 )
@@ -98,6 +99,22 @@ const cases: ReadonlyArray<Case> = [
     check: (r) => {
       expect(r.status).toBe("ok")
       for (const name of first(r)!.split(" ")) expect(GLOBALS_OK, name).toContain(name)
+    }
+  },
+  {
+    name: "constructor chain of update",
+    program: 'return update.constructor("return typeof process")()',
+    check: returns("undefined")
+  },
+  {
+    name: "a polluted prototype does not give update a file's text",
+    // long.txt has a line read cuts, so its read has no text of its own; the write would be approved.
+    program:
+      'Object.defineProperty(Object.prototype, "text", { value: "pwned", configurable: true }); return await update("long.txt", (t) => t + "!").then(() => "written", (e) => e.status + " " + e.tool)',
+    options: { ...BASE, answer: { answer: "once" } },
+    check: (r) => {
+      expect(first(r)).toBe("error read")
+      expect(NodeFs.readFileSync(NodePath.join(root, "long.txt"), "utf8")).toBe(LONG)
     }
   },
   { name: "Function constructor", program: 'return Function("return typeof process")()', check: returns("undefined") },

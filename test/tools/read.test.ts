@@ -5,6 +5,7 @@ import { LocalFs } from "../../src/fs/local-fs.ts"
 import { joinPath } from "../../src/path/path.ts"
 import { ReadState } from "../../src/read-state/read-state.ts"
 import { ReadTool } from "../../src/tools/read.ts"
+import { wholeText } from "../../src/tools/read-text.ts"
 import { FS_MODES, type FsMode, nodeWith } from "../fs/layers.ts"
 import { makeCtx, run, runFailure, writeTree } from "./helpers.ts"
 
@@ -117,6 +118,49 @@ const readCases = (mode: FsMode) =>
         expect(lines[2]).toBe("3\tend")
         expect(out.metadata).toMatchObject({ cutLines: 1 })
       }).pipe(Effect.provide(layer))
+    )
+
+    it.live(
+      "says whether the file ends with a newline once the window reaches its end; wholeText gives the file back",
+      () =>
+        Effect.gen(function* () {
+          const files = {
+            "nl.txt": numberedFile(3),
+            "bare.txt": numberedFile(3, false),
+            "crlf.txt": "a\r\nb\r\n",
+            "mixed.txt": "a\r\nb\n",
+            "crEnd.txt": "a\r\nb\r",
+            "long.txt": `${"x".repeat(2500)}\n`
+          }
+          const root = yield* project(files)
+          const ctx = makeCtx(root)
+          const read = (args: { filePath: string; offset?: number; limit?: number }) => run(ReadTool, args, ctx)
+          const [nl, bare, exact, bareExact, part, crlf, long] = [
+            yield* read({ filePath: "nl.txt" }),
+            yield* read({ filePath: "bare.txt" }),
+            // A window that fills exactly at the last line: the rest is only counted.
+            yield* read({ filePath: "nl.txt", limit: 3 }),
+            yield* read({ filePath: "bare.txt", limit: 3 }),
+            yield* read({ filePath: "nl.txt", limit: 2 }),
+            yield* read({ filePath: "crlf.txt" }),
+            yield* read({ filePath: "long.txt" })
+          ]
+          expect([nl, bare, exact, bareExact].map((r) => r.metadata?.finalNewline)).toEqual([true, false, true, false])
+          expect(part.metadata).not.toHaveProperty("finalNewline")
+          const whole = (r: typeof nl) => wholeText(r.output, r.metadata ?? {})
+          expect([whole(nl), whole(bare), whole(exact), whole(bareExact)]).toEqual([
+            files["nl.txt"],
+            files["bare.txt"],
+            files["nl.txt"],
+            files["bare.txt"]
+          ])
+          // Not the whole file, or not exactly it: nothing rather than a window passed off as the file.
+          expect([whole(part), whole(long)]).toEqual([undefined, undefined])
+          // read shows no "\r"; write puts a CRLF file's line ends back, but not a mixed file's.
+          expect(whole(crlf)).toBe("a\nb\n")
+          expect(whole(yield* read({ filePath: "mixed.txt" }))).toBeUndefined()
+          expect(whole(yield* read({ filePath: "crEnd.txt" }))).toBeUndefined()
+        }).pipe(Effect.provide(layer))
     )
 
     it.live("an offset past the end is an error naming the line count", () =>
