@@ -13,6 +13,9 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
+import type { NonceStore } from "../state/request-states.ts"
+
+export type { NonceStore }
 
 /** How long a state may be sent back: long enough for a person to read and answer. */
 export const DEFAULT_STATE_TTL_MS = 10 * 60_000
@@ -101,21 +104,6 @@ export const loadStateKey = (stateDir: string): Buffer => {
   if (key.length < 32)
     throw new Error(`${file} holds ${key.length} bytes, not a key of 32; remove it to make a new one.`)
   return key
-}
-
-/**
- * Which nonces were used. In one process by default; servers sharing a key share this too (the
- * shared store's `fc_state_nonces`, src/state/request-states.ts), or one could accept a state
- * another already took.
- */
-export interface NonceStore {
-  /**
-   * True the first time `nonce` is claimed; false after. Remembered until `expiresAt`. Fails
-   * with a sentence when the record cannot be reached: the state is then neither used nor refused.
-   */
-  readonly claim: (nonce: string, expiresAt: number) => Effect.Effect<boolean, string>
-  /** Whether a claim here is seen by every server that shares the key (a state may then continue on any). */
-  readonly shared: boolean
 }
 
 export const memoryNonceStore = (now: () => number = Date.now): NonceStore => {

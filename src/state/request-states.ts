@@ -12,7 +12,6 @@
 import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
-import type { NonceStore } from "../mcp/request-state.ts"
 
 /** The row of `fc_secrets` that holds the key, in hex. */
 export const STATE_KEY_NAME = "mcp-request-state-key"
@@ -42,6 +41,21 @@ export const storedStateKey = (sql: SqlClient.SqlClient): Effect.Effect<Buffer, 
           )
     )
   )
+
+/**
+ * Which nonces were used. In one process by default; servers sharing a key share this too (the
+ * shared store's `fc_state_nonces`, src/state/request-states.ts), or one could accept a state
+ * another already took.
+ */
+export interface NonceStore {
+  /**
+   * True the first time `nonce` is claimed; false after. Remembered until `expiresAt`. Fails
+   * with a sentence when the record cannot be reached: the state is then neither used nor refused.
+   */
+  readonly claim: (nonce: string, expiresAt: number) => Effect.Effect<boolean, string>
+  /** Whether a claim here is seen by every server that shares the key (a state may then continue on any). */
+  readonly shared: boolean
+}
 
 /** Used states in the store: the first insert of a nonce wins, on whichever replica it runs. */
 export const sqlNonceStore = (sql: SqlClient.SqlClient): NonceStore => {
