@@ -16,49 +16,13 @@ import { approvalFromPrompter } from "../../src/permission/approval-prompter.ts"
 import { mcpPrompter } from "../../src/prompt/mcp-elicitation.ts"
 import { approvalTools, COUNT_LOG } from "../fixtures/mcp/approval-tools.ts"
 import { useEngines } from "../support/engines.ts"
+import { type Answer, modernToolCall } from "./modern-call.ts"
 
 const engines = useEngines()
 const TOKEN = "held-across-token-0123456789abcdef"
-type Answer = Record<string, unknown>
-let ids = 0
 
-const rpc = async (url: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-  const id = ++ids
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "tools/call",
-      params: {
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientInfo": { name: "held-across", version: "1.0.0" },
-          "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } }
-        },
-        name,
-        arguments: args,
-        ...extra
-      }
-    })
-  })
-  const text = await response.text()
-  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return JSON.parse(text) as Answer
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("data:")) continue
-    const message = JSON.parse(line.slice(5)) as Answer
-    if (message.id === id) return message
-  }
-  throw new Error(`no answer to ${id} in: ${text.slice(0, 500)}`)
-}
+const rpc = (url: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  modernToolCall(url, TOKEN, "held-across", name, args, extra)
 
 const askedIn = (answer: Answer) => {
   const result = answer.result as Record<string, unknown> | undefined

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startHttp } from "../mcp/helpers.ts"
 import { type PgCluster, removePostgres, startPostgres } from "../support/postgres.ts"
 import { type RoundRobin, startRoundRobin } from "../support/round-robin.ts"
+import { type Answer, modernToolCall } from "./modern-call.ts"
 
 // The real `mcp` command on a system with `count` (asks every time, appends to count.log) and
 // the `code` tool.
@@ -51,53 +52,11 @@ afterAll(async () => {
   if (base !== undefined) NodeFs.rmSync(base, { recursive: true, force: true })
 })
 
-let ids = 0
-type Answer = Record<string, unknown>
-
-/** The JSON-RPC answer to a request, read from an SSE or JSON body. */
-const answerIn = async (response: Response, id: number): Promise<Answer> => {
-  const text = await response.text()
-  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return JSON.parse(text)
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("data:")) continue
-    const message = JSON.parse(line.slice(5)) as Answer
-    if (message.id === id) return message
-  }
-  throw new Error(`no answer to ${id} in: ${text.slice(0, 500)}`)
-}
-
 /** One 2026-era tools/call through the proxy, on replica `on`. */
 const call = async (on: number, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
   proxy.aim(on)
   const before = proxy.log.length
-  const id = ++ids
-  const response = await fetch(proxy.url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "tools/call",
-      params: {
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientInfo": { name: "replica-approvals", version: "1.0.0" },
-          "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } }
-        },
-        name,
-        arguments: args,
-        ...extra
-      }
-    })
-  })
-  const answer = await answerIn(response, id)
+  const answer = await modernToolCall(proxy.url, TOKEN, "replica-approvals", name, args, extra)
   const routed = proxy.log.slice(before).find((r) => r.rpc === "tools/call")
   expect(routed?.replica, "the proxy sent the call where the test aimed it").toBe(on)
   return answer
