@@ -17,8 +17,10 @@ import { userConfigFile } from "../config/user.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { type Availability, probeSandbox } from "./availability.ts"
 import { type BwrapHardening, bwrapLine } from "./bwrap.ts"
+import { controlState } from "./control-audit.ts"
+import { controlGuard } from "./control-guard.ts"
 import { defaultRegistry, placeholders } from "./placeholders.ts"
-import { realPlaces, sandboxPolicy, writableRoots } from "./policy.ts"
+import { realPlaces, type SandboxPolicy, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
 import { seatbeltLine } from "./seatbelt.ts"
 import { seccompFilter } from "./seccomp.ts"
@@ -55,6 +57,12 @@ export interface SandboxShape {
    * off, or unavailable without `failIfUnavailable` (the permission rules then decide alone).
    */
   readonly wrap: (command: CommandLine, request: WrapRequest) => Effect.Effect<CommandLine, SandboxUnavailable>
+  /**
+   * Once the command of a line `wrap` returned has ended: what the sandbox found and did about
+   * control paths meanwhile (moved aside a `sub/.git` it made, stopped it because a protected
+   * file was replaced from outside), one sentence each for the result; empty when nothing.
+   */
+  readonly audit?: (line: CommandLine) => Effect.Effect<ReadonlyArray<string>>
 }
 
 /**
@@ -192,6 +200,29 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       })
     )
 
+    // What a mount cannot hold: control paths made while a command runs (moved aside into the
+    // state folder) and bound ones replaced from outside (the command stopped): control-guard.ts.
+    const guard = controlGuard(NodePath.join(stateDir, "quarantine"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => guard.close()))
+    const guarded = (
+      line: CommandLine,
+      policy: SandboxPolicy,
+      roots: ReadonlyArray<string>,
+      held: ReadonlyArray<string>,
+      info: string | undefined
+    ): CommandLine => {
+      const placeholders = policy.placeholders.map((p) => p.path)
+      guard.track(line, {
+        info,
+        roots,
+        root,
+        start: controlState(roots, policy.controlNames ?? []),
+        bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
+        skip: new Set([...placeholders, ...held])
+      })
+      return line
+    }
+
     const tempDirOf = (sessionId: string) => {
       // A session id is the caller's text: hashed, it is always one safe folder name.
       const dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
@@ -221,20 +252,19 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         }
         const line = async (): Promise<CommandLine> => {
           const tempDir = tempDirOf(request.sessionId)
-          const hold = a.runner === "bubblewrap" ? await holds.hold(writableRoots(settings, { root, home })) : undefined
+          const roots = writableRoots(settings, { root, home })
+          const hold = a.runner === "bubblewrap" ? await holds.hold(roots) : undefined
           if (hold !== undefined) collectSoon()
           const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable, held: hold?.paths ?? [] })
+          const done = (line: CommandLine) => guarded(line, policy, roots, hold?.paths ?? [], hold?.info)
           const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
           // The runner is the same for the layer's life, so the proxy's kind of address is too;
           // an address of the other kind (never) leaves the command with no network.
           if (a.runner === "seatbelt") {
-            if (!filtered) return seatbeltLine(a.sandboxExec, policy, call, command)
+            if (!filtered) return done(seatbeltLine(a.sandboxExec, policy, call, command))
             const { listen } = await startedProxy({ port: 0 })
-            return seatbeltLine(
-              a.sandboxExec,
-              policy,
-              "port" in listen ? { ...call, proxyPort: listen.port } : call,
-              command
+            return done(
+              seatbeltLine(a.sandboxExec, policy, "port" in listen ? { ...call, proxyPort: listen.port } : call, command)
             )
           }
           const inBwrap = {
@@ -243,11 +273,13 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
             emptyFile,
             ...(hold === undefined ? {} : { info: hold.info })
           }
-          if (!filtered || a.socat === undefined) return bwrapLine(a.bwrap, policy, inBwrap, command)
+          if (!filtered || a.socat === undefined) return done(bwrapLine(a.bwrap, policy, inBwrap, command))
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
-          return "socket" in listen
-            ? bwrapLine(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
-            : bwrapLine(a.bwrap, policy, inBwrap, command)
+          return done(
+            "socket" in listen
+              ? bwrapLine(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
+              : bwrapLine(a.bwrap, policy, inBwrap, command)
+          )
         }
         return Effect.tryPromise({
           try: line,
@@ -258,5 +290,5 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         })
       })
 
-    return Sandbox.of({ settings, status, wrap })
+    return Sandbox.of({ settings, status, wrap, audit: (line) => Effect.sync(() => guard.audit(line)) })
   })
