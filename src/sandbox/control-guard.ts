@@ -41,6 +41,12 @@ interface Tracked extends Guarded {
   pid: number | undefined
   ended: boolean
   stopped: boolean
+  /**
+   * Set while the command is being stopped for a replaced entry: that path, whether an event
+   * named it after the replacement (a write, a change of mode, another rename: inotify keeps
+   * events in order, so these came after it), and whether the replacement was seen as an event.
+   */
+  stopping: { readonly path: string; readonly seen: boolean; touched: boolean } | undefined
   /** Made paths already moved aside or reported: each is named once. */
   readonly handled: Set<string>
 }
@@ -78,7 +84,7 @@ export interface ControlGuard {
   /** Starts guarding the sandbox of `key` (the command line it runs). */
   readonly track: (key: object, guarded: Guarded) => void
   /** Once the command of `key` has ended: the last look, and everything found, as sentences for its result. */
-  readonly audit: (key: object) => ReadonlyArray<string>
+  readonly audit: (key: object) => Promise<ReadonlyArray<string>>
   readonly close: () => void
 }
 
@@ -89,6 +95,8 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const watchers = new Map<string, NodeFs.FSWatcher>()
   let ticker: ReturnType<typeof setInterval> | undefined
   const started = new WeakMap<Tracked, number>()
+  /** Stopped for a replaced entry, not yet gone: events naming that entry are still counted. */
+  const stopping = new Set<Tracked>()
 
   const rel = (t: Tracked, p: string) => NodePath.relative(t.root, p) || p
 
@@ -104,23 +112,52 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     return running(pid)
   }
 
+  /**
+   * Once the stopped sandbox is gone: a replaced file that an event named after its replacement
+   * was written (or swapped again) while the command could reach it, and is moved aside whole;
+   * one nobody touched since is left as the person's.
+   */
+  const settle = (t: Tracked) => {
+    const s = t.stopping
+    if (s === undefined || !stopping.delete(t)) return
+    const what = `${rel(t, s.path)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
+    if (s.touched) {
+      const to = NodeFs.existsSync(s.path) ? moveAside(s.path, t.root, quarantine) : undefined
+      t.notices.push(
+        to === undefined
+          ? `sandbox: ${what}; it was written after it was replaced, so it may hold what the command wrote: check ${s.path} before anything uses it.`
+          : `sandbox: ${what}; it was written after it was replaced, so it may hold what the command wrote, and it is moved aside to ${to}. Put back the version you meant.`
+      )
+    } else
+      t.notices.push(
+        s.seen
+          ? `sandbox: ${what}; nothing wrote it after it was replaced (a write through a memory map is not seen): check ${s.path} if in doubt.`
+          : `sandbox: ${what}; whether anything wrote it meanwhile is not known: check ${s.path}.`
+      )
+  }
+
   /** Stops the sandbox: its init killed, the kernel ends every process in its PID namespace. */
-  const stop = (t: Tracked, path: string) => {
+  const stop = (t: Tracked, path: string, seen: boolean) => {
     if (t.stopped) return
     t.stopped = true
-    t.notices.push(
-      `sandbox: stopped this command: ${rel(t, path)} was replaced or removed from outside the sandbox while it ran, which lifts its read-only protection inside. Anything written to it after that moment is not yours: check ${path}.`
-    )
+    t.stopping = { path, seen, touched: false }
+    stopping.add(t)
     const kill = (tries: number) => {
       const pid = pidOf(t)
       if (pid !== undefined) {
         try {
           process.kill(pid, "SIGKILL")
         } catch {}
-        return
+        // Gone once its init is reaped or a zombie: then nothing inside can write any more.
+        const gone = (left: number) => {
+          if (!running(pid) || left === 0) settle(t)
+          else setTimeout(() => gone(left - 1), 2).unref()
+        }
+        return gone(2_500)
       }
       // bubblewrap has not answered yet: its init is not there to kill; look again shortly.
       if (tries > 0 && !t.ended) setTimeout(() => kill(tries - 1), 5).unref()
+      else settle(t)
     }
     kill(2_000)
   }
@@ -129,14 +166,16 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const checkBound = (t: Tracked, only?: string) => {
     if (only !== undefined) {
       const id = t.boundIds.get(only)
-      if (id !== undefined && identity(only) !== id) stop(t, only)
+      if (id !== undefined && identity(only) !== id) stop(t, only, true)
       return
     }
-    for (const [p, id] of t.boundIds) if (identity(p) !== id) return stop(t, p)
+    for (const [p, id] of t.boundIds) if (identity(p) !== id) return stop(t, p, false)
   }
 
   const onEvent = (dir: string, name: string | null) => {
     const path = name === null ? undefined : NodePath.join(dir, name)
+    // First what came after a replacement already seen (this event is later than it), then new ones.
+    for (const t of stopping) if (path === undefined || t.stopping?.path === path) t.stopping!.touched = true
     for (const t of live) if (!t.stopped) checkBound(t, path)
   }
 
@@ -203,6 +242,8 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const end = (t: Tracked) => {
     if (t.ended) return
     t.ended = true
+    // Its command has ended: a stop under way is over, and its verdict is due now, not later.
+    settle(t)
     live.delete(t)
     sweep(t)
     rewatch()
@@ -218,7 +259,16 @@ export const controlGuard = (quarantine: string): ControlGuard => {
 
   const track = (key: object, g: Guarded) => {
     const boundIds = new Map<string, string>()
-    const t: Tracked = { ...g, boundIds, notices: [], pid: undefined, ended: false, stopped: false, handled: new Set() }
+    const t: Tracked = {
+      ...g,
+      boundIds,
+      notices: [],
+      pid: undefined,
+      ended: false,
+      stopped: false,
+      stopping: undefined,
+      handled: new Set()
+    }
     started.set(t, Date.now())
     byKey.set(key, t)
     if (g.info === undefined) return // Seatbelt: rules by path, nothing to lift; audited at the end
@@ -234,9 +284,12 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     rewatch()
   }
 
-  const audit = (key: object): ReadonlyArray<string> => {
+  const audit = async (key: object): Promise<ReadonlyArray<string>> => {
     const t = byKey.get(key)
     if (t === undefined) return []
+    // Events the kernel queued before now are delivered in the loop's next poll: let it run, so a
+    // write after a replacement is counted before the verdict.
+    if (t.stopping !== undefined) for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
     end(t)
     return t.notices.splice(0)
   }

@@ -290,5 +290,5 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         })
       })
 
-    return Sandbox.of({ settings, status, wrap, audit: (line) => Effect.sync(() => guard.audit(line)) })
+    return Sandbox.of({ settings, status, wrap, audit: (line) => Effect.promise(() => guard.audit(line)) })
   })
