@@ -54,7 +54,11 @@ export interface ControlChanges {
 }
 
 /** What changed between `before` and `after`; `skip` are the sandbox's own placeholders. */
-export const controlChanges = (before: ControlState, after: ControlState, skip: ReadonlySet<string>): ControlChanges => {
+export const controlChanges = (
+  before: ControlState,
+  after: ControlState,
+  skip: ReadonlySet<string>
+): ControlChanges => {
   const made: Array<string> = []
   for (const p of [...after.keys()].sort((a, b) => a.length - b.length)) {
     if (before.has(p) || skip.has(p)) continue

@@ -42,11 +42,12 @@ interface Tracked extends Guarded {
   ended: boolean
   stopped: boolean
   /**
-   * Set while the command is being stopped for a replaced entry: that path, whether an event
-   * named it after the replacement (a write, a change of mode, another rename: inotify keeps
-   * events in order, so these came after it), and whether the replacement was seen as an event.
+   * From the first replacement of a bound entry until the command is gone: each replaced entry,
+   * whether its replacement came as an event (`seen`; else a look found it), and whether an
+   * event named it after that (`touched`: a write, a change of mode, another rename — inotify
+   * keeps events in order, so those came after the replacement).
    */
-  stopping: { readonly path: string; readonly seen: boolean; touched: boolean } | undefined
+  readonly replaced: Map<string, { readonly seen: boolean; touched: boolean }>
   /** Made paths already moved aside or reported: each is named once. */
   readonly handled: Set<string>
 }
@@ -113,34 +114,38 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   }
 
   /**
-   * Once the stopped sandbox is gone: a replaced file that an event named after its replacement
-   * was written (or swapped again) while the command could reach it, and is moved aside whole;
-   * one nobody touched since is left as the person's.
+   * Once the stopped sandbox is gone: a replaced entry that was named by an event after its
+   * replacement, or whose replacement no event showed, may hold what the command wrote, and is
+   * moved aside whole; one nobody touched since is left as the person's.
    */
   const settle = (t: Tracked) => {
-    const s = t.stopping
-    if (s === undefined || !stopping.delete(t)) return
-    const what = `${rel(t, s.path)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
-    if (s.touched) {
-      const to = NodeFs.existsSync(s.path) ? moveAside(s.path, t.root, quarantine) : undefined
+    if (!stopping.delete(t)) return
+    for (const [p, id] of t.boundIds)
+      if (!t.replaced.has(p) && identity(p) !== id) t.replaced.set(p, { seen: false, touched: false })
+    for (const [p, r] of t.replaced) {
+      const what = `${rel(t, p)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
+      if (!r.touched && r.seen) {
+        t.notices.push(
+          `sandbox: ${what}; nothing wrote it after it was replaced (a write through a memory map is not seen): check ${p} if in doubt.`
+        )
+        continue
+      }
+      const why = r.touched
+        ? "it was written after it was replaced"
+        : "whether it was written after it was replaced is not known"
+      const to = NodeFs.existsSync(p) ? moveAside(p, t.root, quarantine) : undefined
       t.notices.push(
         to === undefined
-          ? `sandbox: ${what}; it was written after it was replaced, so it may hold what the command wrote: check ${s.path} before anything uses it.`
-          : `sandbox: ${what}; it was written after it was replaced, so it may hold what the command wrote, and it is moved aside to ${to}. Put back the version you meant.`
+          ? `sandbox: ${what}; ${why}, so it may hold what the command wrote: check ${p} before anything uses it.`
+          : `sandbox: ${what}; ${why}, so it may hold what the command wrote, and it is moved aside to ${to}. Put back the version you meant.`
       )
-    } else
-      t.notices.push(
-        s.seen
-          ? `sandbox: ${what}; nothing wrote it after it was replaced (a write through a memory map is not seen): check ${s.path} if in doubt.`
-          : `sandbox: ${what}; whether anything wrote it meanwhile is not known: check ${s.path}.`
-      )
+    }
   }
 
   /** Stops the sandbox: its init killed, the kernel ends every process in its PID namespace. */
-  const stop = (t: Tracked, path: string, seen: boolean) => {
+  const stop = (t: Tracked) => {
     if (t.stopped) return
     t.stopped = true
-    t.stopping = { path, seen, touched: false }
     stopping.add(t)
     const kill = (tries: number) => {
       const pid = pidOf(t)
@@ -162,21 +167,33 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     kill(2_000)
   }
 
-  /** Stops `t` when one of its bound entries (or `only`) is another file now than when bound. */
+  /**
+   * An event named `only` (or, without it, a look at every entry): a bound entry that is another
+   * file now is replaced, and stops the command; one replaced already is touched again.
+   */
   const checkBound = (t: Tracked, only?: string) => {
-    if (only !== undefined) {
-      const id = t.boundIds.get(only)
-      if (id !== undefined && identity(only) !== id) stop(t, only, true)
-      return
+    for (const [p, id] of t.boundIds) {
+      if (only !== undefined && p !== only) continue
+      const r = t.replaced.get(p)
+      if (r !== undefined) {
+        if (only !== undefined) r.touched = true
+        continue
+      }
+      if (identity(p) === id) continue
+      t.replaced.set(p, { seen: only !== undefined, touched: false })
+      stop(t)
     }
-    for (const [p, id] of t.boundIds) if (identity(p) !== id) return stop(t, p, false)
   }
 
   const onEvent = (dir: string, name: string | null) => {
-    const path = name === null ? undefined : NodePath.join(dir, name)
-    // First what came after a replacement already seen (this event is later than it), then new ones.
-    for (const t of stopping) if (path === undefined || t.stopping?.path === path) t.stopping!.touched = true
-    for (const t of live) if (!t.stopped) checkBound(t, path)
+    // No name: the kernel's queue overflowed and events were lost; every replaced entry counts as touched.
+    if (name === null) {
+      for (const t of live) for (const r of t.replaced.values()) r.touched = true
+      for (const t of live) checkBound(t)
+      return
+    }
+    const path = NodePath.join(dir, name)
+    for (const t of live) if (stopping.has(t) || !t.stopped) checkBound(t, path)
   }
 
   const rewatch = () => {
@@ -229,7 +246,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
       }
     }
     for (const p of changes.replaced) {
-      if (t.handled.has(p) || t.stopped) continue
+      if (t.handled.has(p) || t.replaced.has(p)) continue
       t.handled.add(p)
       t.notices.push(
         `sandbox: ${rel(t, p)} was replaced or removed from outside the sandbox while this command ran (inside it is read-only); check that the new one is what you meant.`
@@ -251,7 +268,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
 
   const tick = () => {
     for (const t of [...live]) {
-      if (!t.stopped) checkBound(t) // a missed event (inotify's queue overflowed) is caught here
+      if (!t.stopped) checkBound(t) // a missed event is caught here
       if (isRunning(t)) sweep(t)
       else end(t)
     }
@@ -266,7 +283,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
       pid: undefined,
       ended: false,
       stopped: false,
-      stopping: undefined,
+      replaced: new Map(),
       handled: new Set()
     }
     started.set(t, Date.now())
@@ -289,7 +306,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     if (t === undefined) return []
     // Events the kernel queued before now are delivered in the loop's next poll: let it run, so a
     // write after a replacement is counted before the verdict.
-    if (t.stopping !== undefined) for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+    if (t.stopped) for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
     end(t)
     return t.notices.splice(0)
   }

@@ -93,7 +93,8 @@ export const guardedPlaces = (
         const s = lstat(next)
         if (s === undefined) {
           // Missing: held here inside a pinned folder; at the root itself, placeholders.ts made it (held).
-          if (hold && at !== root && !(last && NO_PLACEHOLDER.has(c.path))) placeholders.set(next, last ? c.directory : true)
+          if (hold && at !== root && !(last && NO_PLACEHOLDER.has(c.path)))
+            placeholders.set(next, last ? c.directory : true)
           break
         }
         if (last || !s.isDirectory() || placeholderOf.has(next)) {

@@ -264,7 +264,12 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
             if (!filtered) return done(seatbeltLine(a.sandboxExec, policy, call, command))
             const { listen } = await startedProxy({ port: 0 })
             return done(
-              seatbeltLine(a.sandboxExec, policy, "port" in listen ? { ...call, proxyPort: listen.port } : call, command)
+              seatbeltLine(
+                a.sandboxExec,
+                policy,
+                "port" in listen ? { ...call, proxyPort: listen.port } : call,
+                command
+              )
             )
           }
           const inBwrap = {
