@@ -54,7 +54,18 @@ const sandboxed = (sandbox: SandboxShape) =>
     const wrapped = ms(start)
     const used = process.cpuUsage(before)
     spawn(line, "sandboxed")
-    return { total: ms(start), wrap: wrapped, wrapCpu: (used.user + used.system) / 1000 }
+    // After the command, as bash does: the control paths' audit (control-guard.ts).
+    const auditStart = process.hrtime.bigint()
+    const auditBefore = process.cpuUsage()
+    if (sandbox.audit !== undefined) yield* sandbox.audit(line)
+    const audited = process.cpuUsage(auditBefore)
+    return {
+      total: ms(start),
+      wrap: wrapped,
+      wrapCpu: (used.user + used.system) / 1000,
+      audit: ms(auditStart),
+      auditCpu: (audited.user + audited.system) / 1000
+    }
   })
 const at = (xs: Array<number>, q: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)] ?? Number.NaN
@@ -65,6 +76,8 @@ const a: Array<number> = []
 const b: Array<number> = []
 const wraps: Array<number> = []
 const wrapCpus: Array<number> = []
+const audits: Array<number> = []
+const auditCpus: Array<number> = []
 let first = 0
 await Effect.runPromise(
   Effect.gen(function* () {
@@ -80,11 +93,13 @@ await Effect.runPromise(
       b.push(s.total)
       wraps.push(s.wrap)
       wrapCpus.push(s.wrapCpu)
+      audits.push(s.audit)
+      auditCpus.push(s.auditCpu)
     }
   }).pipe(Effect.provide(Layer.fresh(Sandbox.layer(settings, { root }))), Effect.scoped)
 )
 const added = b.map((x, i) => x - (a[i] ?? 0))
 console.log(
-  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
+  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | audit after: ${at(audits, 0.5).toFixed(2)} ms, CPU ${at(auditCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
 )
 NodeFs.rmSync(root, { recursive: true, force: true })

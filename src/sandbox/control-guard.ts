@@ -53,6 +53,8 @@ interface Tracked extends Guarded {
 }
 
 const TICK_MS = 1_000
+/** How long watches outlive the last sandbox (rewatch). */
+const IDLE_MS = 5_000
 /** How long a sandbox may go without bubblewrap's answer before it counts as never started. */
 const START_MS = 30_000
 
@@ -98,6 +100,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const started = new WeakMap<Tracked, number>()
   /** Stopped for a replaced entry, not yet gone: events naming that entry are still counted. */
   const stopping = new Set<Tracked>()
+  let lastBusy = 0
 
   const rel = (t: Tracked, p: string) => NodePath.relative(t.root, p) || p
 
@@ -196,11 +199,17 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     for (const t of live) if (stopping.has(t) || !t.stopped) checkBound(t, path)
   }
 
-  const rewatch = () => {
+  /**
+   * Watches the folders of every live sandbox's bound entries. Watches no longer wanted stay
+   * until the guard has been idle for IDLE_MS: back-to-back calls bind the same entries, and
+   * setting a watch up again each call would cost more than keeping it.
+   */
+  const rewatch = (idle = false) => {
     const wanted = new Set<string>()
     for (const t of live) for (const p of t.boundIds.keys()) wanted.add(NodePath.dirname(p))
+    if (live.size > 0) lastBusy = Date.now()
     for (const [dir, w] of watchers) {
-      if (wanted.has(dir)) continue
+      if (wanted.has(dir) || !idle) continue
       w.close()
       watchers.delete(dir)
     }
@@ -215,10 +224,10 @@ export const controlGuard = (quarantine: string): ControlGuard => {
         watchers.set(dir, w)
       } catch {} // a folder gone already: its entries show as replaced on the next look
     }
-    if (live.size === 0 && ticker !== undefined) {
+    if (live.size === 0 && watchers.size === 0 && ticker !== undefined) {
       clearInterval(ticker)
       ticker = undefined
-    } else if (live.size > 0 && ticker === undefined) {
+    } else if ((live.size > 0 || watchers.size > 0) && ticker === undefined) {
       ticker = setInterval(tick, TICK_MS)
       ticker.unref()
     }
@@ -267,6 +276,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   }
 
   const tick = () => {
+    if (live.size === 0 && Date.now() - lastBusy > IDLE_MS) return rewatch(true)
     for (const t of [...live]) {
       if (!t.stopped) checkBound(t) // a missed event is caught here
       if (isRunning(t)) sweep(t)
