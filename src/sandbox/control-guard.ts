@@ -33,6 +33,12 @@ export interface Guarded {
   readonly bound: ReadonlyArray<string>
   /** The sandbox's own placeholders: not the command's making. */
   readonly skip: ReadonlySet<string>
+  /**
+   * Bound entries that are hidden only (credential and secret files, not writable anyway): a
+   * replacement lifts their hiding, so it stops the command all the same, but the new file is
+   * the person's (a shell saving its history, `aws configure`) and is never moved aside.
+   */
+  readonly hiddenOnly: ReadonlySet<string>
 }
 
 interface Tracked extends Guarded {
@@ -126,6 +132,12 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     for (const [p, id] of t.boundIds)
       if (!t.replaced.has(p) && identity(p) !== id) t.replaced.set(p, { seen: false, touched: false })
     for (const [p, r] of t.replaced) {
+      if (t.hiddenOnly.has(p)) {
+        t.notices.push(
+          `sandbox: ${p} was replaced or removed from outside the sandbox while this command ran, which lifts its hiding inside, so the command was stopped; it could read the new version in the moment before.`
+        )
+        continue
+      }
       const what = `${rel(t, p)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
       if (!r.touched && r.seen) {
         t.notices.push(

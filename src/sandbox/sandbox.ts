@@ -218,7 +218,8 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         root,
         start: controlState(roots, policy.controlNames ?? []),
         bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
-        skip: new Set([...placeholders, ...held])
+        skip: new Set([...placeholders, ...held]),
+        hiddenOnly: new Set(policy.readDenied.map((d) => d.path).filter((p) => !policy.writeDenied.includes(p)))
       })
       return line
     }

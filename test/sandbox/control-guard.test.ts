@@ -231,6 +231,29 @@ describe.skipIf(!runnable)("the host guards what a mount cannot hold", () => {
       }
     )
 
+    it.skipIf(u.skip)(
+      `as ${u.who}: a hidden secret file replaced from outside stops the command and stays the person's`,
+      async () => {
+        const p = project(u.asNobody)
+        const env = NodePath.join(p.root, ".env")
+        NodeFs.writeFileSync(env, "OLD=1\n")
+        if (u.asNobody) giveToNobody(p.root)
+        const result = await withSandbox(p, async (sandbox) => {
+          const line = await lineOf(sandbox, p, "touch started; while :; do cat .env >/dev/null 2>&1; done")
+          const run = start(line, u.asNobody)
+          const started = await until(() => exists(NodePath.join(p.root, "started")))
+          NodeFs.writeFileSync(`${env}.tmp`, "NEW=2\n")
+          NodeFs.renameSync(`${env}.tmp`, env)
+          await run.done
+          return { started, notices: await Effect.runPromise(sandbox.audit!(line)) }
+        })
+        expect(result.started).toBe(true)
+        expect(result.notices.join("\n")).toContain("lifts its hiding inside, so the command was stopped")
+        expect(NodeFs.readFileSync(env, "utf8")).toBe("NEW=2\n")
+        expect(quarantined(state)).toEqual([])
+      }
+    )
+
     it.skipIf(u.skip)(`as ${u.who}: a file replaced inside a folder bound whole stays read-only`, async () => {
       const p = project(u.asNobody)
       const hook = NodePath.join(p.root, ".git", "hooks", "pre-commit")
