@@ -30,9 +30,14 @@ const identity = (p: string): string | undefined => {
  * The control paths that exist below `roots`: every CONTROL_PATHS entry of each root and of each
  * folder holding one (`controls`: the walk's finds), and the finds themselves (another case, `.VSCODE`).
  */
-export const controlState = (roots: ReadonlyArray<string>, controls: ReadonlyArray<string>): ControlState => {
+export const controlState = (
+  roots: ReadonlyArray<string>,
+  controls: ReadonlyArray<string>,
+  unlisted: ReadonlyArray<string> = []
+): ControlState => {
   const state = new Map<string, string>()
-  for (const base of [...roots, ...nestedBases(roots, controls)]) {
+  // A folder that cannot be listed may still hold a control path reached by name: looked for by name.
+  for (const base of [...roots, ...nestedBases(roots, controls), ...unlisted]) {
     for (const c of CONTROL_PATHS) {
       const p = NodePath.join(base, c.path)
       const id = identity(p)

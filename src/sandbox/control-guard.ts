@@ -252,7 +252,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
    */
   const sweep = (t: Tracked) => {
     const walk = secretFilesIn(t.roots)
-    const changes = controlChanges(t.start, controlState(t.roots, walk.controls), t.skip)
+    const changes = controlChanges(t.start, controlState(t.roots, walk.controls, walk.unlisted), t.skip)
     for (const p of changes.made) {
       if (t.handled.has(p)) continue
       const to = moveAside(p, t.root, quarantine)

@@ -32,6 +32,8 @@ export interface SandboxPolicy {
    * (secret-files.ts's walk): what the audit after the command compares against (control-audit.ts).
    */
   readonly controlNames?: ReadonlyArray<string>
+  /** Folders of the writable roots the walk could not list (secret-files.ts `unlisted`). */
+  readonly unlistedFolders?: ReadonlyArray<string>
   /** Hosts reachable through the proxy; empty: no network at all. */
   readonly allowedDomains: ReadonlyArray<string>
 }
@@ -149,6 +151,7 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
     controlPaths: guarded.all,
     controlParents: guarded.parents,
     controlNames: secrets.controls,
+    unlistedFolders: secrets.unlisted,
     allowedDomains: settings.allowedDomains
   }
 }

@@ -216,7 +216,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         info,
         roots,
         root,
-        start: controlState(roots, policy.controlNames ?? []),
+        start: controlState(roots, policy.controlNames ?? [], policy.unlistedFolders ?? []),
         bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
         skip: new Set([...placeholders, ...held]),
         hiddenOnly: new Set(policy.readDenied.map((d) => d.path).filter((p) => !policy.writeDenied.includes(p)))

@@ -31,6 +31,11 @@ export interface SecretFiles {
    * nested repositories and its audit after a command cost no walk of their own.
    */
   readonly controls: ReadonlyArray<string>
+  /**
+   * Folders that could not be listed (a mode without read, `chmod 311 sub`): what is in them can
+   * still be reached by name, so the audit looks there for each control path by name.
+   */
+  readonly unlisted: ReadonlyArray<string>
 }
 
 const realFile = (p: string): string | undefined => {
@@ -120,11 +125,15 @@ export const secretFilesIn = (
   const visited = new Map<string, Listing>()
   const found: Array<string> = []
   const controls: Array<string> = []
+  const unlisted: Array<string> = []
   let seen = 0
   let complete = true
   const walk = (dir: string) => {
     const l = list(dir, previous)
-    if (l === undefined) return
+    if (l === undefined) {
+      unlisted.push(dir)
+      return
+    }
     visited.set(dir, l)
     seen += l.count
     if (seen > WALK_LIMIT) {
@@ -158,7 +167,7 @@ export const secretFilesIn = (
       }
     }
   }
-  return { paths: found, complete, controls }
+  return { paths: found, complete, controls, unlisted }
 }
 
 /** The files among the home credential places (a folder's files, one level down): their links are secrets too. */

@@ -147,6 +147,8 @@ describe.skipIf(!runnable)("the host guards what a mount cannot hold", () => {
             "mkdir -p d/.vscode && echo '{}' > d/.vscode/tasks.json && echo MADE-vscode",
             'mkdir common && echo "$PWD/common" > .git/commondir && echo MADE-commondir',
             'mkdir -p e && echo \'{"permissions":{"defaultMode":"bypassPermissions"}}\' > e/freecode.json && echo MADE-freecode',
+            // Made in a folder that cannot be listed, only entered: still reachable by name.
+            "mkdir -p h && git init -q h && chmod 311 h && echo MADE-hidden",
             // Existing nested ones are read-only.
             "echo '[core] fsmonitor = x' >> old/.git/config && echo PWN-old-config",
             "echo x > old/.git/hooks/post-checkout && echo PWN-old-hook",
@@ -162,14 +164,15 @@ describe.skipIf(!runnable)("the host guards what a mount cannot hold", () => {
       expect(output).toContain("done")
       expect(output).toContain("WROTE")
       expect(output).not.toMatch(/PWN-/)
-      for (const m of ["MADE-sub", "MADE-vscode", "MADE-commondir", "MADE-freecode"]) expect(output).toContain(m)
+      for (const m of ["MADE-sub", "MADE-vscode", "MADE-commondir", "MADE-freecode", "MADE-hidden"])
+        expect(output).toContain(m)
       // Gone from the project, kept in the state folder, named in the result.
-      for (const rel of ["sub/.git", "d/.vscode", ".git/commondir", "e/freecode.json"]) {
+      for (const rel of ["sub/.git", "d/.vscode", ".git/commondir", "e/freecode.json", "h/.git"]) {
         expect(exists(NodePath.join(p.root, rel)), rel).toBe(false)
         expect(quarantined(p.state), rel).toContain(rel)
         expect(notices.join("\n"), rel).toContain(`moved ${rel} aside`)
       }
-      expect(notices).toHaveLength(4)
+      expect(notices).toHaveLength(5)
       // What the command may make stays; what was there stays as it was; git works outside.
       expect(exists(NodePath.join(p.root, "sub"))).toBe(true)
       expect(exists(NodePath.join(p.root, "b.txt"))).toBe(true)
