@@ -60,7 +60,18 @@ const sandboxed = (sandbox: SandboxShape, kind: "sandboxed" | "shell") =>
     const used = process.cpuUsage(before)
     if (kind === "shell") spawn(asCommandLine(launch), kind)
     else spawn(launch.line, kind, launch.descriptors)
-    return { total: ms(start), wrap: wrapped, wrapCpu: (used.user + used.system) / 1000 }
+    // After the command, as bash does: the control paths' audit (control-guard.ts).
+    const auditStart = process.hrtime.bigint()
+    const auditBefore = process.cpuUsage()
+    if (sandbox.audit !== undefined) yield* sandbox.audit(launch)
+    const audited = process.cpuUsage(auditBefore)
+    return {
+      total: ms(start),
+      wrap: wrapped,
+      wrapCpu: (used.user + used.system) / 1000,
+      audit: ms(auditStart),
+      auditCpu: (audited.user + audited.system) / 1000
+    }
   })
 const at = (xs: Array<number>, q: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)] ?? Number.NaN
@@ -72,6 +83,8 @@ const b: Array<number> = []
 const c: Array<number> = []
 const wraps: Array<number> = []
 const wrapCpus: Array<number> = []
+const audits: Array<number> = []
+const auditCpus: Array<number> = []
 let first = 0
 await Effect.runPromise(
   Effect.gen(function* () {
@@ -87,6 +100,8 @@ await Effect.runPromise(
       b.push(s.total)
       wraps.push(s.wrap)
       wrapCpus.push(s.wrapCpu)
+      audits.push(s.audit)
+      auditCpus.push(s.auditCpu)
       c.push((yield* sandboxed(sandbox, "shell")).total)
     }
   }).pipe(Effect.provide(Layer.fresh(Sandbox.layer(settings, { root }))), Effect.scoped)
@@ -94,6 +109,6 @@ await Effect.runPromise(
 const added = b.map((x, i) => x - (a[i] ?? 0))
 const addedShell = c.map((x, i) => x - (a[i] ?? 0))
 console.log(
-  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | through wrap's /bin/sh: added ${summary(addedShell)}, CPU ${(cpu.shell / n).toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
+  `| sandbox${network ? " (allowed domains)" : ""} | plain ${summary(a)} | sandboxed ${summary(b)} | added ${summary(added)} | of which the command line ${at(wraps, 0.5).toFixed(2)} ms | CPU a call: plain ${(cpu.plain / n).toFixed(1)}, sandboxed ${(cpu.sandboxed / n).toFixed(1)} + command line ${at(wrapCpus, 0.5).toFixed(2)} ms | audit after: ${at(audits, 0.5).toFixed(2)} ms, CPU ${at(auditCpus, 0.5).toFixed(2)} ms | first call ${first.toFixed(1)} ms | through wrap's /bin/sh: added ${summary(addedShell)}, CPU ${(cpu.shell / n).toFixed(1)} ms | n=${n} | load ${NodeOs.loadavg()[0]?.toFixed(1)} |`
 )
 NodeFs.rmSync(root, { recursive: true, force: true })

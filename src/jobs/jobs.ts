@@ -221,7 +221,19 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
               windowChars: EVENT_WINDOW_CHARS
             })
           : Effect.promise(() => job.exited)
-        yield* Effect.forkIn(Effect.andThen(follow, record(job)), scope)
+        // What the sandbox did about control paths while it ran goes after its output, for the next look.
+        const audit = request.sandbox.audit
+        const notices =
+          audit === undefined
+            ? Effect.void
+            : Effect.flatMap(audit(launched), (ns) =>
+                Effect.sync(() => {
+                  try {
+                    if (ns.length > 0) NodeFs.appendFileSync(file, `${ns.map((n) => `\n[${n}]`).join("")}\n`)
+                  } catch {} // the session's output folder is gone: nobody is left to read it
+                })
+              )
+        yield* Effect.forkIn(Effect.andThen(Effect.andThen(follow, notices), record(job)), scope)
         return job
       })
 

@@ -20,7 +20,9 @@ export const CONTROL_PATHS: ReadonlyArray<{ readonly path: string; readonly dire
   { path: ".git/config.worktree", directory: false },
   // Names another folder as the repository's common one, whose config and hooks git then uses.
   { path: ".git/commondir", directory: false },
-  { path: ".git/info/attributes", directory: false },
+  // Whole, not just `info/attributes`: a file replaced by a rename inside a read-only folder stays
+  // read-only, where a file's own bind is lifted (docs/sandbox.md, "replaced from outside").
+  { path: ".git/info", directory: true },
   { path: ".git/modules", directory: true },
   { path: ".gitattributes", directory: false },
   { path: ".gitmodules", directory: false },
@@ -49,3 +51,9 @@ export const controlPathOf = (rel: string): string | undefined => {
   }
   return undefined
 }
+
+/** The first names of the control paths, lower case: at any depth, a folder holding one is a repository or project of its own. */
+export const CONTROL_NAMES: ReadonlySet<string> = new Set(CONTROL_PATHS.map((c) => c.path.split("/")[0]!))
+
+/** Whether a folder entry's name is one of CONTROL_NAMES (compared without case, as controlPathOf). */
+export const isControlName = (name: string): boolean => CONTROL_NAMES.has(name.toLowerCase())

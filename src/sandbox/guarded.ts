@@ -53,13 +53,26 @@ const real = (p: string): string | undefined => {
  */
 const NO_PLACEHOLDER = new Set([".git/commondir"])
 
+/** The folders below a root that hold a control path of their own (`sub` for `sub/.git`). */
+export const nestedBases = (roots: ReadonlyArray<string>, controls: ReadonlyArray<string>): Array<string> => {
+  const rootSet = new Set(roots)
+  return [...new Set(controls.map((c) => NodePath.dirname(c)))].filter((d) => !rootSet.has(d))
+}
+
 const inside = (dir: string, p: string) => p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`)
 
-/** The guarded places of `roots` (writable real paths); `never` are never writable from inside. */
+/**
+ * The guarded places of `roots` (writable real paths); `never` are never writable from inside.
+ * `nested` are folders below a root that hold control paths of their own (`sub` with `sub/.git`
+ * or `sub/.vscode`, found by the secret-file walk): what exists there is guarded the same way,
+ * but nothing missing is held — a placeholder is an entry left on the host, and there could be
+ * hundreds of such folders; a control path made there is the audit's (control-audit.ts).
+ */
 export const guardedPlaces = (
   roots: ReadonlyArray<string>,
   never: ReadonlyArray<string>,
-  held: ReadonlyArray<string> = []
+  held: ReadonlyArray<string> = [],
+  nested: ReadonlyArray<string> = []
 ): GuardedPlaces => {
   const placeholderOf = new Set(held)
   const pinned = new Set<string>()
@@ -67,7 +80,8 @@ export const guardedPlaces = (
   const placeholders = new Map<string, boolean>()
   const all = new Set<string>()
   const parents = new Set<string>()
-  for (const root of roots) {
+  const bases = [...roots.map((base) => ({ base, hold: true })), ...nested.map((base) => ({ base, hold: false }))]
+  for (const { base: root, hold } of bases) {
     for (const c of CONTROL_PATHS) {
       all.add(NodePath.join(root, c.path))
       const parts = c.path.split("/")
@@ -79,7 +93,8 @@ export const guardedPlaces = (
         const s = lstat(next)
         if (s === undefined) {
           // Missing: held here inside a pinned folder; at the root itself, placeholders.ts made it (held).
-          if (at !== root && !(last && NO_PLACEHOLDER.has(c.path))) placeholders.set(next, last ? c.directory : true)
+          if (hold && at !== root && !(last && NO_PLACEHOLDER.has(c.path)))
+            placeholders.set(next, last ? c.directory : true)
           break
         }
         if (last || !s.isDirectory() || placeholderOf.has(next)) {

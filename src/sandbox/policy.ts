@@ -9,7 +9,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { credentialPaths } from "./credentials.ts"
 import { existingPlaces } from "./existing-places.ts"
-import { guardedPlaces } from "./guarded.ts"
+import { guardedPlaces, nestedBases } from "./guarded.ts"
 import { credentialFilesOf, secretFilesIn } from "./secret-files.ts"
 import type { SandboxSettings } from "./settings.ts"
 
@@ -28,6 +28,13 @@ export interface SandboxPolicy {
   readonly controlPaths: ReadonlyArray<string>
   /** The folders on the way to them (`.git`), existing or not (Seatbelt refuses renaming them). */
   readonly controlParents: ReadonlyArray<string>
+  /**
+   * Every entry with a control path's first name found in the writable roots, at any depth
+   * (secret-files.ts's walk): what the audit after the command compares against (control-audit.ts).
+   */
+  readonly controlNames?: ReadonlyArray<string>
+  /** Folders of the writable roots the walk could not list (secret-files.ts `unlisted`). */
+  readonly unlistedFolders?: ReadonlyArray<string>
   /** Hosts reachable through the proxy; empty: no network at all. */
   readonly allowedDomains: ReadonlyArray<string>
 }
@@ -135,7 +142,7 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
   const readDenied = [
     ...new Set([...credentials, ...sockets, ...realPlaces(settings.denyRead.map(resolve)), ...secrets.paths])
   ].map((path) => ({ path, directory: isDirectory(path) }))
-  const guarded = guardedPlaces(roots, places.neverWritable ?? [], places.held)
+  const guarded = guardedPlaces(roots, places.neverWritable ?? [], places.held, nestedBases(roots, secrets.controls))
   const writeDenied = [...new Set([...guarded.readOnly, ...realPlaces(settings.denyWrite.map(resolve))])]
   return {
     writable,
@@ -145,6 +152,8 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
     placeholders: guarded.placeholders,
     controlPaths: guarded.all,
     controlParents: guarded.parents,
+    controlNames: secrets.controls,
+    unlistedFolders: secrets.unlisted,
     allowedDomains: settings.allowedDomains
   }
 }

@@ -17,9 +17,11 @@ import { userConfigFile } from "../config/user.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { type Availability, probeSandbox } from "./availability.ts"
 import { type BwrapHardening, bwrapLaunch } from "./bwrap.ts"
+import { controlState } from "./control-audit.ts"
+import { controlGuard } from "./control-guard.ts"
 import { asCommandLine, type CommandLine, type Launch, plainLaunch } from "./launch.ts"
 import { defaultRegistry, placeholders } from "./placeholders.ts"
-import { realPlaces, sandboxPolicy, writableRoots } from "./policy.ts"
+import { realPlaces, type SandboxPolicy, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
 import { seatbeltLine } from "./seatbelt.ts"
 import { seccompFilter } from "./seccomp.ts"
@@ -62,6 +64,13 @@ export interface SandboxShape {
    * sandbox of an embedder's own needs only `wrap` (launchIn).
    */
   readonly launch?: (command: CommandLine, request: WrapRequest) => Effect.Effect<Launch, SandboxUnavailable>
+  /**
+   * Once the command of a line `wrap` (or a launch `launch`) returned has ended: what the sandbox
+   * found and did about control paths meanwhile (moved aside a `sub/.git` it made, stopped it
+   * because a protected file was replaced from outside), one sentence each for the result; empty
+   * when nothing.
+   */
+  readonly audit?: (started: CommandLine | Launch) => Effect.Effect<ReadonlyArray<string>>
 }
 
 /** What runs `command` in `sandbox`: its `launch`, or `wrap`'s line with nothing to open. */
@@ -213,6 +222,32 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
     // A session id is the caller's text: hashed, it is always one safe folder name. The name is
     // kept (hashing cost more than the rest of this); the folder is made again if it went.
     const tempDirs = new Map<string, string>()
+
+    // What a mount cannot hold: control paths made while a command runs (moved aside into the
+    // state folder) and bound ones replaced from outside (the command stopped): control-guard.ts.
+    // Tracked by the launch the caller gets (or the line `wrap` makes of it), which `audit` takes.
+    const guard = controlGuard(NodePath.join(stateDir, "quarantine"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => guard.close()))
+    const guarded = (
+      started: Launch,
+      policy: SandboxPolicy,
+      roots: ReadonlyArray<string>,
+      held: ReadonlyArray<string>,
+      info: string | undefined
+    ): Launch => {
+      const placeholders = policy.placeholders.map((p) => p.path)
+      guard.track(started, {
+        info,
+        roots,
+        root,
+        start: controlState(roots, policy.controlNames ?? [], policy.unlistedFolders ?? []),
+        bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
+        skip: new Set([...placeholders, ...held]),
+        hiddenOnly: new Set(policy.readDenied.map((d) => d.path).filter((p) => !policy.writeDenied.includes(p)))
+      })
+      return started
+    }
+
     const tempDirOf = (sessionId: string) => {
       let dir = tempDirs.get(sessionId)
       if (dir === undefined) {
@@ -247,21 +282,25 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         }
         const line = async (): Promise<Launch> => {
           const tempDir = tempDirOf(request.sessionId)
-          const hold = a.runner === "bubblewrap" ? await holds.hold(writableRoots(settings, { root, home })) : undefined
+          const roots = writableRoots(settings, { root, home })
+          const hold = a.runner === "bubblewrap" ? await holds.hold(roots) : undefined
           if (hold !== undefined) collectSoon()
           const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable, held: hold?.paths ?? [] })
+          const done = (started: Launch) => guarded(started, policy, roots, hold?.paths ?? [], hold?.info)
           const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
           // The runner is the same for the layer's life, so the proxy's kind of address is too;
           // an address of the other kind (never) leaves the command with no network.
           if (a.runner === "seatbelt") {
-            if (!filtered) return plainLaunch(seatbeltLine(a.sandboxExec, policy, call, command))
+            if (!filtered) return done(plainLaunch(seatbeltLine(a.sandboxExec, policy, call, command)))
             const { listen } = await startedProxy({ port: 0 })
-            return plainLaunch(
-              seatbeltLine(
-                a.sandboxExec,
-                policy,
-                "port" in listen ? { ...call, proxyPort: listen.port } : call,
-                command
+            return done(
+              plainLaunch(
+                seatbeltLine(
+                  a.sandboxExec,
+                  policy,
+                  "port" in listen ? { ...call, proxyPort: listen.port } : call,
+                  command
+                )
               )
             )
           }
@@ -271,11 +310,13 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
             emptyFile,
             ...(hold === undefined ? {} : { info: hold.info })
           }
-          if (!filtered || a.socat === undefined) return bwrapLaunch(a.bwrap, policy, inBwrap, command)
+          if (!filtered || a.socat === undefined) return done(bwrapLaunch(a.bwrap, policy, inBwrap, command))
           const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
-          return "socket" in listen
-            ? bwrapLaunch(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
-            : bwrapLaunch(a.bwrap, policy, inBwrap, command)
+          return done(
+            "socket" in listen
+              ? bwrapLaunch(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
+              : bwrapLaunch(a.bwrap, policy, inBwrap, command)
+          )
         }
         return Effect.tryPromise({
           try: line,
@@ -287,7 +328,17 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       })
 
     const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
-      Effect.map(launch(command, request), asCommandLine)
+      Effect.map(launch(command, request), (started) => {
+        const line = asCommandLine(started)
+        guard.alias(started, line)
+        return line
+      })
 
-    return Sandbox.of({ settings, status, wrap, launch })
+    return Sandbox.of({
+      settings,
+      status,
+      wrap,
+      launch,
+      audit: (started) => Effect.promise(() => guard.audit(started))
+    })
   })

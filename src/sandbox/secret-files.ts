@@ -14,6 +14,7 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { underBindMount } from "../fs/bind-mounts.ts"
+import { isControlName } from "./control-paths.ts"
 import { isSecretName } from "./credentials.ts"
 
 /** How many folder entries one walk may look at. */
@@ -25,6 +26,17 @@ export interface SecretFiles {
   readonly paths: ReadonlyArray<string>
   /** False when a walk hit WALK_LIMIT. */
   readonly complete: boolean
+  /**
+   * Every entry with a control path's first name (`.git`, `.vscode`, `freecode.json`: control-paths.ts)
+   * in the folders walked, at any depth: the same walk finds them, so the sandbox's guard of
+   * nested repositories and its audit after a command cost no walk of their own.
+   */
+  readonly controls: ReadonlyArray<string>
+  /**
+   * Folders that could not be listed (a mode without read, `chmod 311 sub`): what is in them can
+   * still be reached by name, so the audit looks there for each control path by name.
+   */
+  readonly unlisted: ReadonlyArray<string>
 }
 
 const realFile = (p: string): string | undefined => {
@@ -57,6 +69,7 @@ interface Listing {
   readonly files: ReadonlyArray<string>
   readonly secrets: ReadonlyArray<string>
   readonly secretLinks: ReadonlyArray<string>
+  readonly controls: ReadonlyArray<string>
 }
 
 /**
@@ -86,7 +99,9 @@ const list = (dir: string, previous: Map<string, Listing> | undefined): Listing 
   const files: Array<string> = []
   const secrets: Array<string> = []
   const secretLinks: Array<string> = []
+  const controls: Array<string> = []
   for (const e of entries) {
+    if (isControlName(e.name)) controls.push(e.name)
     if (e.isDirectory()) {
       if (!SKIPPED.has(e.name)) dirs.push(e.name)
     } else if (e.isFile()) (isSecretName(e.name) ? secrets : files).push(e.name)
@@ -95,7 +110,7 @@ const list = (dir: string, previous: Map<string, Listing> | undefined): Listing 
   // File times are coarse (a clock tick): an entry added in the same tick as the listing would
   // leave the ctime as it was, so a folder changed within the last second is listed again.
   const stable = st.ctimeNs < BigInt(Date.now() - 1000) * 1_000_000n
-  return { stable, ctime: st.ctimeNs, ino: st.ino, count: entries.length, dirs, files, secrets, secretLinks }
+  return { stable, ctime: st.ctimeNs, ino: st.ino, count: entries.length, dirs, files, secrets, secretLinks, controls }
 }
 
 /**
@@ -110,11 +125,16 @@ export const secretFilesIn = (
   const previous = listings.get(key)
   const visited = new Map<string, Listing>()
   const found: Array<string> = []
+  const controls: Array<string> = []
+  const unlisted: Array<string> = []
   let seen = 0
   let complete = true
   const walk = (dir: string) => {
     const l = list(dir, previous)
-    if (l === undefined) return
+    if (l === undefined) {
+      unlisted.push(dir)
+      return
+    }
     visited.set(dir, l)
     seen += l.count
     if (seen > WALK_LIMIT) {
@@ -122,6 +142,7 @@ export const secretFilesIn = (
       return
     }
     for (const name of l.secrets) found.push(NodePath.join(dir, name))
+    for (const name of l.controls) controls.push(NodePath.join(dir, name))
     for (const name of l.secretLinks) {
       // `.env -> ~/secrets/prod.env`: the file it leads to is hidden, wherever it is.
       const target = realFile(NodePath.join(dir, name))
@@ -147,7 +168,7 @@ export const secretFilesIn = (
       }
     }
   }
-  return { paths: found, complete }
+  return { paths: found, complete, controls, unlisted }
 }
 
 /** The files among the home credential places (a folder's files, one level down): their links are secrets too. */

@@ -157,14 +157,13 @@ export const BashTool = defineTool({
       const capture = yield* ctx.capture
       const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
       // The line and the sandbox's descriptors, handed to spawn: no shell starts to open them.
-      const {
-        line: [program, ...args],
-        descriptors
-      } = yield* launchIn(sandbox, shellLine(command, capture.path), {
+      const launched = yield* launchIn(sandbox, shellLine(command, capture.path), {
         sessionId: ctx.sessionId,
         cwd: ctx.root,
         writable: [NodePath.dirname(capture.path)]
       }).pipe(Effect.mapError((e) => fail(e.message)))
+      const [program, ...args] = launched.line
+      const descriptors = launched.descriptors
       // The shell's exit; None when the command was stopped for its size.
       const exit = yield* Effect.scoped(
         Effect.gen(function* () {
@@ -192,7 +191,14 @@ export const BashTool = defineTool({
         )
       )
       yield* capture.toEnd
-      const newline = capture.chars() > 0 && !capture.endsWithNewline() ? "\n" : ""
+      // What the sandbox did about control paths meanwhile (moved one aside, stopped the command).
+      const notices = sandbox.audit === undefined ? [] : yield* sandbox.audit(launched)
+      const noticeText = notices.map((n) => `[${n}]\n`).join("")
+      let newline = capture.chars() > 0 && !capture.endsWithNewline() ? "\n" : ""
+      if (noticeText !== "") {
+        yield* ctx.emit(`${newline}${noticeText}`)
+        newline = ""
+      }
       if (Option.isNone(exit)) {
         const limit = capture.limitBytes
         yield* ctx.emit(`${newline}[stopped: output over ${limit} bytes; the command was killed]\n`)
@@ -206,7 +212,7 @@ export const BashTool = defineTool({
       const code = exitCode ?? (signal === null ? 0 : signalExitCode(signal))
       if (signal !== null && exitCode === null) yield* ctx.emit(`${newline}[killed by ${signal}; exit code ${code}]\n`)
       else if (code !== 0) yield* ctx.emit(`${newline}[exit code ${code}]\n`)
-      else if (capture.chars() === 0) yield* ctx.emit("(no output)\n")
+      else if (capture.chars() === 0 && noticeText === "") yield* ctx.emit("(no output)\n")
       return {
         title: titleOf(command, description),
         output: "",

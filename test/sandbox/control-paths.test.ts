@@ -9,7 +9,8 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { CONTROL_PATHS } from "../../src/sandbox/control-paths.ts"
-import { guardedPlaces } from "../../src/sandbox/guarded.ts"
+import { guardedPlaces, nestedBases } from "../../src/sandbox/guarded.ts"
+import { secretFilesIn } from "../../src/sandbox/secret-files.ts"
 import { canBeNobody, cleanUp, folder, giveToNobody, inside, runnable } from "./inside.ts"
 
 afterAll(cleanUp)
@@ -158,6 +159,30 @@ describe("guarded places", () => {
     expect(g.placeholders.filter((p) => NodePath.dirname(p.path) === root)).toEqual([])
     expect(g.all).toContain(NodePath.join(root, "freecode.json"))
     expect(g.parents).toContain(NodePath.join(root, ".git"))
+  })
+
+  it("a nested repository's and folder's control paths are guarded too, with nothing held that is missing", () => {
+    const root = folder("freecode-guard-nested-")
+    NodeFs.mkdirSync(NodePath.join(root, "sub", ".git", "hooks"), { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(root, "sub", ".git", "config"), "")
+    NodeFs.mkdirSync(NodePath.join(root, "pkg", ".vscode"), { recursive: true })
+    const sub = NodePath.join(root, "sub")
+    const pkg = NodePath.join(root, "pkg")
+    const g = guardedPlaces([root], [], [], [sub, pkg])
+    expect(g.pinned).toContain(NodePath.join(sub, ".git"))
+    expect(g.readOnly).toEqual(
+      expect.arrayContaining([
+        NodePath.join(sub, ".git", "hooks"),
+        NodePath.join(sub, ".git", "config"),
+        NodePath.join(pkg, ".vscode")
+      ])
+    )
+    // No placeholder below a nested folder: the audit answers for what is made there.
+    expect(g.placeholders.filter((p) => p.path.startsWith(`${sub}/`) || p.path.startsWith(`${pkg}/`))).toEqual([])
+    // The walk finds them (secret-files.ts), whatever the case, and the bases are their folders.
+    const found = secretFilesIn([root]).controls
+    expect(found).toEqual(expect.arrayContaining([NodePath.join(sub, ".git"), NodePath.join(pkg, ".vscode")]))
+    expect(nestedBases([root], found).sort()).toEqual([pkg, sub])
   })
 
   it("a worktree's .git file is read-only itself; a root inside the state folder is read-only whole", () => {

@@ -35,11 +35,15 @@ interface Connected {
 }
 
 /** `mcp --root ROOT` with a client that answers elicitations with `answer` (or lacks the capability). */
-const connect = async (root: string, answer?: (params: unknown) => ElicitResult): Promise<Connected> => {
+const connect = async (
+  root: string,
+  answer?: (params: unknown) => ElicitResult,
+  env: Record<string, string> = {}
+): Promise<Connected> => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, "mcp", "--root", root],
-    env: { ...getDefaultEnvironment(), PATH: process.env.PATH ?? "" },
+    env: { ...getDefaultEnvironment(), PATH: process.env.PATH ?? "", ...env },
     stderr: "pipe"
   })
   let stderr = ""
@@ -129,6 +133,27 @@ describe.skipIf(!runnable)("mcp with no config file", () => {
         expect(refused.isError).toBe(true)
         expect(NodeFs.existsSync(NodePath.join(outside, "d.txt"))).toBe(false)
         expect(asked).toHaveLength(2)
+      } finally {
+        await mcp.close()
+      }
+    })
+  )
+
+  it.live("a control path a command makes is moved aside, and the result names it", () =>
+    Effect.promise(async () => {
+      const root = folder({ "a.txt": "a\n" })
+      const state = folder({}, outsideBase)
+      const mcp = await connect(root, undefined, { FREECODE_STATE_DIR: state })
+      try {
+        const r = await mcp.call("bash", {
+          command: "mkdir sub && git init -q sub && echo x > sub/.git/hooks/pre-commit && echo made"
+        })
+        expect(r.isError, r.text).toBe(false)
+        expect(r.text).toContain("made")
+        expect(r.text).toContain("moved sub/.git aside")
+        expect(NodeFs.existsSync(NodePath.join(root, "sub", ".git"))).toBe(false)
+        expect(NodeFs.existsSync(NodePath.join(root, "sub"))).toBe(true)
+        expect(NodeFs.readdirSync(NodePath.join(state, "quarantine"))).toHaveLength(1)
       } finally {
         await mcp.close()
       }

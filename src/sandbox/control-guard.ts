@@ -1,0 +1,352 @@
+/**
+ * The host side of the control paths' protection, for as long as any sandbox of this process
+ * runs: what a mount inside cannot hold.
+ *
+ * - **Replaced from outside.** A read-only bind sits on a file's entry; when a process outside
+ *   renames a new file over it (`git config`, `git push -u`, an editor saving `freecode.json`) or
+ *   removes it, the kernel lifts the bind in every sandbox, and a command still running there
+ *   could write the new file (or read a secret file's new version). The folders holding every
+ *   bound entry are watched (inotify, through fs.watch); when one of the entries is another file
+ *   than the one bound, each sandbox that bound the old one is stopped at once (its PID
+ *   namespace's init is killed, which ends everything inside) and the result says why. A folder
+ *   bound whole keeps what is renamed into it read-only, so those need no watch to hold.
+ * - **Made while it runs** (control-audit.ts): every second while it runs, and when it ends.
+ *
+ * A sandbox is known by bubblewrap's `--info-fd` answer (the host pid of its init), the same
+ * file the placeholders' registry reads.
+ */
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { type ControlState, controlChanges, controlState, moveAside } from "./control-audit.ts"
+import { secretFilesIn } from "./secret-files.ts"
+
+export interface Guarded {
+  /** bubblewrap's info file (the sandbox's init pid); undefined under Seatbelt (audited at the end only). */
+  readonly info: string | undefined
+  /** The writable roots the audit walks. */
+  readonly roots: ReadonlyArray<string>
+  /** The root-relative display and quarantine: the project root. */
+  readonly root: string
+  /** Control paths that existed when the command started (controlState). */
+  readonly start: ControlState
+  /** Entries bound inside (read-only, hidden, pinned): a replacement of one lifts its bind. */
+  readonly bound: ReadonlyArray<string>
+  /** The sandbox's own placeholders: not the command's making. */
+  readonly skip: ReadonlySet<string>
+  /**
+   * Bound entries that are hidden only (credential and secret files, not writable anyway): a
+   * replacement lifts their hiding, so it stops the command all the same, but the new file is
+   * the person's (a shell saving its history, `aws configure`) and is never moved aside.
+   */
+  readonly hiddenOnly: ReadonlySet<string>
+}
+
+interface Tracked extends Guarded {
+  readonly boundIds: ReadonlyMap<string, string>
+  readonly notices: Array<string>
+  pid: number | undefined
+  ended: boolean
+  stopped: boolean
+  /**
+   * From the first replacement of a bound entry until the command is gone: each replaced entry,
+   * whether its replacement came as an event (`seen`; else a look found it), and whether an
+   * event named it after that (`touched`: a write, a change of mode, another rename — inotify
+   * keeps events in order, so those came after the replacement).
+   */
+  readonly replaced: Map<string, { readonly seen: boolean; touched: boolean }>
+  /** Made paths already moved aside or reported: each is named once. */
+  readonly handled: Set<string>
+}
+
+const TICK_MS = 1_000
+/** How long watches outlive the last sandbox (rewatch). */
+const IDLE_MS = 5_000
+/** How long a sandbox may go without bubblewrap's answer before it counts as never started. */
+const START_MS = 30_000
+
+const identity = (p: string): string | undefined => {
+  const s = NodeFs.lstatSync(p, { throwIfNoEntry: false })
+  return s === undefined ? undefined : `${s.dev}:${s.ino}`
+}
+
+const childPid = (info: string): number | undefined => {
+  try {
+    const m = /"child-pid":\s*(\d+)/.exec(NodeFs.readFileSync(info, "utf8"))
+    return m === null ? undefined : Number(m[1])
+  } catch {
+    return undefined
+  }
+}
+
+/** Running and not a zombie (a PID namespace's init is a zombie only once all inside are gone). */
+const running = (pid: number): boolean => {
+  try {
+    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
+    return state !== "Z" && state !== "X"
+  } catch {
+    return false
+  }
+}
+
+export interface ControlGuard {
+  /** Starts guarding the sandbox of `key` (the command line it runs). */
+  readonly track: (key: object, guarded: Guarded) => void
+  /** Once the command of `key` has ended: the last look, and everything found, as sentences for its result. */
+  readonly audit: (key: object) => Promise<ReadonlyArray<string>>
+  /** The command tracked under `key` is audited under `also` too (the line `wrap` makes of a launch). */
+  readonly alias: (key: object, also: object) => void
+  readonly close: () => void
+}
+
+/** `quarantine` is the folder what a command made is moved into (inside the state folder). */
+export const controlGuard = (quarantine: string): ControlGuard => {
+  const byKey = new WeakMap<object, Tracked>()
+  const live = new Set<Tracked>()
+  const watchers = new Map<string, NodeFs.FSWatcher>()
+  let ticker: ReturnType<typeof setInterval> | undefined
+  const started = new WeakMap<Tracked, number>()
+  /** Stopped for a replaced entry, not yet gone: events naming that entry are still counted. */
+  const stopping = new Set<Tracked>()
+  let lastBusy = 0
+
+  const rel = (t: Tracked, p: string) => NodePath.relative(t.root, p) || p
+
+  const pidOf = (t: Tracked): number | undefined => {
+    if (t.pid === undefined && t.info !== undefined) t.pid = childPid(t.info)
+    return t.pid
+  }
+
+  const isRunning = (t: Tracked): boolean => {
+    if (t.ended) return false
+    const pid = pidOf(t)
+    if (pid === undefined) return t.info !== undefined && Date.now() - (started.get(t) ?? 0) < START_MS
+    return running(pid)
+  }
+
+  /**
+   * Once the stopped sandbox is gone: a replaced entry that was named by an event after its
+   * replacement, or whose replacement no event showed, may hold what the command wrote, and is
+   * moved aside whole; one nobody touched since is left as the person's.
+   */
+  const settle = (t: Tracked) => {
+    if (!stopping.delete(t)) return
+    for (const [p, id] of t.boundIds)
+      if (!t.replaced.has(p) && identity(p) !== id) t.replaced.set(p, { seen: false, touched: false })
+    for (const [p, r] of t.replaced) {
+      if (t.hiddenOnly.has(p)) {
+        t.notices.push(
+          `sandbox: ${p} was replaced or removed from outside the sandbox while this command ran, which lifts its hiding inside, so the command was stopped; it could read the new version in the moment before.`
+        )
+        continue
+      }
+      const what = `${rel(t, p)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
+      if (!r.touched && r.seen) {
+        t.notices.push(
+          `sandbox: ${what}; nothing wrote it after it was replaced (a write through a memory map is not seen): check ${p} if in doubt.`
+        )
+        continue
+      }
+      const why = r.touched
+        ? "it was written after it was replaced"
+        : "whether it was written after it was replaced is not known"
+      const to = NodeFs.existsSync(p) ? moveAside(p, t.root, quarantine) : undefined
+      t.notices.push(
+        to === undefined
+          ? `sandbox: ${what}; ${why}, so it may hold what the command wrote: check ${p} before anything uses it.`
+          : `sandbox: ${what}; ${why}, so it may hold what the command wrote, and it is moved aside to ${to}. Put back the version you meant.`
+      )
+    }
+  }
+
+  /** Stops the sandbox: its init killed, the kernel ends every process in its PID namespace. */
+  const stop = (t: Tracked) => {
+    if (t.stopped) return
+    t.stopped = true
+    stopping.add(t)
+    const kill = (tries: number) => {
+      const pid = pidOf(t)
+      if (pid !== undefined) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {}
+        // Gone once its init is reaped or a zombie: then nothing inside can write any more.
+        const gone = (left: number) => {
+          if (!running(pid) || left === 0) settle(t)
+          else setTimeout(() => gone(left - 1), 2).unref()
+        }
+        return gone(2_500)
+      }
+      // bubblewrap has not answered yet: its init is not there to kill; look again shortly.
+      if (tries > 0 && !t.ended) setTimeout(() => kill(tries - 1), 5).unref()
+      else settle(t)
+    }
+    kill(2_000)
+  }
+
+  /**
+   * An event named `only` (or, without it, a look at every entry): a bound entry that is another
+   * file now is replaced, and stops the command; one replaced already is touched again.
+   */
+  const checkBound = (t: Tracked, only?: string) => {
+    for (const [p, id] of t.boundIds) {
+      if (only !== undefined && p !== only) continue
+      const r = t.replaced.get(p)
+      if (r !== undefined) {
+        if (only !== undefined) r.touched = true
+        continue
+      }
+      if (identity(p) === id) continue
+      t.replaced.set(p, { seen: only !== undefined, touched: false })
+      stop(t)
+    }
+  }
+
+  const onEvent = (dir: string, name: string | null) => {
+    // No name: the kernel's queue overflowed and events were lost; every replaced entry counts as touched.
+    if (name === null) {
+      for (const t of live) for (const r of t.replaced.values()) r.touched = true
+      for (const t of live) checkBound(t)
+      return
+    }
+    const path = NodePath.join(dir, name)
+    for (const t of live) if (stopping.has(t) || !t.stopped) checkBound(t, path)
+  }
+
+  /**
+   * Watches the folders of every live sandbox's bound entries. Watches no longer wanted stay
+   * until the guard has been idle for IDLE_MS: back-to-back calls bind the same entries, and
+   * setting a watch up again each call would cost more than keeping it.
+   */
+  const rewatch = (idle = false) => {
+    const wanted = new Set<string>()
+    for (const t of live) for (const p of t.boundIds.keys()) wanted.add(NodePath.dirname(p))
+    if (live.size > 0) lastBusy = Date.now()
+    for (const [dir, w] of watchers) {
+      if (wanted.has(dir) || !idle) continue
+      w.close()
+      watchers.delete(dir)
+    }
+    for (const dir of wanted) {
+      if (watchers.has(dir)) continue
+      try {
+        const w = NodeFs.watch(dir, { persistent: false }, (_type, name) => onEvent(dir, name))
+        w.on("error", () => {
+          w.close()
+          watchers.delete(dir)
+        })
+        watchers.set(dir, w)
+      } catch {} // a folder gone already: its entries show as replaced on the next look
+    }
+    if (live.size === 0 && watchers.size === 0 && ticker !== undefined) {
+      clearInterval(ticker)
+      ticker = undefined
+    } else if ((live.size > 0 || watchers.size > 0) && ticker === undefined) {
+      ticker = setInterval(tick, TICK_MS)
+      ticker.unref()
+    }
+  }
+
+  /**
+   * Moves aside what appeared since the start, and names what was replaced. A path moved aside is
+   * named to every running command that could have made it (absent when it started), not only
+   * to the one whose look found it first.
+   */
+  const sweep = (t: Tracked) => {
+    const walk = secretFilesIn(t.roots)
+    const changes = controlChanges(t.start, controlState(t.roots, walk.controls, walk.unlisted), t.skip)
+    for (const p of changes.made) {
+      if (t.handled.has(p)) continue
+      const to = moveAside(p, t.root, quarantine)
+      const notice =
+        to === undefined
+          ? `sandbox: ${rel(t, p)} was made while this command ran and could not be moved aside. It is a control path (git hooks and config, editor or agent settings: they run code with your rights outside the sandbox): check it before using it.`
+          : `sandbox: moved ${rel(t, p)} aside to ${to}: it was made while this command ran, and it is a control path (git hooks and config, editor or agent settings run code with your rights outside the sandbox). Make such paths outside the sandbox (dangerouslyDisableSandbox), or move it back yourself if you meant it.`
+      for (const other of new Set([t, ...live])) {
+        if (other.handled.has(p) || other.start.has(p)) continue
+        other.handled.add(p)
+        other.notices.push(notice)
+      }
+    }
+    for (const p of changes.replaced) {
+      if (t.handled.has(p) || t.replaced.has(p)) continue
+      t.handled.add(p)
+      t.notices.push(
+        `sandbox: ${rel(t, p)} was replaced or removed from outside the sandbox while this command ran (inside it is read-only); check that the new one is what you meant.`
+      )
+    }
+    if (!walk.complete)
+      t.notices.push("sandbox: the project is too large to audit completely for new control paths after this command.")
+  }
+
+  const end = (t: Tracked) => {
+    if (t.ended) return
+    t.ended = true
+    // Its command has ended: a stop under way is over, and its verdict is due now, not later.
+    settle(t)
+    live.delete(t)
+    sweep(t)
+    rewatch()
+  }
+
+  const tick = () => {
+    if (live.size === 0 && Date.now() - lastBusy > IDLE_MS) return rewatch(true)
+    for (const t of [...live]) {
+      if (!t.stopped) checkBound(t) // a missed event is caught here
+      if (isRunning(t)) sweep(t)
+      else end(t)
+    }
+  }
+
+  const track = (key: object, g: Guarded) => {
+    const boundIds = new Map<string, string>()
+    const t: Tracked = {
+      ...g,
+      boundIds,
+      notices: [],
+      pid: undefined,
+      ended: false,
+      stopped: false,
+      replaced: new Map(),
+      handled: new Set()
+    }
+    started.set(t, Date.now())
+    byKey.set(key, t)
+    if (g.info === undefined) return // Seatbelt: rules by path, nothing to lift; audited at the end
+    live.add(t)
+    // Watch first, then note what is bound: a replacement in between is seen either way.
+    for (const p of g.bound) boundIds.set(p, "")
+    rewatch()
+    for (const p of g.bound) {
+      const id = identity(p)
+      if (id === undefined) boundIds.delete(p)
+      else boundIds.set(p, id)
+    }
+    rewatch()
+  }
+
+  const audit = async (key: object): Promise<ReadonlyArray<string>> => {
+    const t = byKey.get(key)
+    if (t === undefined) return []
+    // Events the kernel queued before now are delivered in the loop's next poll: let it run, so a
+    // write after a replacement is counted before the verdict.
+    if (t.stopped) for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+    end(t)
+    return t.notices.splice(0)
+  }
+
+  const close = () => {
+    for (const t of [...live]) end(t)
+    for (const w of watchers.values()) w.close()
+    watchers.clear()
+    if (ticker !== undefined) clearInterval(ticker)
+    ticker = undefined
+  }
+
+  const alias = (key: object, also: object) => {
+    const t = byKey.get(key)
+    if (t !== undefined) byKey.set(also, t)
+  }
+
+  return { track, audit, alias, close }
+}
