@@ -22,7 +22,7 @@ import type { LocalFs } from "../../fs/local-fs.ts"
 import { basenameOf, childPath } from "../../path/path.ts"
 import { compileModelGlob } from "../../text/glob.ts"
 import { isRefusal } from "../../text/regex.ts"
-import { type FileList, SearchFailed } from "./backend.ts"
+import { comparePaths, type FileList, SearchFailed } from "./backend.ts"
 import { ContentIndex } from "./content-index.ts"
 import type { EventBarrier } from "./event-barrier.ts"
 import type { GramQuery } from "./grams.ts"
@@ -228,10 +228,9 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     if (nameMatches !== undefined && isRefusal(nameMatches)) {
       throw new SearchFailed({ message: `Invalid glob ${JSON.stringify(nameGlob)}: ${nameMatches.reason}` })
     }
-    const files: Array<string> = []
     const skipped: Array<string> = []
     const unreadable: Array<string> = []
-    // Breadth-first, as the walk goes, so the notes name the same directories first.
+    // The notes: breadth-first, as the walk goes, so they name the same directories first.
     let level = [dir]
     while (level.length > 0) {
       const next: Array<string> = []
@@ -239,16 +238,26 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
         const held = dirs.get(d)
         if (held === undefined) return undefined
         if (held.unreadable && d !== dir) unreadable.push(d)
-        skipped.push(...held.skipped)
-        for (const e of held.entries) {
-          if (e.kind === "dir") next.push(e.path)
-          else if (e.kind === "file" && (nameMatches === undefined || nameMatches(basenameOf(e.path))))
-            files.push(e.path)
-        }
+        for (const s of held.skipped) skipped.push(s)
+        for (const e of held.entries) if (e.kind === "dir") next.push(e.path)
       }
       level = next
     }
-    return { files, notes: unreadableNote(unreadable), skipped, backend: "index" }
+    // The files: depth-first, each directory's entries in path order, so they come sorted and
+    // glob sorts nothing (every directory below was seen above).
+    const files: Array<string> = []
+    const stack: Array<WalkEntry> = []
+    const push = (held: Dir) => {
+      const ordered = inPathOrder(held.entries)
+      for (let i = ordered.length - 1; i >= 0; i--) stack.push(ordered[i]!)
+    }
+    push(top)
+    while (stack.length > 0) {
+      const e = stack.pop()!
+      if (e.kind === "dir") push(dirs.get(e.path)!)
+      else if (e.kind === "file" && (nameMatches === undefined || nameMatches(e.name))) files.push(e.path)
+    }
+    return { files, sorted: true, notes: unreadableNote(unreadable), skipped, backend: "index" }
   }
 
   const build = Effect.suspend(() => {
@@ -373,6 +382,25 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     contentPending: () => state === "ready" && !contentRunning && content.hasWork()
   }
 }
+
+/**
+ * A directory's entries in the order of the paths below them (comparePaths's). The walk gives
+ * them sorted by name, which is that order unless a directory's name is followed by a longer
+ * name it begins, with a character before `/` next (`a` before `a.b`: `a.b` < `a/x`). Each
+ * neighbour pair is checked (a string test each, mostly); out of order, rarely, a sorted copy.
+ */
+export const inPathOrder = (entries: ReadonlyArray<WalkEntry>): ReadonlyArray<WalkEntry> => {
+  for (let i = 0; i + 1 < entries.length; i++) {
+    const a = entries[i]!
+    const b = entries[i + 1]!
+    const plain = a.name < b.name && !(a.kind === "dir" && b.name.startsWith(a.name))
+    if (!plain && byPathKey(a, b) > 0) return [...entries].sort(byPathKey)
+  }
+  return entries
+}
+
+const pathKey = (e: WalkEntry) => (e.kind === "dir" ? `${e.name}/` : e.name)
+const byPathKey = (a: WalkEntry, b: WalkEntry) => comparePaths(pathKey(a), pathKey(b))
 
 /** The tree has more entries than the budget: no index rather than a partial one. */
 class TooLarge extends Error {}
