@@ -57,6 +57,9 @@ export interface CompiledGlob {
   readonly nameGlob: string | undefined
 }
 
+/** Directory names picomatch reads as themselves (no `.` or `..` segment): `src/lib`, `.github`. */
+const PLAIN_DIRS = /^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/
+
 /** Plain names with `*`, `?` and `{a,b}` only: no classes, extglobs, escapes or globstars. */
 const SIMPLE_NAME_GLOB = /^[\w.\-*?{},]+$/
 
@@ -191,9 +194,13 @@ export const GlobTool = defineTool({
         })
         .pipe(Effect.mapError((e) => fail(`glob failed: ${readableError(e)}`)))
 
-      // `*.ts` or `**/*.ts`: the backend already listed exactly the files whose name matches.
+      // `*.ts`, `**/*.ts` or `src/**/*.ts` (plain directory names): the backend already listed,
+      // below the pattern's directories, exactly the files whose name matches.
       const listedMatch =
-        glob.nameGlob !== undefined && (glob.pattern === glob.nameGlob || glob.pattern === `**/${glob.nameGlob}`)
+        glob.nameGlob !== undefined &&
+        (glob.pattern === glob.nameGlob ||
+          glob.pattern === `**/${glob.nameGlob}` ||
+          (PLAIN_DIRS.test(glob.base) && glob.pattern === `${glob.base}/**/${glob.nameGlob}`))
       // firstSorted reorders its input: a list kept sorted is only read, never copied.
       const matched: Array<string> = listedMatch
         ? listed.sorted === true

@@ -23,7 +23,7 @@ import type { SearchBackend } from "../../src/tools/search/backend.ts"
 import { type IndexedBackend, searchIndexLayer } from "../../src/tools/search/indexed.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "../../src/tools/search/ripgrep.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
-import { inPathOrder } from "../../src/tools/search/warm-index.ts"
+import { byWalkOrder, inPathOrder } from "../../src/tools/search/warm-index.ts"
 import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, run } from "./helpers.ts"
 
@@ -126,6 +126,9 @@ describe("warm search index", () => {
     expect(keys(inPathOrder(byName))).toEqual(["a-c", "a-d/", "a.b", "a/", "a0/"])
     const plain = [entry("b", "dir"), entry("b0", "file"), entry("c", "file")]
     expect(inPathOrder(plain)).toBe(plain)
+    // The notes name directories in the walk's order: by depth, then by name at each level.
+    const dirs = ["/r/b/c", "/r/a-b/x", "/r/b", "/r/a/z", "/r/a"]
+    expect(dirs.sort(byWalkOrder)).toEqual(["/r/a", "/r/b", "/r/a/z", "/r/a-b/x", "/r/b/c"])
   })
 
   it.live(

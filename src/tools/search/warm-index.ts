@@ -228,35 +228,29 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     if (nameMatches !== undefined && isRefusal(nameMatches)) {
       throw new SearchFailed({ message: `Invalid glob ${JSON.stringify(nameGlob)}: ${nameMatches.reason}` })
     }
-    const skipped: Array<string> = []
-    const unreadable: Array<string> = []
-    // The notes: breadth-first, as the walk goes, so they name the same directories first.
-    let level = [dir]
-    while (level.length > 0) {
-      const next: Array<string> = []
-      for (const d of level) {
-        const held = dirs.get(d)
-        if (held === undefined) return undefined
-        if (held.unreadable && d !== dir) unreadable.push(d)
-        for (const s of held.skipped) skipped.push(s)
-        for (const e of held.entries) if (e.kind === "dir") next.push(e.path)
-      }
-      level = next
-    }
     // The files: depth-first, each directory's entries in path order, so they come sorted and
-    // glob sorts nothing (every directory below was seen above).
+    // glob sorts nothing. The directories with notes (skipped folders, unreadable) are few.
     const files: Array<string> = []
+    const noted: Array<readonly [string, Dir]> = []
     const stack: Array<WalkEntry> = []
-    const push = (held: Dir) => {
+    const enter = (path: string, held: Dir) => {
+      if (held.skipped.length > 0 || (held.unreadable && path !== dir)) noted.push([path, held])
       const ordered = inPathOrder(held.entries)
       for (let i = ordered.length - 1; i >= 0; i--) stack.push(ordered[i]!)
     }
-    push(top)
+    enter(dir, top)
     while (stack.length > 0) {
       const e = stack.pop()!
-      if (e.kind === "dir") push(dirs.get(e.path)!)
-      else if (e.kind === "file" && (nameMatches === undefined || nameMatches(e.name))) files.push(e.path)
+      if (e.kind === "dir") {
+        const held = dirs.get(e.path)
+        if (held === undefined) return undefined
+        enter(e.path, held)
+      } else if (e.kind === "file" && (nameMatches === undefined || nameMatches(e.name))) files.push(e.path)
     }
+    // The notes breadth-first, as the walk goes, so they name the same directories first.
+    noted.sort(([a], [b]) => byWalkOrder(a, b))
+    const skipped = noted.flatMap(([, held]) => held.skipped)
+    const unreadable = noted.flatMap(([path, held]) => (held.unreadable && path !== dir ? [path] : []))
     return { files, sorted: true, notes: unreadableNote(unreadable), skipped, backend: "index" }
   }
 
@@ -397,6 +391,18 @@ export const inPathOrder = (entries: ReadonlyArray<WalkEntry>): ReadonlyArray<Wa
     if (!plain && byPathKey(a, b) > 0) return [...entries].sort(byPathKey)
   }
   return entries
+}
+
+/**
+ * The order the walk reaches two directories below one root: shallower first, then by the
+ * first name where their paths part (each level read in name order).
+ */
+export const byWalkOrder = (a: string, b: string): number => {
+  const as = a.split("/")
+  const bs = b.split("/")
+  if (as.length !== bs.length) return as.length - bs.length
+  for (let i = 0; i < as.length; i++) if (as[i] !== bs[i]) return comparePaths(as[i]!, bs[i]!)
+  return 0
 }
 
 const pathKey = (e: WalkEntry) => (e.kind === "dir" ? `${e.name}/` : e.name)
