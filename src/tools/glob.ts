@@ -57,6 +57,9 @@ export interface CompiledGlob {
   readonly nameGlob: string | undefined
 }
 
+/** Directory names picomatch reads as themselves (no `.` or `..` segment): `src/lib`, `.github`. */
+const PLAIN_DIRS = /^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/
+
 /** Plain names with `*`, `?` and `{a,b}` only: no classes, extglobs, escapes or globstars. */
 const SIMPLE_NAME_GLOB = /^[\w.\-*?{},]+$/
 
@@ -191,10 +194,19 @@ export const GlobTool = defineTool({
         })
         .pipe(Effect.mapError((e) => fail(`glob failed: ${readableError(e)}`)))
 
-      // `*.ts` or `**/*.ts`: the backend already listed exactly the files whose name matches.
+      // `*.ts`, `**/*.ts` or `src/**/*.ts` (plain directory names): the backend already listed,
+      // below the pattern's directories, exactly the files whose name matches.
       const listedMatch =
-        glob.nameGlob !== undefined && (glob.pattern === glob.nameGlob || glob.pattern === `**/${glob.nameGlob}`)
-      const matched: Array<string> = listedMatch ? [...listed.files] : []
+        glob.nameGlob !== undefined &&
+        (glob.pattern === glob.nameGlob ||
+          glob.pattern === `**/${glob.nameGlob}` ||
+          (PLAIN_DIRS.test(glob.base) && glob.pattern === `${glob.base}/**/${glob.nameGlob}`))
+      // firstSorted reorders its input: a list kept sorted is only read, never copied.
+      const matched: Array<string> = listedMatch
+        ? listed.sorted === true
+          ? (listed.files as Array<string>)
+          : [...listed.files]
+        : []
       // Listed files are clean absolute paths under dir: most need only the prefix cut off.
       const prefix = dir.endsWith("/") ? dir : `${dir}/`
       if (!listedMatch) {
@@ -204,7 +216,7 @@ export const GlobTool = defineTool({
         }
       }
       const hidden = hiddenFrom(ctx, DENIED)
-      const visible = matched.filter((f) => !hidden(f))
+      const visible = ctx.searchable === undefined ? matched : matched.filter((f) => !hidden(f))
       const notes = [
         ...(visible.length < matched.length
           ? [hiddenNote(matched.length - visible.length, "matching the pattern")]
@@ -213,7 +225,7 @@ export const GlobTool = defineTool({
         ...(listed.skipped.length > 0 ? [skippedNote(listed.skipped, (p) => displayPath(ctx.root, p))] : [])
       ]
       if (visible.length === 0) return none(notes, listed.backend)
-      const shown = firstSorted(visible, MAX_GLOB_RESULTS)
+      const shown = listed.sorted === true ? visible.slice(0, MAX_GLOB_RESULTS) : firstSorted(visible, MAX_GLOB_RESULTS)
       const lines = shown.map((f) => displayPath(ctx.root, f))
       if (visible.length > shown.length) {
         lines.push(

@@ -23,6 +23,7 @@ import type { SearchBackend } from "../../src/tools/search/backend.ts"
 import { type IndexedBackend, searchIndexLayer } from "../../src/tools/search/indexed.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "../../src/tools/search/ripgrep.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
+import { byWalkOrder, inPathOrder } from "../../src/tools/search/warm-index.ts"
 import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, run } from "./helpers.ts"
 
@@ -108,6 +109,56 @@ describe("warm search index", () => {
       }).pipe(Effect.ensuring(Effect.sync(() => NFS.rmSync(root, { recursive: true, force: true }))))
     },
     120_000
+  )
+
+  it("lists a directory's entries in path order where name order differs (`a` before `a.b`, `a/x` after it)", () => {
+    const entry = (name: string, kind: "dir" | "file") => ({ name, path: `/r/${name}`, kind }) as const
+    // As the walk gives them: sorted by name.
+    const byName = [
+      entry("a", "dir"),
+      entry("a-c", "file"),
+      entry("a-d", "dir"),
+      entry("a.b", "file"),
+      entry("a0", "dir")
+    ]
+    const keys = (es: ReadonlyArray<{ readonly name: string; readonly kind: string }>) =>
+      es.map((e) => (e.kind === "dir" ? `${e.name}/` : e.name))
+    expect(keys(inPathOrder(byName))).toEqual(["a-c", "a-d/", "a.b", "a/", "a0/"])
+    const plain = [entry("b", "dir"), entry("b0", "file"), entry("c", "file")]
+    expect(inPathOrder(plain)).toBe(plain)
+    // The notes name directories in the walk's order: by depth, then by name at each level.
+    const dirs = ["/r/b/c", "/r/a-b/x", "/r/b", "/r/a/z", "/r/a"]
+    expect(dirs.sort(byWalkOrder)).toEqual(["/r/a", "/r/b", "/r/a/z", "/r/a-b/x", "/r/b/c"])
+  })
+
+  it.live(
+    "glob from the index prints paths sorted where the name order is not the path order",
+    () => {
+      const root = NFS.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-index-order-"))
+      for (const f of ["a/x.ts", "a/b/y.ts", "a-d/z.ts", "a.b.ts", "a-c.ts", "a0/w.ts", "a.ts"]) {
+        NFS.mkdirSync(NodePath.dirname(NodePath.join(root, f)), { recursive: true })
+        NFS.writeFileSync(NodePath.join(root, f), "x\n")
+      }
+      const expected = ["a-c.ts", "a-d/z.ts", "a.b.ts", "a.ts", "a/b/y.ts", "a/x.ts", "a0/w.ts"]
+      return Effect.gen(function* () {
+        const indexed = (yield* CurrentSearchBackend) as IndexedBackend
+        for (let i = 0; i < 500 && indexed.index.state() !== "ready"; i++) yield* Effect.sleep(10)
+        for (const pattern of ["**/*.ts", "*.ts"]) {
+          const out = yield* run(GlobTool, { pattern }, makeCtx(root))
+          expect([pattern, out.metadata?.backend, out.output.split("\n")]).toEqual([pattern, "index", expected])
+          // The same list as the walk gives it (sorted by the tool).
+          const walked = yield* run(GlobTool, { pattern }, makeCtx(root)).pipe(
+            Effect.provideService(CurrentSearchBackend, walkBackend)
+          )
+          expect(walked.output).toBe(out.output)
+        }
+      }).pipe(
+        Effect.provide(searchIndexLayer(root, { eager: true })),
+        Effect.provide(nodeLayer),
+        Effect.ensuring(Effect.sync(() => NFS.rmSync(root, { recursive: true, force: true })))
+      )
+    },
+    60_000
   )
 
   it.live(

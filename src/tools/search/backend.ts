@@ -43,8 +43,10 @@ export interface ListFilesRequest {
 }
 
 export interface FileList {
-  /** Absolute paths of the regular files, in no particular order. */
+  /** Absolute paths of the regular files, in no particular order unless `sorted`. */
   readonly files: ReadonlyArray<string>
+  /** The files are in comparePaths order (the warm index lists them so): nothing to sort. */
+  readonly sorted?: boolean
   /** Things the caller should mention (unreadable directories). */
   readonly notes: ReadonlyArray<string>
   /**

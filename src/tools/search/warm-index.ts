@@ -22,7 +22,7 @@ import type { LocalFs } from "../../fs/local-fs.ts"
 import { basenameOf, childPath } from "../../path/path.ts"
 import { compileModelGlob } from "../../text/glob.ts"
 import { isRefusal } from "../../text/regex.ts"
-import { type FileList, SearchFailed } from "./backend.ts"
+import { comparePaths, type FileList, SearchFailed } from "./backend.ts"
 import { ContentIndex } from "./content-index.ts"
 import type { EventBarrier } from "./event-barrier.ts"
 import type { GramQuery } from "./grams.ts"
@@ -228,27 +228,30 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     if (nameMatches !== undefined && isRefusal(nameMatches)) {
       throw new SearchFailed({ message: `Invalid glob ${JSON.stringify(nameGlob)}: ${nameMatches.reason}` })
     }
+    // The files: depth-first, each directory's entries in path order, so they come sorted and
+    // glob sorts nothing. The directories with notes (skipped folders, unreadable) are few.
     const files: Array<string> = []
-    const skipped: Array<string> = []
-    const unreadable: Array<string> = []
-    // Breadth-first, as the walk goes, so the notes name the same directories first.
-    let level = [dir]
-    while (level.length > 0) {
-      const next: Array<string> = []
-      for (const d of level) {
-        const held = dirs.get(d)
-        if (held === undefined) return undefined
-        if (held.unreadable && d !== dir) unreadable.push(d)
-        skipped.push(...held.skipped)
-        for (const e of held.entries) {
-          if (e.kind === "dir") next.push(e.path)
-          else if (e.kind === "file" && (nameMatches === undefined || nameMatches(basenameOf(e.path))))
-            files.push(e.path)
-        }
-      }
-      level = next
+    const noted: Array<readonly [string, Dir]> = []
+    const stack: Array<WalkEntry> = []
+    const enter = (path: string, held: Dir) => {
+      if (held.skipped.length > 0 || (held.unreadable && path !== dir)) noted.push([path, held])
+      const ordered = inPathOrder(held.entries)
+      for (let i = ordered.length - 1; i >= 0; i--) stack.push(ordered[i]!)
     }
-    return { files, notes: unreadableNote(unreadable), skipped, backend: "index" }
+    enter(dir, top)
+    while (stack.length > 0) {
+      const e = stack.pop()!
+      if (e.kind === "dir") {
+        const held = dirs.get(e.path)
+        if (held === undefined) return undefined
+        enter(e.path, held)
+      } else if (e.kind === "file" && (nameMatches === undefined || nameMatches(e.name))) files.push(e.path)
+    }
+    // The notes breadth-first, as the walk goes, so they name the same directories first.
+    noted.sort(([a], [b]) => byWalkOrder(a, b))
+    const skipped = noted.flatMap(([, held]) => held.skipped)
+    const unreadable = noted.flatMap(([path, held]) => (held.unreadable && path !== dir ? [path] : []))
+    return { files, sorted: true, notes: unreadableNote(unreadable), skipped, backend: "index" }
   }
 
   const build = Effect.suspend(() => {
@@ -373,6 +376,37 @@ export const makeWarmIndex = (options: WarmIndexOptions): WarmIndex => {
     contentPending: () => state === "ready" && !contentRunning && content.hasWork()
   }
 }
+
+/**
+ * A directory's entries in the order of the paths below them (comparePaths's). The walk gives
+ * them sorted by name, which is that order unless a directory's name is followed by a longer
+ * name it begins, with a character before `/` next (`a` before `a.b`: `a.b` < `a/x`). Each
+ * neighbour pair is checked (a string test each, mostly); out of order, rarely, a sorted copy.
+ */
+export const inPathOrder = (entries: ReadonlyArray<WalkEntry>): ReadonlyArray<WalkEntry> => {
+  for (let i = 0; i + 1 < entries.length; i++) {
+    const a = entries[i]!
+    const b = entries[i + 1]!
+    const plain = a.name < b.name && !(a.kind === "dir" && b.name.startsWith(a.name))
+    if (!plain && byPathKey(a, b) > 0) return [...entries].sort(byPathKey)
+  }
+  return entries
+}
+
+/**
+ * The order the walk reaches two directories below one root: shallower first, then by the
+ * first name where their paths part (each level read in name order).
+ */
+export const byWalkOrder = (a: string, b: string): number => {
+  const as = a.split("/")
+  const bs = b.split("/")
+  if (as.length !== bs.length) return as.length - bs.length
+  for (let i = 0; i < as.length; i++) if (as[i] !== bs[i]) return comparePaths(as[i]!, bs[i]!)
+  return 0
+}
+
+const pathKey = (e: WalkEntry) => (e.kind === "dir" ? `${e.name}/` : e.name)
+const byPathKey = (a: WalkEntry, b: WalkEntry) => comparePaths(pathKey(a), pathKey(b))
 
 /** The tree has more entries than the budget: no index rather than a partial one. */
 class TooLarge extends Error {}
