@@ -115,6 +115,16 @@ const homeCredentialFiles = () => credentialFilesOf(credentialPaths(HOME))
 export const secretTwin = (abs: string, roots: ReadonlyArray<string>): string | undefined =>
   secretTwinAt(abs, roots, homeCredentialFiles)
 
+/**
+ * The same for the file a write's check recorded (subjects.ts's entry): decided from that one
+ * look, not a second one that a swap between the two could make see another file. Its link
+ * count is not kept, so the set of secrets is always asked.
+ */
+export const checkedSecretTwin = (
+  entry: { readonly dev: number; readonly ino: number },
+  roots: ReadonlyArray<string>
+): string | undefined => secretTwinOf({ dev: entry.dev, ino: entry.ino, links: 2 }, roots, homeCredentialFiles)
+
 /** The same for a file already opened, by what its fstat said: no second look at the path. */
 export const openedSecretTwin = (
   identity:

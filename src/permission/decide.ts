@@ -35,6 +35,8 @@ export interface Where {
   readonly readOnlyCommands: boolean
   /** The secret a file (a real path) is another name of, a hard link (containment.ts's secretTwin); the engine's look. */
   readonly secretTwin?: (real: string) => string | undefined
+  /** The same for the file a write's check recorded (its entry): the same look the write holds to. */
+  readonly checkedSecretTwin?: (entry: { readonly dev: number; readonly ino: number }) => string | undefined
 }
 
 /** What allowed a shell command that no rule names (permissions.readOnlyCommands). */
@@ -110,6 +112,17 @@ const controlWrite = (where: Where, tool: Tool, s: Subjects): string | undefined
   }
   return undefined
 }
+
+/**
+ * The secret a written file is another name of: by the entry the check recorded when there is
+ * one (the file the write is then held to), else by a look at the real path.
+ */
+const twinOf = (where: Where, p: { readonly real: string; readonly entry?: CheckedEntry | null }) =>
+  p.entry === undefined
+    ? where.secretTwin?.(p.real)
+    : p.entry === null
+      ? undefined
+      : (where.checkedSecretTwin?.(p.entry) ?? where.secretTwin?.(p.real))
 
 /** An existing regular file with an execute bit (CheckedPath.entry's mode). */
 const S_IFMT = 0o170000
@@ -300,8 +313,7 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
       reads || writes
         ? s.paths.filter(
             (p) =>
-              (isSensitive(p.real) || (writes && where.secretTwin?.(p.real) !== undefined)) &&
-              !allowsPath(where, policy, tool, p)
+              (isSensitive(p.real) || (writes && twinOf(where, p) !== undefined)) && !allowsPath(where, policy, tool, p)
           )
         : []
     if (secret.length > 0 && !saved) {

@@ -13,7 +13,7 @@ import { sessionsOrOwn } from "../session/sessions.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { type PermissionMode, type ProfileConfig, permissionsSection, profilesSection } from "./config.ts"
-import { isSensitive, realPath, secretTwin, within } from "./containment.ts"
+import { checkedSecretTwin, isSensitive, realPath, secretTwin, within } from "./containment.ts"
 import { allowsPath, decideOne, type Where } from "./decide.ts"
 import {
   alwaysRefused,
@@ -164,7 +164,8 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         inside,
         matchesPath,
         readOnlyCommands: perms.readOnlyCommands !== false,
-        secretTwin: (real) => secretTwin(real, twinRoots)
+        secretTwin: (real) => secretTwin(real, twinRoots),
+        checkedSecretTwin: (entry) => checkedSecretTwin(entry, twinRoots)
       }
 
       const RANK: Record<RuleBehavior, number> = { allow: 0, ask: 1, deny: 2 }

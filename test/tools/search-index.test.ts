@@ -23,7 +23,7 @@ import type { SearchBackend } from "../../src/tools/search/backend.ts"
 import { type IndexedBackend, searchIndexLayer } from "../../src/tools/search/indexed.ts"
 import { loadRipgrepPath, makeRipgrepBackend } from "../../src/tools/search/ripgrep.ts"
 import { walkBackend } from "../../src/tools/search/walk.ts"
-import { byWalkOrder, inPathOrder } from "../../src/tools/search/warm-index.ts"
+import { byWalkOrder, inPathOrder } from "../../src/tools/search/walk-order.ts"
 import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, run } from "./helpers.ts"
 
