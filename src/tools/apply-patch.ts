@@ -16,7 +16,7 @@ import { displayPath, resolvePath } from "../path/path.ts"
 import { fail } from "../tool/errors.ts"
 import { WRITES_FILES } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
-import { fsFailure, writeFailures } from "./fs-failure.ts"
+import { fsFailure, writeFailures } from "./failures/fs.ts"
 
 const Parameters = Schema.Struct({
   patchText: Schema.String.annotate({

@@ -16,7 +16,7 @@ import { clip } from "../text/cut.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
 import { defineTool, invalidArguments, type ToolContext } from "../tool/tool.ts"
-import { signalExitCode, spawnGroupLeader } from "./process-group.ts"
+import { signalExitCode, spawnGroupLeader } from "./bash/process-group.ts"
 
 export const DEFAULT_TIMEOUT_MS = 60_000
 export const MAX_TIMEOUT_NAME = "FREECODE_BASH_MAX_TIMEOUT_MS"

@@ -17,7 +17,7 @@ import { displayPath, resolvePath } from "../path/path.ts"
 import { fail } from "../tool/errors.ts"
 import { WRITES_FILES } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
-import { fsFailure, notFoundMessage, writeFailures } from "./fs-failure.ts"
+import { fsFailure, notFoundMessage, writeFailures } from "./failures/fs.ts"
 
 const Parameters = Schema.Struct({
   filePath: Schema.String.annotate({ description: "File to edit, absolute or relative to the project root." }),

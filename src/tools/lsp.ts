@@ -31,7 +31,7 @@ import { displayPath, resolvePath } from "../path/path.ts"
 import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { defineTool } from "../tool/tool.ts"
-import { statOrFail } from "./fs-failure.ts"
+import { statOrFail } from "./failures/fs.ts"
 
 const OPERATIONS = [
   "goToDefinition",

@@ -5,7 +5,7 @@
  * width of the last number shown. Lines over 2,000 chars end with `… [N chars cut]`. When lines
  * follow the window, a last line names the window, the total and the `offset` to continue with.
  * The file is read in chunks: memory stays bounded by the window, whatever the file's size
- * (read-text.ts). All I/O goes through LocalFs, so any file system the system is given serves it.
+ * (read/text.ts). All I/O goes through LocalFs, so any file system the system is given serves it.
  *
  * Every byte passes through a fingerprint (size, hash, line hashes) for ReadState: an identical
  * re-read of the same window is answered with a pointer to the earlier copy (spec: "Not sending
@@ -19,10 +19,10 @@ import { Fingerprinter } from "../read-state/fingerprint.ts"
 import { dedupPointer, ReadState } from "../read-state/read-state.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
 import { defineTool, type ToolContext, type ToolOutput } from "../tool/tool.ts"
-import { fsFailure, notFoundMessage } from "./fs-failure.ts"
-import { binaryAdvice, type ReadError, readText, scanWhole, WHOLE_FILE_BYTES, wholeText } from "./read-text.ts"
+import { fsFailure, notFoundMessage } from "./failures/fs.ts"
+import { binaryAdvice, type ReadError, readText, scanWhole, WHOLE_FILE_BYTES, wholeText } from "./read/text.ts"
 
-export { BINARY_SNIFF_BYTES, MAX_LINE_CHARS, WHOLE_FILE_BYTES } from "./read-text.ts"
+export { BINARY_SNIFF_BYTES, MAX_LINE_CHARS, WHOLE_FILE_BYTES } from "./read/text.ts"
 
 export const DEFAULT_READ_LINES = 2000
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024

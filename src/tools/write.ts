@@ -18,7 +18,7 @@ import { plural } from "../text/plural.ts"
 import { fail } from "../tool/errors.ts"
 import { WRITES_FILES } from "../tool/presets.ts"
 import { defineTool } from "../tool/tool.ts"
-import { fsFailure, writeFailures } from "./fs-failure.ts"
+import { fsFailure, writeFailures } from "./failures/fs.ts"
 
 const Parameters = Schema.Struct({
   filePath: Schema.String.annotate({ description: "File to write, absolute or relative to the project root." }),

@@ -10,7 +10,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnGroupLeader } from "../../src/tools/process-group.ts"
+import { spawnGroupLeader } from "../../src/tools/bash/process-group.ts"
 
 const CHILD = fileURLToPath(new URL("../fixtures/bash/group-child.ts", import.meta.url))
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { endGroup, groupRuns, spawnGroupLeader } from "../../src/tools/process-group.ts"
+import { endGroup, groupRuns, spawnGroupLeader } from "../../src/tools/bash/process-group.ts"
 
 const state = (pid: number): string | undefined => {
   try {

@@ -5,13 +5,13 @@
  * the window whatever the file's size.
  */
 import { Effect, Option, type PlatformError } from "effect"
-import type { OpenFile } from "../fs/local-fs.ts"
-import { displayPath } from "../path/path.ts"
-import type { Fingerprinter } from "../read-state/fingerprint.ts"
-import { cutEnd } from "../text/cut.ts"
-import { fail, ToolFailure, type TransientFailure } from "../tool/errors.ts"
-import type { ToolOutput } from "../tool/tool.ts"
-import { fsFailure } from "./fs-failure.ts"
+import type { OpenFile } from "../../fs/local-fs.ts"
+import { displayPath } from "../../path/path.ts"
+import type { Fingerprinter } from "../../read-state/fingerprint.ts"
+import { cutEnd } from "../../text/cut.ts"
+import { fail, ToolFailure, type TransientFailure } from "../../tool/errors.ts"
+import type { ToolOutput } from "../../tool/tool.ts"
+import { fsFailure } from "../failures/fs.ts"
 
 export const MAX_LINE_CHARS = 2000
 /** How much of a file's start is checked for a NUL byte. */

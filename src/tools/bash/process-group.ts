@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { constants } from "node:os"
 import { Deferred, Duration, Effect, type Scope } from "effect"
-import { type Descriptor, openDescriptors } from "../sandbox/launch.ts"
+import { type Descriptor, openDescriptors } from "../../sandbox/launch.ts"
 import { killMarked, MARK_NAME, newMark, watch } from "./call-mark.ts"
 
 /** How the shell ended: its code, or the signal that killed it. */

@@ -4,11 +4,11 @@
  */
 import * as NodePath from "node:path"
 import { Effect, type FileSystem, type PlatformError } from "effect"
-import type { WriteRefused } from "../edit/write-fs-shape.ts"
-import { displayDir, displayPath } from "../path/path.ts"
-import { similarNames } from "../path/similar-names.ts"
-import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
-import { readableError } from "../tool/readable-error.ts"
+import type { WriteRefused } from "../../edit/write-fs-shape.ts"
+import { displayDir, displayPath } from "../../path/path.ts"
+import { similarNames } from "../../path/similar-names.ts"
+import { fail, type ToolFailure, TransientFailure } from "../../tool/errors.ts"
+import { readableError } from "../../tool/readable-error.ts"
 
 /**
  * The message for a path that does not exist: names up to 3 similarly named entries of the
