@@ -15,9 +15,8 @@
  * the client is told that, as a different problem.
  */
 import { randomUUID } from "node:crypto"
-import { Context, Deferred, Effect, Option, Queue, Schedule, type Scope } from "effect"
-import * as SqlClient from "effect/sql/SqlClient"
-import { HostLease } from "../state/host-lease.ts"
+import { type Context, Deferred, Effect, Queue, Schedule, type Scope } from "effect"
+import { sharedStoreOf } from "../state/host-lease.ts"
 import type { Forward, HeldCalls, HeldOutcome, HeldPlace, RequestIo } from "./held-calls.ts"
 
 /** The channel: `a:HOLDER` (answers for it), `d:ID` (a handoff done), `c:ID` (cancelled), `x:HOLDER:HELD` (drop). */
@@ -62,11 +61,9 @@ export const makeHeldHandoff = (
   ttlMs: number
 ): Effect.Effect<HeldHandoff | undefined, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const sqlOption = Context.getOption(system as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
-    const leaseOption = Context.getOption(system as Context.Context<HostLease>, HostLease)
-    if (Option.isNone(sqlOption) || Option.isNone(leaseOption)) return undefined
-    const sql = sqlOption.value
-    const lease = leaseOption.value
+    const store = sharedStoreOf(system)
+    if (store === undefined) return undefined
+    const { sql, lease } = store
     const pg = "listen" in sql && "notify" in sql ? (sql as unknown as PgListen) : undefined
     const place: HeldPlace = {
       holder: `${lease.hostId}/${randomUUID().slice(0, 8)}`,

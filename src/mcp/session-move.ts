@@ -22,10 +22,9 @@ import type {
   WebStandardStreamableHTTPServerTransport
 } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Context, Effect, Option, Queue, Schedule, type Scope } from "effect"
-import * as SqlClient from "effect/sql/SqlClient"
+import { type Context, Effect, Queue, Schedule, type Scope } from "effect"
 import { lazyImport } from "../load/lazy.ts"
-import { HostLease } from "../state/host-lease.ts"
+import { sharedStoreOf } from "../state/host-lease.ts"
 import type { HttpAuth } from "./http-guard.ts"
 import { sendWebResponse, toWebRequest } from "./modern.ts"
 
@@ -116,11 +115,9 @@ export const sessionMoving = (
   endHere: (sessionId: string) => void
 ): Effect.Effect<SessionMoving | undefined, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const sqlOption = Context.getOption(system as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
-    const leaseOption = Context.getOption(system as Context.Context<HostLease>, HostLease)
-    if (Option.isNone(sqlOption) || Option.isNone(leaseOption)) return undefined
-    const sql = sqlOption.value
-    const lease = leaseOption.value
+    const shared = sharedStoreOf(system)
+    if (shared === undefined) return undefined
+    const { sql, lease } = shared
     const workspace = lease.workspace
     const run = Effect.runPromiseWith(yield* Effect.context<never>())
     const now = () => Date.now()

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
@@ -154,3 +154,15 @@ export const layer = (options: HostLeaseOptions & { readonly onFenced?: (e: Host
       return lease
     })
   )
+
+/**
+ * The shared store a built system holds, with this replica's lease on it; undefined when the
+ * system has none (the embedded default): what the features that span replicas need to start.
+ */
+export const sharedStoreOf = (
+  system: Context.Context<never>
+): { readonly sql: SqlClient.SqlClient; readonly lease: HostLeaseShape } | undefined => {
+  const sql = Context.getOption(system as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+  const lease = Context.getOption(system as Context.Context<HostLease>, HostLease)
+  return Option.isNone(sql) || Option.isNone(lease) ? undefined : { sql: sql.value, lease: lease.value }
+}

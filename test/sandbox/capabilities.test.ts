@@ -8,14 +8,9 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { REFUSED_CALLS, seccompFilter } from "../../src/sandbox/seccomp.ts"
-import { bubblewrap, canBeNobody, cleanUp, folder, giveToNobody, hostBase, inside, runnable } from "./inside.ts"
+import { bubblewrap, cleanUp, folder, giveToNobody, hostBase, inside, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
-
-const users = [
-  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
-  { who: "nobody", asNobody: true, skip: !canBeNobody }
-]
 
 const hostQueues = () => execFileSync("ipcs", ["-q"], { encoding: "utf8" })
 

@@ -18,25 +18,12 @@ import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { type CommandLine, Sandbox, type SandboxShape } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings } from "../../src/sandbox/settings.ts"
-import { canBeNobody, cleanUp, folder, giveToNobody, runnable } from "./inside.ts"
+import { cleanUp, folder, GIT_ENV, giveToNobody, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
 
 const state = folder("freecode-cg-state-")
 process.env.FREECODE_STATE_DIR = state
-
-const users = [
-  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
-  { who: "nobody", asNobody: true, skip: !canBeNobody }
-]
-
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@example.com",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@example.com",
-  GIT_CONFIG_NOSYSTEM: "1"
-}
 
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", ["-c", "safe.directory=*", ...args], {

@@ -11,22 +11,9 @@ import { afterAll, describe, expect, it } from "vitest"
 import { CONTROL_PATHS } from "../../src/sandbox/control-paths.ts"
 import { guardedPlaces, nestedBases } from "../../src/sandbox/guarded.ts"
 import { secretFilesIn } from "../../src/sandbox/secret-files.ts"
-import { canBeNobody, cleanUp, folder, giveToNobody, inside, runnable } from "./inside.ts"
+import { cleanUp, folder, GIT_ENV, giveToNobody, inside, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
-
-const users = [
-  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
-  { who: "nobody", asNobody: true, skip: !canBeNobody }
-]
-
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@example.com",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@example.com",
-  GIT_CONFIG_NOSYSTEM: "1"
-}
 
 /** A project with a git repository (a hook, a config), a freecode.json, and one commit. */
 const project = (asNobody: boolean) => {

@@ -22,6 +22,21 @@ export const runnable = process.platform === "linux" && (bubblewrap !== undefine
 /** Whether `nobody` can be switched to here (root, with setpriv). */
 export const canBeNobody = process.getuid?.() === 0 && findProgram("setpriv") !== undefined
 
+/** The two users every boundary test runs as: root, and `nobody` where it can be switched to. */
+export const users = [
+  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
+  { who: "nobody", asNobody: true, skip: !canBeNobody }
+]
+
+/** git run by the tests: a fixed identity, no system config. */
+export const GIT_ENV = {
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@example.com",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@example.com",
+  GIT_CONFIG_NOSYSTEM: "1"
+}
+
 /** Outside the sandbox's fresh /tmp: what is made here is the host's, seen read-only inside. */
 export const hostBase = NodeFs.existsSync("/var/tmp") ? "/var/tmp" : NodeOs.tmpdir()
 

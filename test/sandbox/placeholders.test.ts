@@ -13,14 +13,9 @@ import { afterAll, describe, expect, it } from "vitest"
 import { placeholders, TOP_CONTROL_NAMES } from "../../src/sandbox/placeholders.ts"
 import { type CommandLine, Sandbox } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings } from "../../src/sandbox/settings.ts"
-import { canBeNobody, cleanUp, folder, giveToNobody, runnable } from "./inside.ts"
+import { cleanUp, folder, giveToNobody, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
-
-const users = [
-  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
-  { who: "nobody", asNobody: true, skip: !canBeNobody }
-]
 
 const project = (asNobody: boolean) => {
   const root = folder("freecode-ph-root-", true)

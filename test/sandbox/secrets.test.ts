@@ -10,14 +10,9 @@ import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { HOME_CREDENTIALS } from "../../src/sandbox/credentials.ts"
 import { credentialFilesOf, secretFilesIn } from "../../src/sandbox/secret-files.ts"
-import { canBeNobody, cleanUp, folder, giveToNobody, inside, runnable } from "./inside.ts"
+import { cleanUp, folder, giveToNobody, inside, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
-
-const users = [
-  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
-  { who: "nobody", asNobody: true, skip: !canBeNobody }
-]
 
 /** Name → content; each content is unique, so the output shows which one leaked. */
 const SECRETS: Record<string, string> = {

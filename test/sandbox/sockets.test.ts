@@ -11,7 +11,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { findProgram } from "../../src/sandbox/availability.ts"
-import { canBeNobody, cleanUp, folder, giveToNobody, inside, runnable } from "./inside.ts"
+import { cleanUp, folder, giveToNobody, inside, runnable, users } from "./inside.ts"
 
 const servers: Array<ChildProcess> = []
 afterAll(() => {
@@ -20,11 +20,6 @@ afterAll(() => {
 })
 
 const socat = findProgram("socat")
-const users = [
-  { who: "root", asNobody: false, skip: process.getuid?.() !== 0 },
-  { who: "nobody", asNobody: true, skip: !canBeNobody }
-]
-
 /** A host server on `address` (socat's form) that answers every connection with `HELLO-<name>`. */
 const serve = async (address: string, name: string, ready: () => boolean) => {
   const s = spawn(socat!, [`${address},fork,mode=777`, `SYSTEM:echo HELLO-${name}`], { stdio: "ignore" })
