@@ -18,7 +18,7 @@ import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { type CommandLine, Sandbox, type SandboxShape } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings } from "../../src/sandbox/settings.ts"
-import { cleanUp, folder, GIT_ENV, giveToNobody, runnable, users } from "./inside.ts"
+import { asUser, cleanUp, folder, GIT_ENV, giveToNobody, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
 
@@ -76,16 +76,6 @@ const lineOf = (sandbox: SandboxShape, p: Project, script: string) =>
       writable: []
     })
   )
-
-/** As `nobody`: the host side (the filter's and info file's descriptors) stays this user's. */
-const asUser = (line: CommandLine, asNobody: boolean): Array<string> => {
-  if (!asNobody) return [...line]
-  const tempDir = line[line.indexOf("TMPDIR") + 1]!
-  NodeFs.chmodSync(NodePath.dirname(tempDir), 0o755)
-  NodeFs.chmodSync(tempDir, 0o777)
-  const at = line.findIndex((w) => w.endsWith("/bwrap"))
-  return [...line.slice(0, at), "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...line.slice(at)]
-}
 
 /** Starts `line`; `done` resolves with its output and exit once it has ended (bounded: killed after 60 s). */
 const start = (line: CommandLine, asNobody: boolean) => {

@@ -37,6 +37,20 @@ export const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: "1"
 }
 
+/**
+ * A layer's bubblewrap line run as `nobody`: setpriv before bwrap, so the host side (the filter's
+ * and info file's descriptors) stays this user's. The layer's session temp dir is this user's
+ * (0700): it is opened to nobody, as theirs would be.
+ */
+export const asUser = (line: ReadonlyArray<string>, asNobody: boolean): Array<string> => {
+  if (!asNobody) return [...line]
+  const tempDir = line[line.indexOf("TMPDIR") + 1]!
+  NodeFs.chmodSync(NodePath.dirname(tempDir), 0o755)
+  NodeFs.chmodSync(tempDir, 0o777)
+  const at = line.findIndex((w) => w.endsWith("/bwrap"))
+  return [...line.slice(0, at), "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...line.slice(at)]
+}
+
 /** Outside the sandbox's fresh /tmp: what is made here is the host's, seen read-only inside. */
 export const hostBase = NodeFs.existsSync("/var/tmp") ? "/var/tmp" : NodeOs.tmpdir()
 

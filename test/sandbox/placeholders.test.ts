@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { placeholders, TOP_CONTROL_NAMES } from "../../src/sandbox/placeholders.ts"
 import { type CommandLine, Sandbox } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings } from "../../src/sandbox/settings.ts"
-import { cleanUp, folder, giveToNobody, runnable, users } from "./inside.ts"
+import { asUser, cleanUp, folder, giveToNobody, runnable, users } from "./inside.ts"
 
 afterAll(cleanUp)
 
@@ -49,17 +49,6 @@ const withSandbox = <A>(
       Effect.scoped
     )
   )
-
-/** As `nobody`: the host side (the filter's and info file's descriptors) stays this user's. */
-const asUser = (line: CommandLine, asNobody: boolean): Array<string> => {
-  if (!asNobody) return [...line]
-  // The layer's session temp dir is this user's (0700): open it to nobody, as theirs would be.
-  const tempDir = line[line.indexOf("TMPDIR") + 1]!
-  NodeFs.chmodSync(NodePath.dirname(tempDir), 0o755)
-  NodeFs.chmodSync(tempDir, 0o777)
-  const at = line.findIndex((w) => w.endsWith("/bwrap"))
-  return [...line.slice(0, at), "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...line.slice(at)]
-}
 
 const run = (line: CommandLine, asNobody: boolean) => {
   const [program, ...args] = asUser(line, asNobody)
