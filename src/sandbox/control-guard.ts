@@ -56,6 +56,8 @@ interface Tracked extends Guarded {
   readonly replaced: Map<string, { readonly seen: boolean; touched: boolean }>
   /** Made paths already moved aside or reported: each is named once. */
   readonly handled: Set<string>
+  /** Once stopped: resolves when the verdict on its replaced entries is in its notices. */
+  settled: Promise<void> | undefined
 }
 
 const TICK_MS = 1_000
@@ -88,6 +90,12 @@ const running = (pid: number): boolean => {
     return false
   }
 }
+
+/**
+ * Resolves once the loop has read what the kernel queued before now: fs.watch events are read in
+ * the poll phase, and each setImmediate runs after one (two, so a poll begun before counts too).
+ */
+const afterEvents = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
 
 export interface ControlGuard {
   /** Starts guarding the sandbox of `key` (the command line it runs). */
@@ -127,10 +135,12 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   /**
    * Once the stopped sandbox is gone: a replaced entry that was named by an event after its
    * replacement, or whose replacement no event showed, may hold what the command wrote, and is
-   * moved aside whole; one nobody touched since is left as the person's.
+   * moved aside whole; one nobody touched since is left as the person's. `gone` is false when
+   * the sandbox could not be seen to end: then every replaced entry counts as touched.
    */
-  const settle = (t: Tracked) => {
+  const settle = (t: Tracked, gone: boolean) => {
     if (!stopping.delete(t)) return
+    if (!gone) for (const r of t.replaced.values()) r.touched = true
     for (const [p, id] of t.boundIds)
       if (!t.replaced.has(p) && identity(p) !== id) t.replaced.set(p, { seen: false, touched: false })
     for (const [p, r] of t.replaced) {
@@ -164,6 +174,15 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     if (t.stopped) return
     t.stopped = true
     stopping.add(t)
+    let done: () => void = () => {}
+    t.settled = new Promise((resolve) => (done = resolve))
+    // Every write inside queued its event before the process that made it was gone; the verdict
+    // waits until the loop has read them all (afterEvents), or a write counts as never made.
+    const verdict = (gone: boolean) =>
+      afterEvents().then(() => {
+        settle(t, gone)
+        done()
+      })
     const kill = (tries: number) => {
       const pid = pidOf(t)
       if (pid !== undefined) {
@@ -171,15 +190,16 @@ export const controlGuard = (quarantine: string): ControlGuard => {
           process.kill(pid, "SIGKILL")
         } catch {}
         // Gone once its init is reaped or a zombie: then nothing inside can write any more.
-        const gone = (left: number) => {
-          if (!running(pid) || left === 0) settle(t)
-          else setTimeout(() => gone(left - 1), 2).unref()
+        const wait = (left: number) => {
+          if (!running(pid)) return void verdict(true)
+          if (left === 0) return void verdict(false)
+          setTimeout(() => wait(left - 1), 2).unref()
         }
-        return gone(2_500)
+        return wait(2_500)
       }
       // bubblewrap has not answered yet: its init is not there to kill; look again shortly.
       if (tries > 0 && !t.ended) setTimeout(() => kill(tries - 1), 5).unref()
-      else settle(t)
+      else void verdict(t.ended)
     }
     kill(2_000)
   }
@@ -205,12 +225,15 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const onEvent = (dir: string, name: string | null) => {
     // No name: the kernel's queue overflowed and events were lost; every replaced entry counts as touched.
     if (name === null) {
-      for (const t of live) for (const r of t.replaced.values()) r.touched = true
-      for (const t of live) checkBound(t)
+      for (const t of stopping) for (const r of t.replaced.values()) r.touched = true
+      for (const t of live) if (!t.stopped) checkBound(t)
       return
     }
+    // A stopped sandbox may have left the live set already (its end seen first) and still be
+    // waiting for its verdict: events naming its replaced entries count until then.
     const path = NodePath.join(dir, name)
-    for (const t of live) if (stopping.has(t) || !t.stopped) checkBound(t, path)
+    for (const t of live) if (!t.stopped) checkBound(t, path)
+    for (const t of stopping) checkBound(t, path)
   }
 
   /**
@@ -282,8 +305,6 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const end = (t: Tracked) => {
     if (t.ended) return
     t.ended = true
-    // Its command has ended: a stop under way is over, and its verdict is due now, not later.
-    settle(t)
     live.delete(t)
     sweep(t)
     rewatch()
@@ -294,7 +315,8 @@ export const controlGuard = (quarantine: string): ControlGuard => {
     for (const t of [...live]) {
       if (!t.stopped) checkBound(t) // a missed event is caught here
       if (isRunning(t)) sweep(t)
-      else end(t)
+      // Ended: what the kernel queued before that (a replacement, a write after it) is read first.
+      else void afterEvents().then(() => end(t))
     }
   }
 
@@ -308,7 +330,8 @@ export const controlGuard = (quarantine: string): ControlGuard => {
       ended: false,
       stopped: false,
       replaced: new Map(),
-      handled: new Set()
+      handled: new Set(),
+      settled: undefined
     }
     started.set(t, Date.now())
     byKey.set(key, t)
@@ -328,15 +351,18 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const audit = async (key: object): Promise<ReadonlyArray<string>> => {
     const t = byKey.get(key)
     if (t === undefined) return []
-    // Events the kernel queued before now are delivered in the loop's next poll: let it run, so a
-    // write after a replacement is counted before the verdict.
-    if (t.stopped) for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+    // A replacement the kernel queued before the command ended is read first, so it stops (and
+    // is judged) like one seen while it ran; a stop's verdict is waited for.
+    await afterEvents()
+    if (!t.stopped && !t.ended) checkBound(t) // a missed event is caught here, as in tick
     end(t)
+    if (t.settled !== undefined) await t.settled
     return t.notices.splice(0)
   }
 
   const close = () => {
     for (const t of [...live]) end(t)
+    for (const t of [...stopping]) settle(t, false)
     for (const w of watchers.values()) w.close()
     watchers.clear()
     if (ticker !== undefined) clearInterval(ticker)
