@@ -11,6 +11,8 @@
  *   so two systems writing one file queue on one semaphore (before the machine-wide lock file).
  * - `recovered staging folders` (src/edit/write-native.ts): a staging folder's dead owners'
  *   work is recovered once per process, on its first write.
+ * - `lock folder` (src/edit/file-lock.ts): the folder of the machine-wide lock files, made
+ *   private to the user once per process, and what had to be moved aside for it (said once).
  * - `sandbox probes` (src/sandbox/availability.ts): whether bubblewrap or Seatbelt works here,
  *   asked once per process (it starts a sandbox).
  * - `live job hosts` (src/jobs/jobs.ts): the tool systems alive in this process, so a job

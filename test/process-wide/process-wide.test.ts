@@ -4,6 +4,7 @@
  * process's entries are the documented ones, each declared by the module that uses it.
  */
 import { describe, expect, it } from "vitest"
+import "../../src/edit/file-lock.ts"
 import "../../src/edit/write-native.ts"
 import "../../src/jobs/jobs.ts"
 import "../../src/read-state/read-state.ts"
@@ -30,6 +31,6 @@ describe("process-wide state", () => {
       processWideNames()
         .filter((n) => !n.startsWith("test "))
         .sort()
-    ).toEqual(["live job hosts", "path locks", "recovered staging folders", "sandbox probes"])
+    ).toEqual(["live job hosts", "lock folder", "path locks", "recovered staging folders", "sandbox probes"])
   })
 })
