@@ -29,7 +29,7 @@ const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10
 const server = async (mode: Mode) => {
   const { ConfigProvider, Context, Effect, Layer, Scope } = await import("effect")
   const { ToolSystem } = await import("../src/layers/live.ts")
-  const { serveHttp } = await import("../src/mcp/serve.ts")
+  const { serveHttp } = await import("../src/mcp/transports.ts")
   const { Sessions } = await import("../src/session/sessions.ts")
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined)
   const scope = Effect.runSync(Scope.make())

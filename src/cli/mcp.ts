@@ -16,7 +16,7 @@ import { ConfigProvider, Context, Effect, Fiber, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { type HttpAuth, isLoopback, randomToken, tokenProblem } from "../mcp/http-guard.ts"
-import type { HttpServing } from "../mcp/serve.ts"
+import type { HttpServing } from "../mcp/transports.ts"
 import { DefaultMode } from "../permission/engine.ts"
 import { mcpPrompter } from "../prompt/mcp-elicitation.ts"
 import { PrompterSource } from "../prompt/prompter.ts"
@@ -31,7 +31,7 @@ import { announceAutoDeferralWhenReady, buildToolSystem, checkOptions, sandboxSt
 
 // The MCP SDK's server side (with zod and hono, ~20 MB resident) is loaded only by `mcp`, not by
 // every command of the CLI.
-const loadServe = Effect.promise(() => import("../mcp/serve.ts"))
+const loadServe = Effect.promise(() => import("../mcp/transports.ts"))
 
 /**
  * Read de-duplication is off by default when serving MCP: a client may prune or compact its

@@ -12,6 +12,7 @@ import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as NodePath from "node:path"
 import { Duration, Effect, PlatformError } from "effect"
+import { processWide } from "../process-wide/process-wide.ts"
 import { alive, me, type Owner, ownerTag, parseOwner } from "./owner.ts"
 
 /** How long a call waits for another process's lock before it gives up (busy: try again). */
@@ -19,16 +20,14 @@ const WAIT = Duration.seconds(30)
 /** A lock or break file with no readable owner older than this was left by a crash between create and write. */
 const UNREADABLE_STALE_MS = 5_000
 
-let lockDir: string | undefined
-/** What was moved aside when the lock folder was made, said once in the log. */
-let movedNotice: string | undefined
-
 /**
  * Makes `dir` a folder private to this user (0700). Something else at that path that this user
  * owns (a file, a link: a damaged state) is moved aside as `<dir>.damaged-<time>` and a fresh
  * folder made; a path another user owns is refused — it may be planted — saying what to do.
+ * Returns what was moved aside, in words for the log.
  */
-const privateFolder = (dir: string, uid: number | undefined) => {
+const privateFolder = (dir: string, uid: number | undefined): string | undefined => {
+  let moved: string | undefined
   const look = () => {
     try {
       return NFS.lstatSync(dir)
@@ -41,7 +40,7 @@ const privateFolder = (dir: string, uid: number | undefined) => {
   if (st !== undefined && !st.isDirectory() && (uid === undefined || st.uid === uid)) {
     const aside = `${dir}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`
     NFS.renameSync(dir, aside)
-    movedNotice = `the lock folder ${dir} was not a folder; it was moved aside to ${aside} and a fresh one made (delete the old one when you have looked at it)`
+    moved = `the lock folder ${dir} was not a folder; it was moved aside to ${aside} and a fresh one made (delete the old one when you have looked at it)`
     st = undefined
   }
   if (st === undefined) {
@@ -58,19 +57,25 @@ const privateFolder = (dir: string, uid: number | undefined) => {
     )
   }
   if ((st.mode & 0o077) !== 0) NFS.chmodSync(dir, 0o700)
+  return moved
 }
 
-/** `<tmp>/freecode-tools-<uid>/locks`, private to the user. */
-export const locksFolder = (): string => {
-  if (lockDir !== undefined) return lockDir
+/**
+ * The lock folder, `<tmp>/freecode-tools-<uid>/locks` (private to the user), and what was moved
+ * aside to make it, until the log has said so once. The machine's, not a system's: every system
+ * in the process locks files in the same folder, so it is made (and checked) once per process. A
+ * folder that cannot be made leaves nothing behind, and the next lock tries again.
+ */
+const lockFolder = processWide("lock folder", () => {
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined
   const base = NodePath.join(OS.tmpdir(), `freecode-tools-${uid ?? 0}`)
   const dir = NodePath.join(base, "locks")
-  privateFolder(base, uid)
-  privateFolder(dir, uid)
-  lockDir = dir
-  return dir
-}
+  const moved = [privateFolder(base, uid), privateFolder(dir, uid)].filter((m) => m !== undefined)
+  return { dir, notice: moved.length === 0 ? undefined : moved.join("; ") }
+})
+
+/** `<tmp>/freecode-tools-<uid>/locks`, private to the user. */
+export const locksFolder = (): string => lockFolder.get().dir
 
 export const lockFileOf = (key: string): string =>
   NodePath.join(locksFolder(), `${createHash("sha256").update(key).digest("hex").slice(0, 40)}.lock`)
@@ -167,9 +172,11 @@ export const acquireFileLock = (
 ): Effect.Effect<string, PlatformError.PlatformError> =>
   Effect.gen(function* () {
     const file = yield* io(key, () => lockFileOf(key))
-    if (movedNotice !== undefined) {
-      yield* Effect.logWarning(movedNotice)
-      movedNotice = undefined
+    const folder = lockFolder.get()
+    if (folder.notice !== undefined) {
+      const notice = folder.notice
+      folder.notice = undefined
+      yield* Effect.logWarning(notice)
     }
     const deadline = Date.now() + Duration.toMillis(WAIT)
     let pause = 2

@@ -12,6 +12,7 @@
  * (macOS has no bind mounts; a nullfs or loopback mount is not seen).
  */
 import * as NFS from "node:fs"
+import { processWide } from "../process-wide/process-wide.ts"
 
 interface Table {
   readonly at: number
@@ -23,7 +24,8 @@ interface Table {
 
 const TABLE_MS = 1_000
 const hasProc = process.platform === "linux" && NFS.existsSync("/proc/self/mountinfo")
-let table: Table | undefined
+/** The table last read: the machine's mounts, so the process's (src/process-wide), not a layer's. */
+const lastTable = processWide("bind-mount table", () => ({ table: undefined as Table | undefined }))
 
 const decodeOctal = (field: string): string =>
   field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)))
@@ -44,11 +46,15 @@ const readTable = (): Table => {
     bindById.set(Number(fields[0]), bind)
     if (bind) bindPoints.push(decodeOctal(fields[4]!))
   }
-  table = { at: Date.now(), bindById, bindPoints }
+  const table = { at: Date.now(), bindById, bindPoints }
+  lastTable.get().table = table
   return table
 }
 
-const current = (): Table => (table !== undefined && Date.now() - table.at <= TABLE_MS ? table : readTable())
+const current = (): Table => {
+  const { table } = lastTable.get()
+  return table !== undefined && Date.now() - table.at <= TABLE_MS ? table : readTable()
+}
 
 /** The mount id of an open descriptor, or undefined where the system cannot say. */
 const mountIdOf = (fd: number): number | undefined => {

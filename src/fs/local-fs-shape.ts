@@ -33,6 +33,13 @@ export interface FileStats {
   readonly identity?: { readonly dev: number; readonly ino: number; readonly links: number; readonly mounted?: boolean }
 }
 
+/** What is at a path, links followed, without opening it. */
+export interface PathInfo {
+  readonly type: FileType
+  /** The user id that owns it; undefined where the file system keeps none (an in-memory one). */
+  readonly owner: number | undefined
+}
+
 /** A file opened read-only; closed when the scope closes. */
 export interface OpenFile {
   readonly stats: FileStats
@@ -77,6 +84,12 @@ export interface LocalFsShape {
    * found, or when this layer cannot tell cheaply (the caller then asks realPath).
    */
   readonly linkFreeBelow: (base: string, path: string) => boolean
+  /**
+   * What is at `path` (absolute), links followed, without opening it: whether something is there
+   * at all (NotFound when not), its type and owner. For looking a name up (a marker file, a
+   * program on PATH), where opening could wait on what it is or fail on a file one may not read.
+   */
+  readonly stat: (path: string) => Effect.Effect<PathInfo, PlatformError.PlatformError>
   /** Where the symbolic link `path` points (as written in it); undefined when `path` is no link or is missing. */
   readonly readLink: (path: string) => Effect.Effect<string | undefined>
   /** A directory's entries, sorted by name (UTF-16 code units). The array must not be changed. */

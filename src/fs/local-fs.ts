@@ -22,6 +22,7 @@ export type {
   FileType,
   LocalFsShape,
   OpenFile,
+  PathInfo,
   WholeFile
 } from "./local-fs-shape.ts"
 

@@ -31,6 +31,7 @@ import type {
   FileType,
   LocalFsShape,
   OpenFile,
+  PathInfo,
   WholeFile
 } from "./local-fs-shape.ts"
 import { type Mount, makeMountLookup, readMountTable } from "./local-mounts.ts"
@@ -200,6 +201,15 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
       ? now("realPath", path, () => NFS.realpathSync.native(path, "utf8"))
       : call<string>("realPath", path, (done) => NFS.realpath.native(path, "utf8", done))
 
+  const infoOf = (st: NFS.Stats): PathInfo => ({ type: typeOf(st), owner: st.uid })
+  const stat = (path: string): Effect.Effect<PathInfo, PlatformError.PlatformError> =>
+    isLocal(path)
+      ? now("stat", path, () => infoOf(NFS.statSync(path)))
+      : Effect.map(
+          call<NFS.Stats>("stat", path, (done) => NFS.stat(path, done)),
+          infoOf
+        )
+
   const linkFreeBelow = (base: string, path: string): boolean => {
     if (!isLocal(path)) return false
     const from = base === "/" ? 0 : base.length
@@ -353,6 +363,7 @@ export const makeNativeFs = (options: NativeFsOptions = {}): LocalFsShape => {
     entryOf,
     realPath,
     linkFreeBelow,
+    stat,
     readLink,
     readDirectory,
     openForReading,

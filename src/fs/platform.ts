@@ -63,6 +63,7 @@ export const makePlatformFs = (fs: FileSystem.FileSystem): LocalFsShape => {
     onDisk: false,
     realPath: (path) => fs.realPath(path),
     linkFreeBelow: () => false,
+    stat: (path) => Effect.map(fs.stat(path), (info) => ({ type: info.type, owner: Option.getOrUndefined(info.uid) })),
     readLink: (path) => fs.readLink(path).pipe(Effect.orElseSucceed(() => undefined)),
     readDirectory,
     openForReading,

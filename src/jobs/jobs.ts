@@ -12,13 +12,15 @@ import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Config, Context, Data, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
+import { spillSettingsConfig } from "../output/config.ts"
 import { processWide } from "../process-wide/process-wide.ts"
 import { probeSandbox } from "../sandbox/availability.ts"
 import { type CommandLine, launchIn, type SandboxShape } from "../sandbox/sandbox.ts"
 import { type JobRecord, JobRecordStore } from "../session/job-records.ts"
 import { sessionsOrOwn } from "../session/sessions.ts"
+import { positiveIntOr } from "../setting/positive-int.ts"
 import { followJob } from "./follow.ts"
 import { type Job, startJob } from "./job.ts"
 
@@ -76,12 +78,13 @@ export class Jobs extends Context.Reference<JobsShape>("freecode/Jobs", { defaul
   static readonly layer = (settings?: Partial<JobsSettings>) => Layer.effect(Jobs, make(settings))
 }
 
+/** The settings from the environment: a value that is set but unusable is an InvalidSetting naming it. */
 const settingsFromEnv = Effect.gen(function* () {
-  const maxPerSession = yield* Config.Int(JOBS_MAX_NAME).pipe(Config.withDefault(8))
-  const idleMs = yield* Config.Int(JOBS_IDLE_NAME).pipe(Config.withDefault(30 * 60_000))
-  const maxOutputBytes = yield* Config.Int("FREECODE_OUTPUT_SPILL_BYTES").pipe(Config.withDefault(1024 ** 3))
+  const maxPerSession = yield* positiveIntOr(JOBS_MAX_NAME, 8)
+  const idleMs = yield* positiveIntOr(JOBS_IDLE_NAME, 30 * 60_000)
+  const { spillBytes: maxOutputBytes } = yield* spillSettingsConfig
   return { maxPerSession, idleMs, maxOutputBytes }
-}).pipe(Effect.orElseSucceed(() => ({ maxPerSession: 8, idleMs: 30 * 60_000, maxOutputBytes: 1024 ** 3 })))
+})
 
 /** The tool systems alive in this process, by token: a record whose host is one of them is not an ended job. */
 const liveHosts = processWide("live job hosts", () => new Set<string>())

@@ -8,12 +8,11 @@
  *     "pyright": false
  *   } }
  */
-import { existsSync } from "node:fs"
 import * as NodePath from "node:path"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { defineSection } from "../config/section.ts"
-import { isProjectProgram, onPath, type Place, untrustedProgram } from "./place.ts"
-import { SERVERS, type ServerCommand, type ServerSpec } from "./servers.ts"
+import { exists, isProjectProgram, onPath, untrustedProgram } from "./place.ts"
+import { SERVERS, type ServerSpec } from "./servers.ts"
 
 export const LspServerConfig = Schema.Struct({
   /** The program and its arguments; a bare name is looked up on PATH, a path is relative to the root. */
@@ -33,17 +32,21 @@ export const LspConfig = Schema.Struct({
 })
 export type LspConfig = typeof LspConfig.Type
 
+/** How a configured server starts: a path (relative to the root) as named, a bare name from PATH. */
 const resolveConfigured =
-  (program: string, args: ReadonlyArray<string>) =>
-  (root: string, place: Place): ServerCommand | { readonly missing: string } => {
-    if (program.includes("/")) {
-      const command = NodePath.resolve(root, program)
-      if (!existsSync(command)) return { missing: `${command} does not exist` }
-      return !place.trusted && isProjectProgram(place, command) ? untrustedProgram(place, command) : { command, args }
-    }
-    const command = onPath(program, place)
-    return command === undefined ? { missing: `${program} is not on PATH` } : { command, args }
-  }
+  (program: string, args: ReadonlyArray<string>): ServerSpec["resolve"] =>
+  (root, place) =>
+    Effect.gen(function* () {
+      if (program.includes("/")) {
+        const command = NodePath.resolve(root, program)
+        if (!(yield* exists(command))) return { missing: `${command} does not exist` }
+        return !place.trusted && (yield* isProjectProgram(place, command))
+          ? untrustedProgram(place, command)
+          : { command, args }
+      }
+      const command = yield* onPath(program, place)
+      return command === undefined ? { missing: `${program} is not on PATH` } : { command, args }
+    })
 
 const specFrom = (id: string, c: LspServerConfig): ServerSpec => {
   const [program = "", ...args] = c.command

@@ -2,11 +2,14 @@
  * The server table: which language server handles a file, how to start it, where its
  * workspace root is. Nothing is downloaded: a server is used only when its binary is in the
  * workspace (TypeScript) or on PATH, and one from the project's own files only when the person
- * trusts it (place.ts).
+ * trusts it (place.ts). What is looked up on the way (markers, programs, TypeScript's
+ * package.json) is read through LocalFs, as the tools read files.
  */
-import { existsSync, readFileSync } from "node:fs"
 import * as NodePath from "node:path"
-import { findUp, onPath, type Place, presentUp, untrustedProgram } from "./place.ts"
+import { Effect } from "effect"
+import { LocalFs } from "../fs/local-fs.ts"
+import { readableError } from "../tool/readable-error.ts"
+import { exists, findUp, onPath, type Place, presentUp, untrustedProgram } from "./place.ts"
 
 export { onPath, type Place } from "./place.ts"
 
@@ -24,29 +27,68 @@ export interface ServerSpec {
   readonly extensions: Readonly<Record<string, string>>
   /** Files that mark a workspace root for it, nearest ancestor wins. */
   readonly rootMarkers: ReadonlyArray<string>
-  /** How to start it for `root` in `place` (place.ts: what may start there), or why it cannot be started. */
-  readonly resolve: (root: string, place: Place) => ServerCommand | { readonly missing: string }
+  /**
+   * How to start it for `root` in `place` (place.ts: what may start there), or why it cannot be
+   * started; files are looked up through LocalFs.
+   */
+  readonly resolve: (root: string, place: Place) => Effect.Effect<ServerResolution, never, LocalFs>
 }
+
+/** How to start a server, or why it cannot be started (in words the model can act on). */
+export type ServerResolution = ServerCommand | { readonly missing: string }
+
+const utf8 = new TextDecoder()
+
+/** The `version` a package.json names, or why the file cannot tell. */
+const versionIn = (
+  file: string
+): Effect.Effect<{ readonly version: string | undefined } | { readonly missing: string }, never, LocalFs> =>
+  Effect.flatMap(Effect.service(LocalFs), (fs) => fs.readFile(file)).pipe(
+    Effect.map((bytes) => {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(utf8.decode(bytes))
+      } catch {
+        return { missing: `${file} is not valid JSON; reinstall typescript` }
+      }
+      const version = (parsed as { readonly version?: unknown } | null)?.version
+      return { version: typeof version === "string" ? version : undefined }
+    }),
+    Effect.catch((e) => Effect.succeed({ missing: `${file} cannot be read: ${readableError(e)}` }))
+  )
+
+/** The first of `rels` present in a `node_modules` at or above `root`. */
+const firstPresentUp = Effect.fnUntraced(function* (root: string, rels: ReadonlyArray<string>) {
+  for (const rel of rels) {
+    const found = yield* presentUp(root, rel)
+    if (found !== undefined) return found
+  }
+  return undefined
+})
 
 /**
  * The workspace's own TypeScript: 7+ has a language server built into `tsc --lsp --stdio`;
  * older versions need `typescript-language-server` (from the workspace or PATH).
  */
-const resolveTypeScript = (root: string, place: Place): ServerCommand | { readonly missing: string } => {
+const resolveTypeScript = Effect.fnUntraced(function* (root: string, place: Place) {
   // Any server, even one installed elsewhere, would load the workspace's TypeScript and run it.
-  const own =
-    presentUp(root, ".bin/tsc") ??
-    presentUp(root, ".bin/typescript-language-server") ??
-    presentUp(root, "typescript/lib/tsserver.js") ??
-    presentUp(root, "typescript/package.json")
+  const own = yield* firstPresentUp(root, [
+    ".bin/tsc",
+    ".bin/typescript-language-server",
+    "typescript/lib/tsserver.js",
+    "typescript/package.json"
+  ])
   if (!place.trusted && own !== undefined) return untrustedProgram(place, own)
-  const pkg = findUp(root, "typescript/package.json", place)
-  const version =
-    pkg === undefined ? undefined : (JSON.parse(readFileSync(pkg, "utf8")) as { version?: string }).version
+  const pkg = yield* findUp(root, "typescript/package.json", place)
+  const read = pkg === undefined ? { version: undefined } : yield* versionIn(pkg)
+  if ("missing" in read) return read
+  const { version } = read
   const major = Number(version?.split(".")[0])
-  const tsc = findUp(root, ".bin/tsc", place)
+  const tsc = yield* findUp(root, ".bin/tsc", place)
   if (major >= 7 && tsc !== undefined) return { command: tsc, args: ["--lsp", "--stdio"] }
-  const tls = findUp(root, ".bin/typescript-language-server", place) ?? onPath("typescript-language-server", place)
+  const tls =
+    (yield* findUp(root, ".bin/typescript-language-server", place)) ??
+    (yield* onPath("typescript-language-server", place))
   // Never the separate syntax server: while the project loads it answers findReferences from the
   // open files alone ("No references found" for the first call on a fresh server).
   if (tls !== undefined) {
@@ -58,14 +100,16 @@ const resolveTypeScript = (root: string, place: Place): ServerCommand | { readon
         ? "no TypeScript in the workspace's node_modules (install typescript@7, or typescript-language-server)"
         : `TypeScript ${version} has no built-in language server; install typescript-language-server`
   }
-}
+})
 
 const fromPath =
-  (binary: string, args: ReadonlyArray<string>) =>
-  (_root: string, place: Place): ServerCommand | { readonly missing: string } => {
-    const command = onPath(binary, place)
-    return command === undefined ? { missing: `${binary} is not on PATH` } : { command, args }
-  }
+  (binary: string, args: ReadonlyArray<string>): ServerSpec["resolve"] =>
+  (_root, place) =>
+    Effect.map(
+      onPath(binary, place),
+      (command): ServerResolution =>
+        command === undefined ? { missing: `${binary} is not on PATH` } : { command, args }
+    )
 
 export const SERVERS: ReadonlyArray<ServerSpec> = [
   {
@@ -114,10 +158,10 @@ export const languageIdOf = (spec: ServerSpec, file: string): string =>
   spec.extensions[NodePath.extname(file).slice(1).toLowerCase()] ?? spec.id
 
 /** The nearest ancestor of `file` (not above `projectRoot`) holding one of the markers; else the project root. */
-export const workspaceRootFor = (spec: ServerSpec, file: string, projectRoot: string): string => {
+export const workspaceRootFor = Effect.fnUntraced(function* (spec: ServerSpec, file: string, projectRoot: string) {
   for (let dir = NodePath.dirname(file); ; dir = NodePath.dirname(dir)) {
-    if (spec.rootMarkers.some((m) => existsSync(NodePath.join(dir, m)))) return dir
+    for (const marker of spec.rootMarkers) if (yield* exists(NodePath.join(dir, marker))) return dir
     const rel = NodePath.relative(projectRoot, dir)
     if (rel === "" || rel.startsWith("..") || NodePath.dirname(dir) === dir) return projectRoot
   }
-}
+})

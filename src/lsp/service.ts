@@ -64,8 +64,13 @@ const utf8 = new TextDecoder()
 
 const make = (settings: LspSettings) =>
   Effect.gen(function* () {
-    // The file a server is given is read as the tools read it (the project's files, not the host's).
+    // The file a server is given, its workspace's markers and its program are looked up as the
+    // tools read files (the project's file system, not necessarily the host's).
     const fs = yield* LocalFs
+    const withFs = <A, E>(effect: Effect.Effect<A, E, LocalFs>) => Effect.provideService(effect, LocalFs, fs)
+    /** For the starts below, which run as promises (client.ts). */
+    const resolveCommand = (spec: ServerSpec, root: string, place: Place) =>
+      Effect.runPromiseWith(Context.make(LocalFs, fs))(spec.resolve(root, place))
     const entries = new Map<string, Entry>()
     let closing = false
 
@@ -87,27 +92,29 @@ const make = (settings: LspSettings) =>
     }
 
     const start = (key: string, spec: ServerSpec, root: string, place: Place, crashes: number): Promise<LspClient> => {
-      const command = spec.resolve(root, place)
-      if ("missing" in command) {
-        const message = `No ${spec.id} language server for ${root}: ${command.missing}. Use grep and read instead.`
-        entries.set(key, { state: "failed", message })
-        return Promise.reject(new Error(message))
-      }
-      const ready = LspClient.start(command, root, settings.startTimeoutMs).then(
-        (client) => {
-          entries.set(key, { state: "ready", client, crashes })
-          client.whenExited(() => {
-            if (!closing && current(key) === client) recordCrash(key, spec, root, crashes)
-          })
-          return client
-        },
-        (e: unknown) => {
-          // Reported once: later calls get this message at once instead of another start.
-          const message = `The ${spec.id} language server (${command.command}) failed to start in ${root}: ${describe(e)}.`
+      // Calls arriving while the program is looked up wait for this same start.
+      const ready = resolveCommand(spec, root, place).then((command) => {
+        if ("missing" in command) {
+          const message = `No ${spec.id} language server for ${root}: ${command.missing}. Use grep and read instead.`
           entries.set(key, { state: "failed", message })
           throw new Error(message)
         }
-      )
+        return LspClient.start(command, root, settings.startTimeoutMs).then(
+          (client) => {
+            entries.set(key, { state: "ready", client, crashes })
+            client.whenExited(() => {
+              if (!closing && current(key) === client) recordCrash(key, spec, root, crashes)
+            })
+            return client
+          },
+          (e: unknown) => {
+            // Reported once: later calls get this message at once instead of another start.
+            const message = `The ${spec.id} language server (${command.command}) failed to start in ${root}: ${describe(e)}.`
+            entries.set(key, { state: "failed", message })
+            throw new Error(message)
+          }
+        )
+      })
       entries.set(key, { state: "starting", ready })
       return ready
     }
@@ -157,13 +164,13 @@ const make = (settings: LspSettings) =>
           return Effect.fail(
             fail(`No language server handles ${NodePath.extname(path) || "files without an extension"} files here.`)
           )
-        const root = workspaceRootFor(spec, path, projectRoot)
         let client: LspClient | undefined
         const text = fs.readFile(path).pipe(
           Effect.map((bytes) => utf8.decode(bytes)),
           Effect.mapError((e) => fail(`${path} cannot be read: ${readableError(e)}`))
         )
-        return Effect.flatMap(text, (text) =>
+        const rootAndText = Effect.zip(withFs(workspaceRootFor(spec, path, projectRoot)), text)
+        return Effect.flatMap(rootAndText, ([root, text]) =>
           Effect.tryPromise({
             try: async () => {
               client = await clientFor(spec, root, place)
@@ -179,15 +186,16 @@ const make = (settings: LspSettings) =>
         )
       }).pipe(Effect.withSpan("LspClients.open", { attributes: { path } }))
 
-    const known = (path: string, projectRoot: string): Effect.Effect<LspDocument | undefined> =>
-      Effect.sync(() => {
-        const spec = serverFor(settings.servers, path)
-        if (spec === undefined) return undefined
-        const client = current(`${spec.id}@${workspaceRootFor(spec, path, projectRoot)}`)
+    const known = (path: string, projectRoot: string): Effect.Effect<LspDocument | undefined> => {
+      const spec = serverFor(settings.servers, path)
+      if (spec === undefined) return Effect.succeed(undefined)
+      return Effect.map(withFs(workspaceRootFor(spec, path, projectRoot)), (root) => {
+        const client = current(`${spec.id}@${root}`)
         const uri = fileUri(path)
         const text = client?.alive ? client.textOf(uri) : undefined
         return client === undefined || text === undefined ? undefined : { client, server: spec.id, uri, path, text }
       })
+    }
 
     /** A failure on a client whose server died is transient: the next call restarts the server. */
     const lost = (doc: LspDocument, what: string): TransientFailure | undefined =>

@@ -26,7 +26,7 @@ import {
   memoryNonceStore,
   type RequestStates
 } from "./request-state.ts"
-import { callParams, SERVER_INFO, type ServedSystem, toCallToolResult, toMcpTool } from "./server.ts"
+import { callParams, SERVER_INFO, type ServedSystem, toCallToolResult, toMcpTool } from "./tool-server.ts"
 
 /** The SDK 2.x server side: loaded by the first 2026-era client or HTTP server, never before. */
 export const loadModernServer = () => import("@modelcontextprotocol/server")

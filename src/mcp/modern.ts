@@ -1,5 +1,5 @@
 /**
- * The 2026-07-28 era of MCP over HTTP, beside the 2025 era (src/mcp/serve.ts, SDK 1.32): no
+ * The 2026-07-28 era of MCP over HTTP, beside the 2025 era (src/mcp/transports.ts, SDK 1.32): no
  * `initialize` and no session; every request carries its protocol version and client info in
  * `_meta`, `server/discover` answers what the handshake did, `subscriptions/listen` carries
  * list changes, and the standard `Mcp-Method`/`Mcp-Name` headers are checked against the body.
@@ -16,7 +16,7 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server"
 import { Context, Effect, Stream } from "effect"
 import { ToolRegistry } from "../registry/registry.ts"
 import { loadModernServer, type ModernOptions, makeModernFactory } from "./modern-server.ts"
-import type { ServedSystem } from "./server.ts"
+import type { ServedSystem } from "./tool-server.ts"
 
 export interface ModernServing {
   /** Whether a request (its body already read and parsed) belongs to the 2025 era. */

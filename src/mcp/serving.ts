@@ -5,5 +5,5 @@
  */
 export type { OAuthIntrospectionClient, OAuthResourceAuth } from "./auth/verify.ts"
 export { type HttpAuth, MAX_REQUEST_BYTES } from "./http-guard.ts"
-export { type HttpOptions, type HttpServing, serveHttp, serveStdio } from "./serve.ts"
-export { makeToolServer, type ServedSystem } from "./server.ts"
+export { makeToolServer, type ServedSystem } from "./tool-server.ts"
+export { type HttpOptions, type HttpServing, serveHttp, serveStdio } from "./transports.ts"

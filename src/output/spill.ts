@@ -5,6 +5,7 @@
  * head and tail stay in memory — enough to shape the model's and the UI's copies without
  * ever reading the file back whole.
  */
+import { randomBytes } from "node:crypto"
 import { Effect, Exit, type FileSystem, type PlatformError, Scope, Semaphore, Stream } from "effect"
 import { headOf, sliceWhole, tailOf } from "../text/cut.ts"
 import type { PutRequest, PutResult, StoredOutput } from "./stored-output.ts"
@@ -47,10 +48,12 @@ export interface OutputWriter {
   readonly discard: Effect.Effect<void>
 }
 
-let spillCount = 0
-/** A new file name in `dir` for output `id`. */
+/**
+ * A new file name in `dir` for output `id`: random bits, not a module counter, so two stores in a
+ * process (or two processes on one folder) keep nothing in common to agree on.
+ */
 export const spillPath = (dir: string, id: string): string =>
-  `${dir}/${++spillCount}-${id.replace(/[^\w.-]/g, "_")}.out`
+  `${dir}/${randomBytes(6).toString("hex")}-${id.replace(/[^\w.-]/g, "_")}.out`
 /** File writes are batched to this size: one thread-pool round trip per MiB, not per pipe read. */
 const FILE_BATCH = 1024 * 1024
 const MAX_LINE = 1024 * 1024

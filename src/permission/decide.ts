@@ -156,6 +156,9 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
           reason: `${reason} (dontAsk mode refuses anything not allowed beforehand).`
         }
       : { ...base, behavior: "ask", by, reason, grant: s.grant }
+  // The call path's one policy (prepare.ts): a declaration that cannot say what a call touches
+  // stops the call, in every mode, rather than be asked about or allowed on a guess.
+  if (s.broken !== undefined) return { ...base, behavior: "deny", by: "declaration", reason: s.broken }
   const standing = refusedByProfile(policy, tool)
   if (standing !== undefined) return standing
   // Inside the sandbox its network policy holds for a target only known when it runs (`> "$f"`).
@@ -226,7 +229,6 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
       ? { ...base, behavior: "deny", by: "mode", reason: `${executable} dontAsk mode refuses it.` }
       : { ...base, behavior: "ask", by: "declaration", reason: executable }
   }
-  if (s.unknown !== undefined) return ask(`${s.unknown}; this call needs approval.`)
   const bare = policy.allow.find((c) => c.rule.specifier === undefined && namesTool(c.rule, tool))
 
   if (s.kind === "shell") {

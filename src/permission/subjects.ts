@@ -28,8 +28,11 @@ export interface Subjects {
   readonly hosts: ReadonlyArray<string>
   /** Tools that read MCP resources: the servers. */
   readonly servers?: ReadonlyArray<string>
-  /** Set when the declaration failed to list what the call touches: the call then asks. */
-  readonly unknown?: string
+  /**
+   * Set when the declaration threw instead of listing what the call touches: the call is refused
+   * (the call path's one policy, prepare.ts: it never runs on a guess).
+   */
+  readonly broken?: string
   readonly grant: Grant
 }
 
@@ -106,13 +109,14 @@ export const subjectsOf = (
   try {
     declared = req.paths ?? tool.paths(args, ctx)
   } catch (e) {
-    // A declaration that cannot say what it touches is treated as touching the unknown.
-    const reason = `${id} could not say which paths it touches (${e instanceof Error ? e.message : String(e)})`
+    const reason =
+      `${id} could not say which paths it touches (${e instanceof Error ? e.message : String(e)}): ` +
+      "a bug in the tool, not in your call; it does not run."
     return Effect.succeed({
       kind,
       paths: [],
       hosts: [],
-      unknown: reason,
+      broken: reason,
       grant: { tool: id, key: `args:${canonical(args)}`, display: id }
     })
   }

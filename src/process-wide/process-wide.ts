@@ -11,10 +11,20 @@
  *   so two systems writing one file queue on one semaphore (before the machine-wide lock file).
  * - `recovered staging folders` (src/edit/write-native.ts): a staging folder's dead owners'
  *   work is recovered once per process, on its first write.
+ * - `lock folder` (src/edit/file-lock.ts): the folder of the machine-wide lock files, made
+ *   private to the user once per process, and what had to be moved aside for it (said once).
  * - `sandbox probes` (src/sandbox/availability.ts): whether bubblewrap or Seatbelt works here,
  *   asked once per process (it starts a sandbox).
  * - `live job hosts` (src/jobs/jobs.ts): the tool systems alive in this process, so a job
  *   record of one of them is not taken for an ended job.
+ * - `bind-mount table` (src/fs/bind-mounts.ts): /proc/self/mountinfo's binds, read at most
+ *   once a second: the machine's mounts, whichever system asks.
+ * - `secret-file listings`, `secret twins` (src/sandbox/secret-files.ts): the last walk's
+ *   folders per set of roots (reused while unchanged) and the secrets' identities (a second).
+ * - `missing places` (src/sandbox/existing-places.ts): which sandbox paths are missing, and the
+ *   folder whose unchanged entry says they still are.
+ * - `this process` (src/sandbox/placeholders.ts): its pid, start time and PID namespace, as a
+ *   placeholder manifest names its owner.
  *
  * `resetProcessWide` forgets them all (each is made again on its next use): for tests, between
  * cases, when no call is running.

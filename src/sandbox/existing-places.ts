@@ -14,6 +14,7 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { processWide } from "../process-wide/process-wide.ts"
 
 interface Missing {
   readonly folder: string
@@ -23,7 +24,7 @@ interface Missing {
 }
 
 /** Per missing path, the folder that says it is still missing. */
-const missing = new Map<string, Missing>()
+const missingPlaces = processWide("missing places", () => new Map<string, Missing>())
 
 /** Over this many remembered paths the memory is dropped and built again (a bound, not a tuning). */
 const LIMIT = 10_000
@@ -65,6 +66,7 @@ const witness = (p: string): Missing | undefined => {
 /** The real paths of those of `paths` that exist (absolute paths), in their order. */
 export const existingPlaces = (paths: ReadonlyArray<string>): Array<string> => {
   const out: Array<string> = []
+  const missing = missingPlaces.get()
   // A folder's answer, once a call: several paths share one (`~`, `~/.config`).
   const unchanged = new Map<string, boolean>()
   const same = (m: Missing): boolean => {

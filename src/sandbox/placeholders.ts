@@ -25,6 +25,7 @@ import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { processWide } from "../process-wide/process-wide.ts"
 import { CONTROL_PATHS } from "./control-paths.ts"
 
 /** The names a placeholder may stand for: the first name of every control path. */
@@ -72,17 +73,14 @@ const statFields = (pid: number): ReadonlyArray<string> | undefined => {
 }
 
 /** This process as a manifest names it (its pid, start time and PID namespace), read once, on first use. */
-let selfCache: { readonly pid: number; readonly start: string; readonly ns: string } | undefined
-const me = () => {
-  if (selfCache === undefined) {
-    let ns = ""
-    try {
-      ns = NodeFs.readlinkSync("/proc/self/ns/pid")
-    } catch {}
-    selfCache = { pid: process.pid, start: statFields(process.pid)?.[19] ?? "", ns }
-  }
-  return selfCache
-}
+const self = processWide("this process", () => {
+  let ns = ""
+  try {
+    ns = NodeFs.readlinkSync("/proc/self/ns/pid")
+  } catch {}
+  return { pid: process.pid, start: statFields(process.pid)?.[19] ?? "", ns }
+})
+const me = () => self.get()
 
 /** Running and not a zombie: a PID namespace's init is a zombie only once all inside are gone. */
 const running = (pid: number): boolean => {

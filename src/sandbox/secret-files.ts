@@ -14,6 +14,7 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { underBindMount } from "../fs/bind-mounts.ts"
+import { processWide } from "../process-wide/process-wide.ts"
 import { isControlName } from "./control-paths.ts"
 import { isSecretName } from "./credentials.ts"
 
@@ -77,7 +78,7 @@ interface Listing {
  * the same entries (adding, removing or renaming one changes its ctime), so the next walk costs
  * one lstat a folder instead of a readdir.
  */
-const listings = new Map<string, Map<string, Listing>>()
+const listings = processWide("secret-file listings", () => new Map<string, Map<string, Listing>>())
 
 const list = (dir: string, previous: Map<string, Listing> | undefined): Listing | undefined => {
   let st: NodeFs.BigIntStats
@@ -122,7 +123,7 @@ export const secretFilesIn = (
   credentialFiles: ReadonlyArray<string> = []
 ): SecretFiles => {
   const key = roots.join("\0")
-  const previous = listings.get(key)
+  const previous = listings.get().get(key)
   const visited = new Map<string, Listing>()
   const found: Array<string> = []
   const controls: Array<string> = []
@@ -151,7 +152,7 @@ export const secretFilesIn = (
     for (const name of l.dirs) if (complete) walk(NodePath.join(dir, name))
   }
   for (const root of roots) if (complete) walk(root)
-  listings.set(key, visited)
+  listings.get().set(key, visited)
 
   // Hard links: only where some secret has another name.
   const linked = new Set<string>()
@@ -188,7 +189,10 @@ export const credentialFilesOf = (places: ReadonlyArray<string>): Array<string> 
   })
 
 /** The identities (`dev:ino`) of the secrets the file tools know, per set of roots, briefly kept. */
-const twins = new Map<string, { readonly at: number; readonly byIdentity: ReadonlyMap<string, string> }>()
+const twins = processWide(
+  "secret twins",
+  () => new Map<string, { readonly at: number; readonly byIdentity: ReadonlyMap<string, string> }>()
+)
 /** A second: enough to serve a search's many linked files with one walk, short against a person adding a secret. */
 const TWIN_SET_MS = 1_000
 
@@ -206,7 +210,7 @@ export const secretTwinOf = (
 ): string | undefined => {
   if (file.links <= 1 && file.mounted !== true) return undefined
   const key = roots.join("\0")
-  let set = twins.get(key)
+  let set = twins.get().get(key)
   if (set === undefined || Date.now() - set.at > TWIN_SET_MS) {
     const byIdentity = new Map<string, string>()
     // A walk that hit its limit still names what it found; the file tools have no fallback to refuse to.
@@ -218,7 +222,7 @@ export const secretTwinOf = (
       if (s?.isFile() && !byIdentity.has(identity(s))) byIdentity.set(identity(s), p)
     }
     set = { at: Date.now(), byIdentity }
-    twins.set(key, set)
+    twins.get().set(key, set)
   }
   return set.byIdentity.get(`${file.dev}:${file.ino}`)
 }

@@ -6,12 +6,13 @@
  * experiment.
  */
 import * as NodePath from "node:path"
-import { Config, Duration, Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import { Jobs } from "../jobs/jobs.ts"
 import { endedNotice, look } from "../jobs/view.ts"
 import { classifyCommand } from "../output/compress/classify.ts"
 import { SPILL_BYTES_NAME } from "../output/config.ts"
 import { type CommandLine, launchIn, Sandbox, type SandboxShape } from "../sandbox/sandbox.ts"
+import { positiveIntOr } from "../setting/positive-int.ts"
 import { clip } from "../text/cut.ts"
 import { fail, ToolFailure } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
@@ -31,7 +32,7 @@ const FOLLOW_MS = 100
 const SIZE_CHECK_MS = 10
 
 /** The largest timeout a call may ask for; a set but unusable value fails the call, naming the variable. */
-export const maxTimeoutConfig = Config.Int(MAX_TIMEOUT_NAME).pipe(Config.withDefault(DEFAULT_MAX_TIMEOUT_MS))
+export const maxTimeoutConfig = positiveIntOr(MAX_TIMEOUT_NAME, DEFAULT_MAX_TIMEOUT_MS)
 
 const Parameters = Schema.Struct({
   command: Schema.String.annotate({ description: "The command, run with /bin/bash -c in the project root." }),

@@ -58,6 +58,24 @@ for (const mode of FS_MODES) {
       ).pipe(Effect.provide(layer))
     )
 
+    it.live(
+      "stat follows a link to what it names, with its type and owner; a missing path or a link to nothing is NotFound",
+      () =>
+        withDir((dir) =>
+          Effect.gen(function* () {
+            const fs = yield* LocalFs
+            writeFileSync(join(dir, "a.txt"), "a")
+            symlinkSync(join(dir, "a.txt"), join(dir, "to-file"))
+            symlinkSync(join(dir, "nope"), join(dir, "dangling"))
+            const uid = process.getuid?.()
+            expect(yield* fs.stat(join(dir, "to-file"))).toEqual({ type: "File", owner: uid })
+            expect(yield* fs.stat(dir)).toEqual({ type: "Directory", owner: uid })
+            expect((yield* Effect.flip(fs.stat(join(dir, "nope")))).reason._tag).toBe("NotFound")
+            expect((yield* Effect.flip(fs.stat(join(dir, "dangling")))).reason._tag).toBe("NotFound")
+          })
+        ).pipe(Effect.provide(layer))
+    )
+
     it.live("linkFreeBelow is true only when it knows: no link, nothing missing", () =>
       withDir((dir) =>
         Effect.gen(function* () {

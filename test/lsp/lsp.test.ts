@@ -12,6 +12,7 @@ import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FileSystem, Layer, Schedule, Scope } from "effect"
 import { trust } from "../../src/config/trust.ts"
+import { LocalFs } from "../../src/fs/local-fs.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { errorsAfterEdit } from "../../src/lsp/after-edit.ts"
 import { onPath, SERVERS } from "../../src/lsp/servers.ts"
@@ -118,7 +119,10 @@ describe("lsp on typescript-language-server, for a workspace on TypeScript 5", (
       Effect.gen(function* () {
         const root = yield* projectOnTypeScript5
         const typescript = SERVERS.find((s) => s.id === "typescript")!
-        expect(typescript.resolve(root, { projectRoot: root, trusted: true })).toEqual({
+        const resolved = yield* typescript
+          .resolve(root, { projectRoot: root, trusted: true })
+          .pipe(Effect.provide(LocalFs.layerNative))
+        expect(resolved).toEqual({
           command: join(root, "node_modules/.bin/typescript-language-server"),
           args: ["--stdio"],
           initializationOptions: { tsserver: { useSyntaxServer: "never" } }
@@ -388,13 +392,14 @@ describe("lsp on the real TypeScript 7 server", () => {
           id: "broken",
           extensions: { brk: "broken" },
           rootMarkers: [],
-          resolve: () => ({
-            command: process.execPath,
-            args: [
-              "-e",
-              `require("fs").appendFileSync(${JSON.stringify(starts)}, "start\\n"); console.error("toolchain component missing"); process.exit(3)`
-            ]
-          })
+          resolve: () =>
+            Effect.succeed({
+              command: process.execPath,
+              args: [
+                "-e",
+                `require("fs").appendFileSync(${JSON.stringify(starts)}, "start\\n"); console.error("toolchain component missing"); process.exit(3)`
+              ]
+            })
         }
         yield* Effect.gen(function* () {
           const first = yield* runFailure(LspTool, { operation: "documentSymbol", filePath: "a.brk" }, makeCtx(root))
@@ -452,7 +457,7 @@ describe("lsp on the real TypeScript 7 server", () => {
           id: "half",
           extensions: { half: "half" },
           rootMarkers: [],
-          resolve: () => ({ command: process.execPath, args: ["-e", script] })
+          resolve: () => Effect.succeed({ command: process.execPath, args: ["-e", script] })
         }
         yield* Effect.gen(function* () {
           const clients = yield* LspClients
@@ -515,7 +520,8 @@ describe("lsp on the real TypeScript 7 server", () => {
 
 // clangd publishes diagnostics (push) rather than answering textDocument/diagnostic, so it covers
 // the other path. It is a system package (apt install clangd); without it these tests are skipped.
-describe.skipIf(onPath("clangd") === undefined)("lsp on a real clangd (push diagnostics)", () => {
+const clangd = await Effect.runPromise(onPath("clangd").pipe(Effect.provide(LocalFs.layerNative)))
+describe.skipIf(clangd === undefined)("lsp on a real clangd (push diagnostics)", () => {
   it.live(
     "reports a C file's errors from publishDiagnostics, and its symbols",
     () =>

@@ -23,7 +23,7 @@ const fake = (mode: "asks" | "hang" | "crash", log: string): ServerSpec => ({
   id: "fake",
   extensions: { fake: "fake" },
   rootMarkers: [],
-  resolve: () => ({ command: process.execPath, args: [FAKE, mode, log] })
+  resolve: () => Effect.succeed({ command: process.execPath, args: [FAKE, mode, log] })
 })
 
 /** A temp project with `a.fake`, and the path of the fake server's start log. */
@@ -161,29 +161,29 @@ describe("the TypeScript server follows the workspace's TypeScript version", () 
       const base = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-ts-version-" })
       const both = ["tsc", "typescript-language-server"]
       const ts7 = workspace(base, "ts7", "7.0.2", both)
-      expect(typescript.resolve(ts7, trusted(ts7))).toEqual({
+      expect(yield* typescript.resolve(ts7, trusted(ts7))).toEqual({
         command: join(ts7, "node_modules/.bin/tsc"),
         args: ["--lsp", "--stdio"]
       })
       const ts6 = workspace(base, "ts6", "6.0.3", both)
-      expect(typescript.resolve(ts6, trusted(ts6))).toEqual({
+      expect(yield* typescript.resolve(ts6, trusted(ts6))).toEqual({
         command: join(ts6, "node_modules/.bin/typescript-language-server"),
         args: ["--stdio"],
         initializationOptions: { tsserver: { useSyntaxServer: "never" } }
       })
       const ts5 = workspace(base, "ts5", "5.9.3", both)
-      expect(typescript.resolve(ts5, trusted(ts5))).toMatchObject({ args: ["--stdio"] })
+      expect(yield* typescript.resolve(ts5, trusted(ts5))).toMatchObject({ args: ["--stdio"] })
 
       // Without typescript-language-server in the workspace or on PATH, the reason names what to install.
       const path = process.env.PATH
       process.env.PATH = ""
       try {
         const bare = workspace(base, "ts6-bare", "6.0.3", ["tsc"])
-        expect(typescript.resolve(bare, trusted(bare))).toEqual({
+        expect(yield* typescript.resolve(bare, trusted(bare))).toEqual({
           missing: "TypeScript 6.0.3 has no built-in language server; install typescript-language-server"
         })
         const none = workspace(base, "none", undefined, [])
-        expect(typescript.resolve(none, trusted(none))).toEqual({
+        expect(yield* typescript.resolve(none, trusted(none))).toEqual({
           missing: "no TypeScript in the workspace's node_modules (install typescript@7, or typescript-language-server)"
         })
       } finally {

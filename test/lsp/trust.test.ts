@@ -10,6 +10,7 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { forget, trust } from "../../src/config/trust.ts"
+import { LocalFs } from "../../src/fs/local-fs.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { onPath } from "../../src/lsp/place.ts"
 import { SERVERS } from "../../src/lsp/servers.ts"
@@ -93,35 +94,40 @@ describe("language servers and trust", () => {
     })
   )
 
-  it("a PATH entry inside the project, relative or in a node_modules is not used in an untrusted folder", () => {
-    const root = tempDir("freecode-lsp-path-")
-    const marker = NodePath.join(root, "ran")
-    const script = plant(root, marker, "gopls")
-    const bin = NodePath.dirname(script)
-    const saved = process.env.PATH
-    const cwd = process.cwd()
-    try {
-      for (const entry of [
-        bin,
-        "node_modules/.bin",
-        NodePath.join(root, "node_modules", "..", "node_modules", ".bin")
-      ]) {
-        process.env.PATH = [entry, saved].join(NodePath.delimiter)
-        process.chdir(root)
-        expect(onPath("gopls", { projectRoot: root, trusted: false }), entry).toBeUndefined()
-        expect(onPath("gopls", { projectRoot: root, trusted: true }), entry).toBeDefined()
+  it.live("a PATH entry inside the project, relative or in a node_modules is not used in an untrusted folder", () =>
+    Effect.gen(function* () {
+      const root = tempDir("freecode-lsp-path-")
+      const marker = NodePath.join(root, "ran")
+      const script = plant(root, marker, "gopls")
+      const bin = NodePath.dirname(script)
+      const saved = process.env.PATH
+      const cwd = process.cwd()
+      try {
+        for (const entry of [
+          bin,
+          "node_modules/.bin",
+          NodePath.join(root, "node_modules", "..", "node_modules", ".bin")
+        ]) {
+          process.env.PATH = [entry, saved].join(NodePath.delimiter)
+          process.chdir(root)
+          expect(yield* onPath("gopls", { projectRoot: root, trusted: false }), entry).toBeUndefined()
+          // Trusted, the project's own program is found, named absolutely (what is checked is what starts).
+          expect(yield* onPath("gopls", { projectRoot: root, trusted: true }), entry).toBe(script)
+        }
+        // A link elsewhere that leads into the project's node_modules is the project's too.
+        const link = NodePath.join(tempDir("freecode-lsp-link-"), "bin")
+        NodeFs.symlinkSync(bin, link)
+        process.env.PATH = [link, saved].join(NodePath.delimiter)
+        expect(yield* onPath("gopls", { projectRoot: root, trusted: false })).toBeUndefined()
+        const gopls = SERVERS.find((s) => s.id === "gopls")!
+        expect(yield* gopls.resolve(root, { projectRoot: root, trusted: false })).toEqual({
+          missing: "gopls is not on PATH"
+        })
+      } finally {
+        process.env.PATH = saved
+        process.chdir(cwd)
       }
-      // A link elsewhere that leads into the project's node_modules is the project's too.
-      const link = NodePath.join(tempDir("freecode-lsp-link-"), "bin")
-      NodeFs.symlinkSync(bin, link)
-      process.env.PATH = [link, saved].join(NodePath.delimiter)
-      expect(onPath("gopls", { projectRoot: root, trusted: false })).toBeUndefined()
-      const gopls = SERVERS.find((s) => s.id === "gopls")!
-      expect(gopls.resolve(root, { projectRoot: root, trusted: false })).toEqual({ missing: "gopls is not on PATH" })
-    } finally {
-      process.env.PATH = saved
-      process.chdir(cwd)
-    }
-    expect(NodeFs.existsSync(marker)).toBe(false)
-  })
+      expect(NodeFs.existsSync(marker)).toBe(false)
+    }).pipe(Effect.provide(LocalFs.layerNative))
+  )
 })

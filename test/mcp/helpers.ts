@@ -13,7 +13,7 @@ import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { McpClients, type McpClientsOptions } from "../../src/mcp/clients.ts"
 import type { StdioServerConfig } from "../../src/mcp/config.ts"
-import { makeToolServer } from "../../src/mcp/server.ts"
+import { makeToolServer } from "../../src/mcp/tool-server.ts"
 import type { ToolRegistry } from "../../src/registry/registry.ts"
 
 export const REPO = NodePath.resolve(import.meta.dirname, "../..")

@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Effect, Layer } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { isLoopback, MAX_REQUEST_BYTES } from "../../src/mcp/http-guard.ts"
-import { type HttpOptions, serveHttp } from "../../src/mcp/serve.ts"
+import { type HttpOptions, serveHttp } from "../../src/mcp/transports.ts"
 import { LsTool } from "../../src/tools/ls.ts"
 import { REPO, startHttp, withToken } from "./helpers.ts"
 

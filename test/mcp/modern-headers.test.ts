@@ -11,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { TOOL_LIST_TTL_MS } from "../../src/mcp/modern-server.ts"
-import { serveHttp } from "../../src/mcp/serve.ts"
+import { serveHttp } from "../../src/mcp/transports.ts"
 import { approvalTools } from "../fixtures/mcp/approval-tools.ts"
 
 const meta = {

@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
-import { toCallToolResult } from "../../src/mcp/server.ts"
+import { toCallToolResult } from "../../src/mcp/tool-server.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"
 import { defineTool } from "../../src/tool/tool.ts"
@@ -337,7 +337,7 @@ describe("toCallToolResult", () => {
   }
   const png = { mimeType: "image/png", data: Buffer.from("png").toString("base64") }
 
-  // The server skips the SDK's own check of each result (src/mcp/server.ts): this is it.
+  // The server skips the SDK's own check of each result (src/mcp/tool-server.ts): this is it.
   it("makes a result the MCP schema accepts, for every kind of content", () => {
     const cases: Array<ToolResult> = [
       base,

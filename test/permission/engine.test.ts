@@ -186,13 +186,20 @@ const Broken = defineTool({
 })
 
 describe("paths", () => {
-  it.live("a declaration whose paths() throws asks instead of crashing or guessing", () =>
-    Effect.gen(function* () {
-      const engine = yield* PermissionEngine
-      const d = yield* engine.decide({ tool: t(Broken), args: {}, ctx: ctx() })
-      expect(d.behavior).toBe("ask")
-      expect(d.reason).toContain("could not say which paths it touches (no idea)")
-    }).pipe(Effect.provide(engineWith({ permissions: { allow: ["broken"] } })))
+  it.live(
+    "a declaration whose paths() throws is refused, as the call path refuses it: never asked or allowed on a guess",
+    () =>
+      Effect.gen(function* () {
+        for (const defaultMode of ["default", "bypassPermissions"] as const) {
+          const d = yield* PermissionEngine.use((engine) =>
+            engine.decide({ tool: t(Broken), args: {}, ctx: ctx() })
+          ).pipe(Effect.provide(engineWith({ permissions: { allow: ["broken"], defaultMode } })))
+          expect(d.behavior, defaultMode).toBe("deny")
+          expect(d.reason).toBe(
+            "broken could not say which paths it touches (no idea): a bug in the tool, not in your call; it does not run."
+          )
+        }
+      })
   )
 
   const escapes = (what: string) => [`../outside/${what}`, `${outside}/${what}`, `link-out/${what}`] as const

@@ -36,10 +36,10 @@ import {
 } from "./http-guard.ts"
 import { makeModernServing, sendWebResponse, toWebRequest } from "./modern.ts"
 import { type ModernOptions, makeModernFactory } from "./modern-server.ts"
-import { makeToolServer, type ServedSystem } from "./server.ts"
 import { type MovableTransport, sessionMoving } from "./session-move.ts"
 import { isLegacyOpening, ReplayTransport } from "./stdio-eras.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
+import { makeToolServer, type ServedSystem } from "./tool-server.ts"
 
 // The HTTP side loads with serveHttp; stdio needs neither. node:http by require: an ESM import of
 // it also loads Node's internal undici (for its WebSocket export), ~60 ms of CPU at start-up.
