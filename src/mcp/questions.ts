@@ -10,6 +10,7 @@
  * asked the server is refused, and so is the call, saying what was asked and why nobody answered.
  */
 import { randomUUID } from "node:crypto"
+import type { Client } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { type FormOutcome, type FormRequest, heldToForm } from "../prompt/form.ts"
 import type { ElicitationAnswer } from "../prompt/input-round.ts"
@@ -117,3 +118,11 @@ export class Desk {
     return relayed.answer
   }
 }
+
+/** Sends a 2025-era server's `elicitation/create` on `client` to the calls waiting at `desk`. */
+export const listenForQuestions = (client: Client, desk: Desk): void =>
+  client.setRequestHandler(
+    "elicitation/create",
+    // The answer was held to the form, which is what the SDK's type says.
+    (request, ctx) => desk.answer(request.params, ctx.mcpReq.signal) as Promise<never>
+  )

@@ -19,7 +19,7 @@ import { convertMcpTool, type McpServerRef } from "./convert.ts"
 import { MAX_CALL_DURATION_MS, type McpLink, rawRequest, type StderrTail, withStderr } from "./link.ts"
 import { type McpToolInfo, parseToolsPage, type SkippedTool } from "./list.ts"
 import { assignToolNames, hashedToolName } from "./names.ts"
-import { Desk, type HostAsker } from "./questions.ts"
+import { Desk, type HostAsker, listenForQuestions } from "./questions.ts"
 
 const MAX_PAGES = 100
 /** A server's cache hint is believed up to a day (as the SDK's own cache does). */
@@ -138,12 +138,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
                 Queue.offerUnsafe(relist, "changed")
               })
               // A 2025-era server's question during a call goes to that call's person.
-              c.setRequestHandler(
-                "elicitation/create",
-                (request, ctx) =>
-                  // The answer was held to the form (questions.ts), which is what the SDK's type says.
-                  desk.answer(request.params, ctx.mcpReq.signal) as Promise<never>
-              )
+              listenForQuestions(c, desk)
               c.onclose = () => {
                 isClosed = true
                 Deferred.doneUnsafe(closed, Exit.void)
