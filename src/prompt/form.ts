@@ -6,15 +6,9 @@
  * filled in (SEP-1034), then only the form's fields, each of its type, within its bounds, and
  * every required one present, pass.
  */
-import type { ElicitationAnswer, ElicitationForm } from "./input-round.ts"
+import type { ElicitationAnswer, ElicitationForm, UrlRequest } from "./input-round.ts"
 
-/** A URL the person is asked to visit (an upstream's login, a payment page), URL-mode elicitation. */
-export interface UrlRequest {
-  readonly mode: "url"
-  readonly message: string
-  readonly url: string
-  readonly elicitationId: string
-}
+export type { UrlRequest }
 
 /** What a host can be asked to show the person. */
 export type FormRequest = ElicitationForm | UrlRequest

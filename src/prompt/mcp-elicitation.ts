@@ -109,14 +109,7 @@ export const mcpPrompter = (server: (sessionId: string | undefined) => Server | 
   elicit: (request, sessionId) =>
     Effect.gen(function* (): Effect.fn.Return<FormOutcome> {
       const round = yield* InputRound
-      if (round !== undefined) {
-        if (request.mode === "url")
-          return {
-            _tag: "Unavailable",
-            reason: `the MCP client (2026-07-28) cannot be sent to a URL in the middle of a call; open ${request.url} yourself`
-          }
-        return yield* round.elicit(request)
-      }
+      if (round !== undefined) return yield* round.elicit(request)
       const connected = server(sessionId)
       const capability = connected?.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined
       if (capability === undefined)

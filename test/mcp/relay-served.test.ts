@@ -26,10 +26,14 @@ interface Asked {
   readonly fields: ReadonlyArray<string>
 }
 
-/** The person at the client: yes to the approval, 3 to the order's question, and what was asked. */
-const answer = (asked: Array<Asked>, params: { message: string; requestedSchema?: { properties?: object } }) => {
-  const fields = Object.keys(params.requestedSchema?.properties ?? {})
+/** The person at the client: yes to the approvals, 3 to the order's question, goes to a URL; what was asked. */
+const answer = (
+  asked: Array<Asked>,
+  params: { message: string; mode?: string; url?: string; requestedSchema?: { properties?: object } }
+) => {
+  const fields = params.mode === "url" ? [`url ${params.url}`] : Object.keys(params.requestedSchema?.properties ?? {})
   asked.push({ message: params.message, fields })
+  if (params.mode === "url") return { action: "accept" as const }
   return fields.includes("q1")
     ? { action: "accept" as const, content: { q1: "Yes, this once" } }
     : { action: "accept" as const, content: { quantity: 3 } }
@@ -74,7 +78,10 @@ describe("an upstream server's question through freecode-tools mcp", () => {
         const p = project()
         yield* Effect.addFinalizer(() => Effect.sync(p.cleanup))
         const asked: Array<Asked> = []
-        const client = new Client({ name: "old", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } })
+        const client = new Client(
+          { name: "old", version: "1.0.0" },
+          { capabilities: { elicitation: { form: {}, url: {} } } }
+        )
         client.setRequestHandler(ElicitRequestSchema, async (request) =>
           answer(asked, request.params as Parameters<typeof answer>[1])
         )
@@ -90,6 +97,12 @@ describe("an upstream server's question through freecode-tools mcp", () => {
         expect(asked.map((a) => a.fields[0])).toEqual(["q1", "quantity"])
         expect(asked.map((a) => a.message).at(-1)).toBe("How many apple?")
         expect(NodeFs.readFileSync(p.effects, "utf8").trim().split("\n")).toHaveLength(1)
+        // A URL question: passed on by elicitation in URL mode.
+        const visit = yield* Effect.promise(() =>
+          client.callTool({ name: "mcp__shop__visit", arguments: {} }, undefined, { timeout: 120_000 })
+        )
+        expect(textOf(visit)).toBe("visit accept")
+        expect(asked.at(-1)?.fields).toEqual(["url https://shop.example/login"])
       }).pipe(Effect.scoped),
     180_000
   )
@@ -103,7 +116,7 @@ describe("an upstream server's question through freecode-tools mcp", () => {
         const asked: Array<Asked> = []
         const client = new ModernClient(
           { name: "new", version: "1.0.0" },
-          { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } }
+          { capabilities: { elicitation: { form: {}, url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } }
         )
         client.setRequestHandler("elicitation/create", async (request) =>
           answer(asked, request.params as Parameters<typeof answer>[1])
@@ -123,6 +136,12 @@ describe("an upstream server's question through freecode-tools mcp", () => {
         expect(asked.map((a) => a.fields[0])).toEqual(["q1", "quantity"])
         expect(asked.map((a) => a.message).at(-1)).toBe("How many pear?")
         expect(NodeFs.readFileSync(p.effects, "utf8").trim().split("\n")).toHaveLength(1)
+        // A URL question: in URL mode in our input_required.
+        const visit = yield* Effect.promise(() =>
+          client.callTool({ name: "mcp__shop__visit", arguments: {} }, { timeout: 120_000 })
+        )
+        expect(textOf(visit)).toBe("visit accept")
+        expect(asked.at(-1)?.fields).toEqual(["url https://shop.example/login"])
       }).pipe(Effect.scoped),
     180_000
   )
