@@ -163,6 +163,9 @@ export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promi
   const attempt = async (era?: Era): Promise<Connected> => {
     const client = new sdk.Client(CLIENT_INFO, {
       capabilities: CLIENT_CAPABILITIES,
+      // A 2026 server's questions are answered by the call that got them (call.ts), in its own
+      // context: the SDK answering them by itself could not tell whose person to ask.
+      inputRequired: { autoFulfill: false },
       versionNegotiation:
         era === undefined
           ? negotiation(config, probeMs)
