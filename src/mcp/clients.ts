@@ -8,6 +8,7 @@
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Scope, Semaphore } from "effect"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
+import { Prompter } from "../prompt/prompter.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import { Workspace } from "../tool/workspace.ts"
@@ -107,6 +108,9 @@ export class McpClients extends Context.Service<
         const registry = yield* ToolRegistry
         const { root } = yield* Workspace
         const report = options.report ?? (() => Effect.void)
+        // Who answers a server's question during a call: the system's asker, when it can show a form.
+        const prompter = yield* Effect.serviceOption(Prompter)
+        const ask = prompter._tag === "Some" ? prompter.value.elicit : undefined
         const policy = { ...DEFAULT_RESTART, ...options.restart }
         // Each server's current status; stderr is read live, not at the last state change.
         const statuses = new Map<string, () => McpServerStatus>()
@@ -178,6 +182,7 @@ export class McpClients extends Context.Service<
                     registry,
                     stderr,
                     cache,
+                    ...(ask === undefined ? {} : { ask }),
                     report: {
                       warn: report,
                       listed: () => set({ lists: status.lists + 1 }),

@@ -19,6 +19,7 @@ import { lazyImport } from "../load/lazy.ts"
 import { backgroundProvider, type RunAuth } from "./auth/client-provider.ts"
 import { expandEnv, isStdio, type McpServerConfig } from "./config.ts"
 import { watchedFetch } from "./http-watch.ts"
+import { CLIENT_CAPABILITIES } from "./questions.ts"
 
 type ClientModule = typeof import("@modelcontextprotocol/client")
 type StdioModule = typeof import("@modelcontextprotocol/client/stdio")
@@ -161,7 +162,10 @@ export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promi
   const probeMs = Math.max(1000, Math.floor(options.timeoutMs / 2))
   const attempt = async (era?: Era): Promise<Connected> => {
     const client = new sdk.Client(CLIENT_INFO, {
-      capabilities: {},
+      capabilities: CLIENT_CAPABILITIES,
+      // A 2026 server's questions are answered by the call that got them (call.ts), in its own
+      // context: the SDK answering them by itself could not tell whose person to ask.
+      inputRequired: { autoFulfill: false },
       versionNegotiation:
         era === undefined
           ? negotiation(config, probeMs)

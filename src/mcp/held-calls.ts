@@ -5,7 +5,8 @@
  * elicitation form and a signed `requestState` (request-state.ts) bound to the call, its
  * arguments and the client. The client asks the person and retries with the answer; the retry
  * hands the answer to the held call, which goes on from where it stopped, so nothing in it runs
- * twice. A state is refused when it was altered, expired, already used, sent by another client
+ * twice. The question may also be a URL to visit (an upstream server's, src/mcp/questions.ts),
+ * for a client that declared URL-mode elicitation. A state is refused when it was altered, expired, already used, sent by another client
  * or for another call, or when the call it continues is no longer held (the server restarted,
  * or nobody answered in time: then the held call was refused, as when nobody can be asked).
  *
@@ -19,7 +20,7 @@
  */
 import { createHash, randomUUID } from "node:crypto"
 import { Deferred, Effect, Exit, Fiber, Queue } from "effect"
-import type { ElicitationAnswer, ElicitationForm, InputRoundShape } from "../prompt/input-round.ts"
+import type { ElicitationAnswer, ElicitationForm, InputRoundShape, UrlRequest } from "../prompt/input-round.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { canonicalJson, type RequestStates, type StateBinding, type StateProblem } from "./request-state.ts"
 
@@ -29,6 +30,8 @@ export interface RequestIo {
   readonly onOutput: (chunk: string, offset: number) => void
   /** Whether this client can show an elicitation form (its `clientCapabilities`). */
   readonly canElicit: boolean
+  /** Whether it can send the person to a URL (URL-mode elicitation): an upstream server's login or page. */
+  readonly canVisit?: boolean
   /** Fires when the client cancels this request: the held call is cancelled as a whole. */
   readonly signal: AbortSignal
 }
@@ -43,10 +46,7 @@ export type HeldOutcome<R> =
   | { readonly _tag: "Result"; readonly result: R }
   | {
       readonly _tag: "InputRequired"
-      readonly inputRequests: Record<
-        string,
-        { readonly method: "elicitation/create"; readonly params: ElicitationForm }
-      >
+      readonly inputRequests: Record<string, { readonly method: "elicitation/create"; readonly params: Question }>
       readonly requestState: string
     }
   /** The outcome another replica's held call gave, already as the wire carries it. */
@@ -102,9 +102,11 @@ export interface HeldOptions {
   readonly dropElsewhere?: (holder: string, id: string) => Effect.Effect<void>
 }
 
+/** What a held call may ask: a form, or a URL to visit (sent the 2026 way: without an id). */
+type Question = ElicitationForm | Omit<UrlRequest, "elicitationId">
+
 /** A form's identity: the same question asked again hashes the same. */
-export const formHash = (form: ElicitationForm): string =>
-  createHash("sha256").update(canonicalJson(form)).digest("base64url")
+export const formHash = (form: Question): string => createHash("sha256").update(canonicalJson(form)).digest("base64url")
 
 type Reply =
   | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
@@ -112,7 +114,7 @@ type Reply =
 interface Asked {
   readonly _tag: "Asked"
   readonly key: string
-  readonly form: ElicitationForm
+  readonly form: Question
   readonly reply: Deferred.Deferred<Reply>
 }
 type Step<R> = Asked | { readonly _tag: "Done"; readonly result: R }
@@ -258,8 +260,10 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number, options: 
     started: Effect.sync(() => {
       h.started = true
     }),
-    elicit: (form) =>
+    elicit: (question) =>
       Effect.gen(function* () {
+        const form: Question =
+          question.mode === "url" ? { mode: "url", message: question.message, url: question.url } : question
         // Run again from a retry on another replica: the questions asked there are answered
         // with what the person said, while they are the same questions in the same order.
         const preset = h.presets.shift()
@@ -274,6 +278,8 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number, options: 
           return { _tag: "Unavailable", reason: "an earlier question of this call went unanswered" } as const
         if (!h.io.canElicit)
           return { _tag: "Unavailable", reason: "the MCP client does not support elicitation" } as const
+        if (form.mode === "url" && h.io.canVisit !== true)
+          return { _tag: "Unavailable", reason: "the MCP client does not support url-mode elicitation" } as const
         const reply = yield* Deferred.make<Reply>()
         yield* Queue.offer(h.steps, { _tag: "Asked", key: `ask_${randomUUID().slice(0, 8)}`, form, reply })
         return yield* Deferred.await(reply)

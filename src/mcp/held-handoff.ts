@@ -36,6 +36,7 @@ interface HandoffRequest {
   readonly key: string
   readonly inputResponses?: Record<string, unknown>
   readonly canElicit: boolean
+  readonly canVisit?: boolean
 }
 
 type Encoded =
@@ -130,6 +131,7 @@ export const makeHeldHandoff = (
         const body: HandoffRequest = {
           key: payload.key,
           canElicit: request.canElicit,
+          ...(request.canVisit === undefined ? {} : { canVisit: request.canVisit }),
           ...(inputResponses === undefined ? {} : { inputResponses })
         }
         const given = yield* sql<{
@@ -216,7 +218,12 @@ export const makeHeldHandoff = (
             const body = JSON.parse(row.request) as HandoffRequest
             const abort = new AbortController()
             cancels.set(row.nonce, abort)
-            const io: RequestIo = { onOutput: () => undefined, canElicit: body.canElicit, signal: abort.signal }
+            const io: RequestIo = {
+              onOutput: () => undefined,
+              canElicit: body.canElicit,
+              ...(body.canVisit === undefined ? {} : { canVisit: body.canVisit }),
+              signal: abort.signal
+            }
             const outcome = yield* held
               .answerHere(row.held_id, body.key, body.inputResponses, io)
               .pipe(Effect.ensuring(Effect.sync(() => cancels.delete(row.nonce))))

@@ -9,6 +9,7 @@ import { Duration, Effect } from "effect"
 import { tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { Era, McpSdk } from "./connect.ts"
+import type { Desk } from "./questions.ts"
 
 /** The last few KB a server wrote to stderr: what a failure report shows. */
 export class StderrTail {
@@ -44,6 +45,8 @@ export interface McpLink {
   readonly isClosed: () => boolean
   /** Why it was closed from our side, when it was (a dead HTTP server, an oversized message). */
   readonly lostBecause: () => string | undefined
+  /** The calls waiting on it, where the server's questions go (2025 era). */
+  readonly desk: Desk
 }
 
 /** Any JSON value: our parsers read the answer, not the SDK's schemas. */
@@ -59,7 +62,9 @@ export const rawRequest = (
   link: McpLink,
   method: string,
   params: Record<string, unknown>,
-  timeoutMs = link.timeoutMs
+  timeoutMs = link.timeoutMs,
+  /** An `input_required` answer is returned as it came, for the caller to answer (2026 era). */
+  allowInputRequired = false
 ): Effect.Effect<unknown, unknown> =>
   Effect.tryPromise({
     try: (signal) =>
@@ -69,7 +74,8 @@ export const rawRequest = (
         resetTimeoutOnProgress: true,
         maxTotalTimeout: MAX_CALL_DURATION_MS,
         // Asking for progress makes the server's progress notifications reset the timeout.
-        onprogress: () => undefined
+        onprogress: () => undefined,
+        ...(allowInputRequired ? { allowInputRequired } : {})
       }),
     catch: (e) => e
   })

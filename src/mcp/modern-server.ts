@@ -65,6 +65,12 @@ const canElicit = (ctx: ServerContext): boolean => {
   return isRecord(capabilities) && capabilities.elicitation !== undefined
 }
 
+/** Whether the client declared URL-mode elicitation: it can send the person to a page. */
+const canVisit = (ctx: ServerContext): boolean => {
+  const capabilities = ((ctx.mcpReq.envelope ?? {}) as Record<string, unknown>)[CLIENT_CAPABILITIES]
+  return isRecord(capabilities) && isRecord(capabilities.elicitation) && capabilities.elicitation.url !== undefined
+}
+
 /**
  * The signer, or why there is none: a key that cannot be used refuses every approval, saying why.
  * With a shared store, the store's key and used-state record, so a retry may reach any replica;
@@ -181,6 +187,7 @@ export const makeModernFactory = (
               .catch(() => undefined)
           },
           canElicit: canElicit(ctx),
+          canVisit: canVisit(ctx),
           signal: ctx.mcpReq.signal
         }
         const binding = { tool: name, args, client: clientOf(ctx) }

@@ -19,6 +19,7 @@ import { convertMcpTool, type McpServerRef } from "./convert.ts"
 import { MAX_CALL_DURATION_MS, type McpLink, rawRequest, type StderrTail, withStderr } from "./link.ts"
 import { type McpToolInfo, parseToolsPage, type SkippedTool } from "./list.ts"
 import { assignToolNames, hashedToolName } from "./names.ts"
+import { Desk, type HostAsker, listenForQuestions } from "./questions.ts"
 
 const MAX_PAGES = 100
 /** A server's cache hint is believed up to a day (as the SDK's own cache does). */
@@ -62,6 +63,8 @@ export interface SessionOptions {
   readonly stderr: StderrTail
   readonly report: SessionReport
   readonly cache: ListCache
+  /** Who shows the person a question the server asks during a call (undefined: nobody can be asked). */
+  readonly ask?: HostAsker
 }
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -89,6 +92,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
     let connected = false
     let lostBecause: string | undefined
     let client: McpLink["client"] | undefined
+    const desk = new Desk()
 
     const startup = <A>(what: string, effect: Effect.Effect<A, McpConnectError>) =>
       effect.pipe(
@@ -133,6 +137,8 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
               c.setNotificationHandler("notifications/tools/list_changed", () => {
                 Queue.offerUnsafe(relist, "changed")
               })
+              // A 2025-era server's question during a call goes to that call's person.
+              listenForQuestions(c, desk)
               c.onclose = () => {
                 isClosed = true
                 Deferred.doneUnsafe(closed, Exit.void)
@@ -162,7 +168,8 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       timeoutMs: callTimeout,
       stderr,
       isClosed: () => isClosed,
-      lostBecause: () => lostBecause
+      lostBecause: () => lostBecause,
+      desk
     }
 
     // 2026 era: changes come on a listen stream.
@@ -201,7 +208,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       trusted: config.trusted ?? true,
       maxCallDuration: Duration.millis(MAX_CALL_DURATION_MS + 5_000)
     }
-    const call = makeCaller(link)
+    const call = makeCaller(link, options.ask)
 
     const listAll = Effect.gen(function* () {
       const tools: Array<McpToolInfo> = []

@@ -14,6 +14,17 @@ export interface ElicitationForm {
   readonly requestedSchema: { readonly type: "object"; readonly properties: Record<string, unknown> }
 }
 
+/**
+ * A URL the person is asked to visit (an upstream server's login, a payment page): URL-mode
+ * elicitation. `elicitationId` is the 2025 era's; a 2026-era question carries none.
+ */
+export interface UrlRequest {
+  readonly mode: "url"
+  readonly message: string
+  readonly url: string
+  readonly elicitationId: string
+}
+
 /** What the person did with the form. */
 export interface ElicitationAnswer {
   readonly action: "accept" | "decline" | "cancel"
@@ -23,7 +34,7 @@ export interface ElicitationAnswer {
 export interface InputRoundShape {
   /** Asks through the client; `Unavailable` with the reason when nobody can be asked. */
   readonly elicit: (
-    form: ElicitationForm
+    form: ElicitationForm | UrlRequest
   ) => Effect.Effect<
     | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
     | { readonly _tag: "Unavailable"; readonly reason: string }

@@ -7,6 +7,7 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect } from "effect"
+import type { FormOutcome } from "./form.ts"
 import { type ElicitationAnswer, type ElicitationForm, InputRound } from "./input-round.ts"
 import type { Answer, Prompter, PromptOutcome, Question } from "./prompter.ts"
 
@@ -103,5 +104,23 @@ export const mcpPrompter = (server: (sessionId: string | undefined) => Server | 
       if (result._tag === "None")
         return { _tag: "Unavailable", reason: "the MCP client did not answer the elicitation" }
       return answersOf(questions, result.value as ElicitationAnswer)
+    }),
+  // An upstream server's question, relayed as it came: the same two ways, by the client's era.
+  elicit: (request, sessionId) =>
+    Effect.gen(function* (): Effect.fn.Return<FormOutcome> {
+      const round = yield* InputRound
+      if (round !== undefined) return yield* round.elicit(request)
+      const connected = server(sessionId)
+      const capability = connected?.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined
+      if (capability === undefined)
+        return { _tag: "Unavailable", reason: "the MCP client does not support elicitation" }
+      // An empty capability is form mode only (the 2025-06-18 shape).
+      const modes = Object.keys(capability).length === 0 ? ["form"] : Object.keys(capability)
+      if (!modes.includes(request.mode))
+        return { _tag: "Unavailable", reason: `the MCP client does not support ${request.mode}-mode elicitation` }
+      const result = yield* Effect.tryPromise(() => connected!.elicitInput(request as never)).pipe(Effect.option)
+      return result._tag === "None"
+        ? { _tag: "Unavailable", reason: "the MCP client did not answer the elicitation" }
+        : { _tag: "Answer", answer: result.value as ElicitationAnswer }
     })
 })

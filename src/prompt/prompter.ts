@@ -5,6 +5,8 @@
  */
 import { Context, Effect, Layer, Semaphore, type Terminal } from "effect"
 import * as Prompt from "effect/cli/Prompt"
+import type { FormOutcome, FormRequest } from "./form.ts"
+import { terminalForm } from "./terminal-form.ts"
 
 export interface QuestionOption {
   readonly label: string
@@ -43,9 +45,11 @@ export const PrompterSource = Context.Reference<PrompterShape | undefined>("free
   defaultValue: () => undefined
 })
 
-const nonInteractive = {
-  ask: (): Effect.Effect<PromptOutcome> =>
-    Effect.succeed({ _tag: "Unavailable", reason: "this session is not interactive" })
+const NOT_INTERACTIVE = "this session is not interactive"
+
+const nonInteractive: PrompterShape = {
+  ask: () => Effect.succeed({ _tag: "Unavailable", reason: NOT_INTERACTIVE }),
+  elicit: () => Effect.succeed({ _tag: "Unavailable", reason: NOT_INTERACTIVE })
 }
 
 /**
@@ -54,6 +58,13 @@ const nonInteractive = {
  */
 export interface PrompterShape {
   readonly ask: (questions: ReadonlyArray<Question>, sessionId?: string) => Effect.Effect<PromptOutcome>
+  /**
+   * Shows the person a question an MCP server we connect to asked (an elicitation form, or a
+   * URL to visit) and returns the answer as the person gave it; the caller holds it to the
+   * form (form.ts). Absent: this asker can only ask multiple-choice questions, and such a
+   * question finds nobody.
+   */
+  readonly elicit?: (request: FormRequest, sessionId?: string) => Effect.Effect<FormOutcome>
 }
 
 export class Prompter extends Context.Service<Prompter, PrompterShape>()("freecode/Prompter") {
@@ -72,8 +83,10 @@ export class Prompter extends Context.Service<Prompter, PrompterShape>()("freeco
   )
 
   /** Answers from a function (embedders with their own UI, tests). */
-  static readonly layerWith = (ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome>) =>
-    Layer.succeed(Prompter, Prompter.of({ ask }))
+  static readonly layerWith = (
+    ask: (questions: ReadonlyArray<Question>) => Effect.Effect<PromptOutcome>,
+    elicit?: (request: FormRequest) => Effect.Effect<FormOutcome>
+  ) => Layer.succeed(Prompter, Prompter.of(elicit === undefined ? { ask } : { ask, elicit }))
 
   /** Asks on the terminal with effect/cli prompts; Ctrl-C or Escape dismisses. */
   static readonly layerTerminal = Layer.effect(
@@ -88,7 +101,8 @@ export class Prompter extends Context.Service<Prompter, PrompterShape>()("freeco
             Effect.provideContext(context),
             // Only one question on the terminal at a time.
             lock
-          )
+          ),
+        elicit: (request) => lock(Effect.provideContext(terminalForm(request), context))
       })
     })
   )

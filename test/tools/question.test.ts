@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -7,6 +6,7 @@ import { Context, Effect, Layer } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { testToolSystem } from "../../src/layers/test.ts"
 import { Prompter, type PromptOutcome, type Question } from "../../src/prompt/prompter.ts"
+import { DOWN, driveTerminal, ENTER, SPACE, type Step } from "../prompt/terminal.ts"
 
 const root = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-question-")))
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
@@ -105,57 +105,9 @@ describe("question", () => {
   )
 })
 
-/** A key, or a key that moves to the next prompt and the text that prompt shows when it is drawn. */
-type Step = string | { readonly key: string; readonly until: string }
-
 /** The terminal Prompter in a real process; keys go to its stdin. */
 const terminal = (qs: ReadonlyArray<Question>, keys: ReadonlyArray<Step>) =>
-  Effect.promise(
-    () =>
-      new Promise<PromptOutcome>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          [NodePath.resolve(import.meta.dirname, "../fixtures/prompter.ts"), JSON.stringify(qs)],
-          { stdio: ["pipe", "pipe", "pipe"] }
-        )
-        let stderr = ""
-        // Paced by the prompt itself, as a person types after seeing the screen: the first key
-        // once the first prompt is drawn, each next key once the prompt has answered the last
-        // (its redraw or echo), and after a key that moves on, once the next prompt is drawn (a
-        // key before a prompt is drawn would be lost).
-        let awaiting: string | undefined = qs[0]!.question
-        let seen = ""
-        let i = 0
-        const next = () => {
-          const step = keys[i++]
-          if (step === undefined) return
-          awaiting = typeof step === "string" ? "" : step.until
-          seen = ""
-          child.stdin.write(typeof step === "string" ? step : step.key)
-        }
-        child.stdout.on("data", (b: Buffer) => {
-          if (awaiting === undefined) return
-          seen += b.toString()
-          if (!seen.includes(awaiting)) return
-          awaiting = undefined
-          // After the chunk that answered the key is handled, not in the middle of its redraw.
-          setImmediate(next)
-        })
-        child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
-        child.on("error", reject)
-        child.on("close", () => {
-          try {
-            resolve(JSON.parse(stderr.trim().split("\n").at(-1)!) as PromptOutcome)
-          } catch {
-            reject(new Error(`no outcome; stderr: ${stderr}`))
-          }
-        })
-      })
-  )
-
-const DOWN = "\x1b[B"
-const ENTER = "\r"
-const SPACE = " "
+  driveTerminal<PromptOutcome>(qs, qs[0]!.question, keys)
 
 describe("Prompter.layerTerminal (a real process on Node's terminal)", () => {
   it.live(
