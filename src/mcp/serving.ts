@@ -6,4 +6,5 @@
 export type { OAuthIntrospectionClient, OAuthResourceAuth } from "./auth/verify.ts"
 export { type HttpAuth, MAX_REQUEST_BYTES } from "./http-guard.ts"
 export { type HttpOptions, type HttpServing, serveHttp, serveStdio } from "./serve.ts"
-export { makeToolServer, type ServedSystem } from "./server.ts"
+export { makeToolServer } from "./server.ts"
+export type { ServedSystem } from "./tool-wire.ts"
