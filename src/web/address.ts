@@ -6,7 +6,6 @@
  * connected to (guard.ts), so a DNS answer that changes in between cannot slip through.
  */
 import type { LookupAddress } from "node:dns"
-import { lookup } from "node:dns/promises"
 import { BlockList, isIP } from "node:net"
 
 // Both lists are built on the first check, not at import: every start of the CLI loads this module.
@@ -133,7 +132,10 @@ export const hostOf = (url: URL): string =>
 /** Resolves a name to all its addresses. Injected so tests can answer like a rebinding DNS server. */
 export type Resolve = (host: string) => Promise<ReadonlyArray<LookupAddress>>
 
-export const systemResolve: Resolve = (host) => lookup(host, { all: true })
+// node:dns taken on the first fetch, not imported: loading it sets up a resolver (it reads
+// /etc/resolv.conf) on every start of the CLI.
+export const systemResolve: Resolve = (host) =>
+  process.getBuiltinModule("node:dns/promises").lookup(host, { all: true })
 
 /** `localhost` and `*.localhost` are loopback whatever a resolver says (RFC 6761), with or without trailing dots. */
 const isLocalhostName = (host: string) => {
