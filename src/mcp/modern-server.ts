@@ -26,7 +26,14 @@ import {
   memoryNonceStore,
   type RequestStates
 } from "./request-state.ts"
-import { callParams, SERVER_INFO, type ServedSystem, toCallToolResult, toMcpTool } from "./tool-server.ts"
+import {
+  callParams,
+  SERVER_INFO,
+  type ServedSystem,
+  toCallToolResult,
+  toMcpTool,
+  validatorOnFirstUse
+} from "./tool-wire.ts"
 
 /** The SDK 2.x server side: loaded by the first 2026-era client or HTTP server, never before. */
 export const loadModernServer = () => import("@modelcontextprotocol/server")
@@ -109,6 +116,10 @@ export const makeModernFactory = (
 ) =>
   Effect.gen(function* () {
     const sdk = yield* Effect.promise(loadModernServer)
+    // The SDK's default validator, from the chunk the server side already loaded.
+    const { AjvJsonSchemaValidator } = yield* Effect.promise(
+      () => import("@modelcontextprotocol/server/validators/ajv")
+    )
     const dispatcher = Context.get(system, Dispatcher)
     const run = Effect.runPromiseWith(Context.merge(yield* Effect.context<never>(), system))
     const surface = Context.getOption(system, ToolSurface)
@@ -161,6 +172,7 @@ export const makeModernFactory = (
     const factory = (): ModernServer => {
       const server = new sdk.Server(SERVER_INFO, {
         capabilities: { tools: { listChanged: true }, logging: {} },
+        jsonSchemaValidator: validatorOnFirstUse(() => new AjvJsonSchemaValidator()),
         instructions: INSTRUCTIONS
       })
       // Cacheable for a minute, per principal: a change within it reaches every listening client

@@ -16,7 +16,7 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server"
 import { Context, Effect, Stream } from "effect"
 import { ToolRegistry } from "../registry/registry.ts"
 import { loadModernServer, type ModernOptions, makeModernFactory } from "./modern-server.ts"
-import type { ServedSystem } from "./tool-server.ts"
+import type { ServedSystem } from "./tool-wire.ts"
 
 export interface ModernServing {
   /** Whether a request (its body already read and parsed) belongs to the 2025 era. */

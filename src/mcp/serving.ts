@@ -5,5 +5,6 @@
  */
 export type { OAuthIntrospectionClient, OAuthResourceAuth } from "./auth/verify.ts"
 export { type HttpAuth, MAX_REQUEST_BYTES } from "./http-guard.ts"
-export { makeToolServer, type ServedSystem } from "./tool-server.ts"
+export { makeToolServer } from "./tool-server.ts"
+export type { ServedSystem } from "./tool-wire.ts"
 export { type HttpOptions, type HttpServing, serveHttp, serveStdio } from "./transports.ts"

@@ -6,13 +6,21 @@
  * over the limit is skipped up to its newline and the server goes on: the sender gets an
  * Invalid Request error for it (when its id can be read from the line's start) and stderr says
  * what happened. Lines that are not JSON-RPC are reported the same way and skipped.
+ *
+ * Which schema says a line is JSON-RPC is the caller's (`check`): over stdio that is the schema of
+ * the SDK of the era the client opens with, known only once its first message is read
+ * (stdio-eras.ts), so this file loads neither SDK.
  */
 
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+const INVALID_REQUEST = -32600
+
+/** A line's JSON value as a JSON-RPC message, or a throw that says why it is not one (an SDK's `JSONRPCMessageSchema.parse`). */
+export type MessageCheck = (value: unknown) => JSONRPCMessage
+
 /** Of a line too long to keep, this much of its start is kept to find its id. */
 const HEAD_BYTES = 4096
 
@@ -27,6 +35,10 @@ export class LineStdioTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
+  /** Told each line's JSON value, in order, while there is no `check` yet (see `accept`). */
+  onunchecked?: (value: unknown) => void
+  /** How a line's JSON value is checked; until it is set, values go to `onunchecked` unchecked. */
+  check: MessageCheck | undefined
 
   private chunks: Array<Buffer> = []
   private held = 0
@@ -47,8 +59,10 @@ export class LineStdioTransport implements Transport {
       /** Where skipped input is reported (default stderr: stdout is the protocol's). */
       readonly report?: (line: string) => void
       readonly maxBytes?: number
+      readonly check?: MessageCheck
     } = {}
   ) {
+    this.check = options.check
     this.stdin = options.stdin ?? process.stdin
     this.stdout = options.stdout ?? process.stdout
     this.report = options.report ?? ((line) => void process.stderr.write(`freecode-tools: ${line}\n`))
@@ -95,15 +109,36 @@ export class LineStdioTransport implements Transport {
     this.chunks = []
     this.held = 0
     if (line.trim() === "") return
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch (e) {
+      this.skip(e as Error)
+      return
+    }
+    if (this.check === undefined) this.onunchecked?.(value)
+    else this.accept(value)
+  }
+
+  /**
+   * A line's JSON value checked as a message: delivered, or reported and skipped. Lines read
+   * while `check` was unset are given back here by whoever set it.
+   */
+  accept(value: unknown): void {
     let message: JSONRPCMessage
     try {
-      message = deserializeMessage(line)
+      message = this.check!(value)
     } catch (e) {
-      this.report(`skipped a line on stdin that is not a JSON-RPC message (${(e as Error).message.slice(0, 200)})`)
-      this.onerror?.(e as Error)
+      this.skip(e as Error)
       return
     }
     this.onmessage?.(message)
+  }
+
+  /** A line that is not a JSON-RPC message: said on stderr, told to onerror, skipped. */
+  skip(e: Error): void {
+    this.report(`skipped a line on stdin that is not a JSON-RPC message (${e.message.slice(0, 200)})`)
+    this.onerror?.(e)
   }
 
   private tooLong(head: string, bytes: number): void {
@@ -117,7 +152,7 @@ export class LineStdioTransport implements Transport {
       jsonrpc: "2.0",
       id,
       error: {
-        code: ErrorCode.InvalidRequest,
+        code: INVALID_REQUEST,
         message: `The message was ${bytes} bytes; one message may be at most ${limit}, so it was not read. Send less in one call: a path to a file instead of its content, or the content in parts.`
       }
     })
@@ -133,7 +168,7 @@ export class LineStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
-      if (this.stdout.write(serializeMessage(message))) resolve()
+      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve()
       else this.stdout.once("drain", resolve)
     })
   }

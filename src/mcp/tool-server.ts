@@ -8,102 +8,26 @@
 import { randomUUID } from "node:crypto"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type Tool as McpTool,
-  RequestSchema
-} from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ListToolsRequestSchema, RequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { Context, Effect, Option, Stream } from "effect"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { ToolRegistry } from "../registry/registry.ts"
-import { isRecord } from "../schema/json-schema.ts"
 import { ToolSurface } from "../surface/surface.ts"
-import { changesNothing } from "../tool/read-only.ts"
-import type { ToolResult } from "../tool/result.ts"
-import type { Tool } from "../tool/tool.ts"
-
-export const SERVER_INFO = { name: "freecode-tools", version: "0.1.0" }
-
-/** What the server needs: the registry it lists and the dispatcher every call goes through. */
-export type ServedSystem = Context.Context<Dispatcher | ToolRegistry>
+import {
+  callParams,
+  SERVER_INFO,
+  type ServedSystem,
+  toCallToolResult,
+  toMcpTool,
+  validatorOnFirstUse
+} from "./tool-wire.ts"
 
 /**
  * tools/call as the SDK reads it, but with `params` taken as any object: its fields are checked
  * by callParams, so a bad one gets -32602 and a sentence, not -32603 and a dump of the schema.
  */
 const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: RequestSchema.shape.params })
-
-const kindOf = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "an array" : typeof value)
-
-/** The call's name and arguments, or an invalid-params error that says what to send. */
-export const callParams = (params: unknown): { readonly name: string; readonly args: Record<string, unknown> } => {
-  const p = isRecord(params) ? params : {}
-  if (typeof p.name !== "string" || p.name === "") {
-    throw new McpError(ErrorCode.InvalidParams, `tools/call needs params.name, a tool's name; got ${kindOf(p.name)}`)
-  }
-  if (p.arguments !== undefined && !isRecord(p.arguments)) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `tools/call params.arguments must be a JSON object of the tool's parameters; got ${kindOf(p.arguments)}`
-    )
-  }
-  return { name: p.name, args: (p.arguments as Record<string, unknown> | undefined) ?? {} }
-}
-
-const OPEN_WORLD = new Set(["network.fetch", "mcp.call", "agent.spawn", "person.ask", "program.run"])
-
-/** A tool declaration as an MCP client sees it; the annotations come from the declaration. */
-export const toMcpTool = (tool: Tool): McpTool => ({
-  name: tool.id,
-  description: tool.description,
-  inputSchema: tool.inputSchema as McpTool["inputSchema"],
-  annotations: {
-    readOnlyHint: changesNothing(tool),
-    destructiveHint: !changesNothing(tool),
-    idempotentHint: tool.retrySafe || changesNothing(tool),
-    openWorldHint: tool.source === "mcp" || tool.operations.some((o) => OPEN_WORLD.has(o))
-  }
-})
-
-const media = (value: unknown): ReadonlyArray<{ mimeType: string; data: string }> => {
-  const list = Array.isArray(value) ? value : value === undefined ? [] : [value]
-  return list.filter(
-    (m): m is { mimeType: string; data: string } =>
-      isRecord(m) && typeof m.mimeType === "string" && typeof m.data === "string"
-  )
-}
-
-/**
- * A ToolResult as MCP content: the model's copy as text, plus the images, audio and embedded
- * resources a tool put in its metadata (never as base64 inside the text).
- */
-export const toCallToolResult = (result: ToolResult): CallToolResult => {
-  const content: Array<CallToolResult["content"][number]> = []
-  if (result.modelOutput !== "" || result.status !== "ok") content.push({ type: "text", text: result.modelOutput })
-  const meta = result.metadata
-  const images = media(meta.images ?? meta.image)
-  for (const image of images) content.push({ type: "image", data: image.data, mimeType: image.mimeType })
-  for (const clip of media(meta.audio)) content.push({ type: "audio", data: clip.data, mimeType: clip.mimeType })
-  for (const resource of Array.isArray(meta.resources) ? meta.resources : []) {
-    if (!isRecord(resource) || typeof resource.uri !== "string") continue
-    const mimeType = typeof resource.mimeType === "string" ? { mimeType: resource.mimeType } : {}
-    if (typeof resource.text === "string") {
-      content.push({ type: "resource", resource: { uri: resource.uri, text: resource.text, ...mimeType } })
-    } else if (typeof resource.blob === "string") {
-      content.push({ type: "resource", resource: { uri: resource.uri, blob: resource.blob, ...mimeType } })
-    }
-  }
-  if (content.length === 0) content.push({ type: "text", text: "" })
-  return {
-    content,
-    ...(result.status === "ok" ? {} : { isError: true }),
-    ...(isRecord(meta.structuredContent) ? { structuredContent: meta.structuredContent } : {})
-  }
-}
 
 /**
  * One MCP `Server` over the system, for one client connection. Lives until the scope closes;
@@ -120,6 +44,7 @@ export const makeToolServer = (system: ServedSystem, sessionId: string = `mcp-${
 
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: true }, logging: {} },
+      jsonSchemaValidator: validatorOnFirstUse(() => new AjvJsonSchemaValidator()),
       instructions:
         "Tools of a coding agent working in one project folder. Results are budgeted; a cut result names the `output` call that returns the rest."
     })

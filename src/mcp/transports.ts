@@ -17,7 +17,6 @@ import { isIP } from "node:net"
 import { networkInterfaces } from "node:os"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { Server as ModernServer } from "@modelcontextprotocol/server"
 import { Context, Effect, Exit, Option, Scope, Stream } from "effect"
 import { lazyImport, lazyRequire } from "../load/lazy.ts"
@@ -39,7 +38,7 @@ import { type ModernOptions, makeModernFactory } from "./modern-server.ts"
 import { type MovableTransport, sessionMoving } from "./session-move.ts"
 import { isLegacyOpening, ReplayTransport } from "./stdio-eras.ts"
 import { LineStdioTransport } from "./stdio-transport.ts"
-import { makeToolServer, type ServedSystem } from "./tool-server.ts"
+import type { ServedSystem } from "./tool-wire.ts"
 
 // The HTTP side loads with serveHttp; stdio needs neither. node:http by require: an ESM import of
 // it also loads Node's internal undici (for its WebSocket export), ~60 ms of CPU at start-up.
@@ -47,6 +46,10 @@ const nodeHttp = lazyRequire<typeof NodeHttp>("node:http")
 const httpTransport = lazyImport(() => import("@modelcontextprotocol/sdk/server/streamableHttp.js"))
 // jose and the token checks: only for --auth oauth.
 const oauthGate = lazyImport(() => import("./auth/resource.ts"))
+// The 2025 era's server (SDK 1.32, its zod schemas and ajv): over stdio, only for a client that
+// opens with `initialize`; a 2026 client never loads it (docs/benchmarks.md, "Start-up").
+const legacyServer = lazyImport(() => import("./tool-server.ts"))
+const legacyTypes = lazyImport(() => import("@modelcontextprotocol/sdk/types.js"))
 
 export interface StdioOptions {
   /** The 2026 era's approvals: where the signing key lives, how long an answer may take. */
@@ -84,8 +87,9 @@ export const serveStdio = (
     const { transport, first } = yield* Effect.promise(() => ReplayTransport.open(line))
     if (first === undefined) return
     const scope = yield* Effect.scope
-    const legacy = Effect.tap(Scope.provide(makeToolServer(system, session), scope), (server) =>
-      Effect.sync(() => onServer(server))
+    const legacy = Effect.promise(legacyServer).pipe(
+      Effect.flatMap(({ makeToolServer }) => Scope.provide(makeToolServer(system, session), scope)),
+      Effect.tap((server) => Effect.sync(() => onServer(server)))
     )
     if (isLegacyOpening(first)) {
       const server = yield* legacy
@@ -184,6 +188,8 @@ export const serveHttp = (
       )
     }
     const { StreamableHTTPServerTransport } = yield* Effect.promise(httpTransport)
+    const { makeToolServer } = yield* Effect.promise(legacyServer)
+    const { isInitializeRequest } = yield* Effect.promise(legacyTypes)
     const gateModule = auth.kind === "oauth" ? yield* Effect.promise(oauthGate) : undefined
     const outer = yield* Effect.scope
     const run = Effect.runPromiseWith(yield* Effect.context<never>())

@@ -3,11 +3,15 @@
  * through `@effect/sql-pg`), else a file path or `sqlite:PATH` (the embedded `node:sqlite`
  * store). The layer opens the database and brings its schema up to date before anything uses it.
  */
-import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { lazyImport } from "../load/lazy.ts"
 import { migrate } from "./migrations.ts"
 import * as SqliteNode from "./sqlite-node.ts"
+
+// The PostgreSQL client (with node:tls) only for a postgres:// store: every `mcp` and `run`
+// would otherwise load it at start (docs/benchmarks.md, "Start-up").
+const sqlPg = lazyImport(() => import("@effect/sql-pg"))
 
 /** The store could not be opened or migrated: names it (without its password) and what to do. */
 export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
@@ -40,7 +44,11 @@ export const storeLayer = (location: StoreLocation): Layer.Layer<SqlClient.SqlCl
   const shown = describeStore(location)
   const client: Layer.Layer<SqlClient.SqlClient, unknown> =
     location.engine === "postgres"
-      ? PgClient.layerFrom(PgClient.make({ url: Redacted.make(location.url), applicationName: "freecode-tools" }))
+      ? Layer.unwrap(
+          Effect.map(Effect.promise(sqlPg), ({ PgClient }) =>
+            PgClient.layerFrom(PgClient.make({ url: Redacted.make(location.url), applicationName: "freecode-tools" }))
+          )
+        )
       : SqliteNode.layer({ filename: location.file })
   const migrated = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client))
   return migrated.pipe(

@@ -6,47 +6,57 @@
  * connected to (guard.ts), so a DNS answer that changes in between cannot slip through.
  */
 import type { LookupAddress } from "node:dns"
-import { lookup } from "node:dns/promises"
 import { BlockList, isIP } from "node:net"
 
+// Both lists are built on the first check, not at import: every start of the CLI loads this module.
 /**
  * IPv4 ranges that are not the public internet (RFC 6890's special-purpose registry, the ones a
  * request could reach something on): this network and 0.0.0.0, private, loopback, carrier-grade
  * NAT, link-local (cloud metadata), IETF protocol assignments, benchmarking, multicast, reserved
  * and broadcast. Node's BlockList matches them, not a hand comparison of octets.
  */
-const V4: BlockList = new BlockList()
-for (const [net, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4]
-] as const)
-  V4.addSubnet(net, prefix, "ipv4")
+let v4: BlockList | undefined
+const V4 = (): BlockList => {
+  if (v4 !== undefined) return v4
+  v4 = new BlockList()
+  for (const [net, prefix] of [
+    ["0.0.0.0", 8],
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10],
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16],
+    ["172.16.0.0", 12],
+    ["192.0.0.0", 24],
+    ["192.168.0.0", 16],
+    ["198.18.0.0", 15],
+    ["224.0.0.0", 4],
+    ["240.0.0.0", 4]
+  ] as const)
+    v4.addSubnet(net, prefix, "ipv4")
+  return v4
+}
 
 /**
  * IPv6 ranges that are not the public internet: unspecified and loopback, discard-only,
  * NAT64's local-use prefix, unique-local, link-local, the old site-local, and multicast.
  */
-const V6: BlockList = new BlockList()
-V6.addAddress("::", "ipv6")
-V6.addAddress("::1", "ipv6")
-for (const [net, prefix] of [
-  ["100::", 64],
-  ["64:ff9b:1::", 48],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["fec0::", 10],
-  ["ff00::", 8]
-] as const)
-  V6.addSubnet(net, prefix, "ipv6")
+let v6: BlockList | undefined
+const V6 = (): BlockList => {
+  if (v6 !== undefined) return v6
+  v6 = new BlockList()
+  v6.addAddress("::", "ipv6")
+  v6.addAddress("::1", "ipv6")
+  for (const [net, prefix] of [
+    ["100::", 64],
+    ["64:ff9b:1::", 48],
+    ["fc00::", 7],
+    ["fe80::", 10],
+    ["fec0::", 10],
+    ["ff00::", 8]
+  ] as const)
+    v6.addSubnet(net, prefix, "ipv6")
+  return v6
+}
 
 /** The 16 bytes of an IPv6 literal (a zone id dropped); undefined when it does not parse. */
 const v6Bytes = (ip: string): Uint8Array | undefined => {
@@ -100,11 +110,11 @@ const embeddedV4 = (b: Uint8Array): ReadonlyArray<string> => {
  */
 export const isInternalAddress = (ip: string): boolean => {
   const kind = isIP(ip)
-  if (kind === 4) return V4.check(ip, "ipv4")
+  if (kind === 4) return V4().check(ip, "ipv4")
   const bytes = v6Bytes(ip)
   if (bytes === undefined) return kind === 6 || ip.includes("%")
   const v6 = ip.replace(/%.*$/, "")
-  return V6.check(v6, "ipv6") || embeddedV4(bytes).some((v4) => V4.check(v4, "ipv4"))
+  return V6().check(v6, "ipv6") || embeddedV4(bytes).some((v4) => V4().check(v4, "ipv4"))
 }
 
 /**
@@ -122,7 +132,10 @@ export const hostOf = (url: URL): string =>
 /** Resolves a name to all its addresses. Injected so tests can answer like a rebinding DNS server. */
 export type Resolve = (host: string) => Promise<ReadonlyArray<LookupAddress>>
 
-export const systemResolve: Resolve = (host) => lookup(host, { all: true })
+// node:dns taken on the first fetch, not imported: loading it sets up a resolver (it reads
+// /etc/resolv.conf) on every start of the CLI.
+export const systemResolve: Resolve = (host) =>
+  process.getBuiltinModule("node:dns/promises").lookup(host, { all: true })
 
 /** `localhost` and `*.localhost` are loopback whatever a resolver says (RFC 6761), with or without trailing dots. */
 const isLocalhostName = (host: string) => {

@@ -80,8 +80,24 @@ const HELLO = [
   .map((m) => `${JSON.stringify(m)}\n`)
   .join("")
 
+/** The 2026-07-28 opening: no handshake; every request carries its revision in `_meta`. */
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "loads", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {}
+}
+const HELLO_2026 = [
+  { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } },
+  { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: ENVELOPE } }
+]
+  .map((m) => `${JSON.stringify(m)}\n`)
+  .join("")
+
+/** Only for a `postgres://` state store (`mcp --http --store`). */
+const STORE_ONLY = ["@effect/sql-pg", "pg"]
+
 /** `mcp` up to its first tools/list answer; then stdin closes and the server exits. */
-const mcpToFirstList = () =>
+const mcpToFirstList = (hello = HELLO) =>
   new Promise<{ record: string; listed: number }>((done, fail) => {
     const record = recordFile()
     const project = NodeFs.mkdtempSync(NodePath.join(dir, "project-"))
@@ -102,7 +118,7 @@ const mcpToFirstList = () =>
     })
     child.on("error", fail)
     child.on("exit", () => (listed > 0 ? done({ record, listed }) : fail(new Error(`no tools/list answer: ${out}`))))
-    child.stdin.write(HELLO)
+    child.stdin.write(hello)
   })
 
 describe("what each entry point loads", () => {
@@ -133,8 +149,18 @@ describe("what each entry point loads", () => {
     expect(listed).toBeGreaterThan(5)
     const loaded = packagesIn(record)
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(true)
-    // The SDK 2.x server side serves the 2026 era over HTTP only.
+    // A 2025 client's stdio never loads the SDK 2.x server side.
     expect(loaded.has("@modelcontextprotocol/server")).toBe(false)
-    expect(CALL_TIME.filter((p) => loaded.has(p))).toEqual([])
+    expect([...CALL_TIME, ...STORE_ONLY].filter((p) => loaded.has(p))).toEqual([])
+  }, 60_000)
+
+  it("mcp opened the 2026 way to its first tools/list: SDK 2.x's server side, nothing of SDK 1.32", async () => {
+    const { record, listed } = await mcpToFirstList(HELLO_2026)
+    expect(listed).toBeGreaterThan(5)
+    const loaded = packagesIn(record)
+    expect(loaded.has("@modelcontextprotocol/server")).toBe(true)
+    // The 2025 era's server, its schemas and its ajv load only for a client that opens with initialize.
+    expect(loaded.has("@modelcontextprotocol/sdk")).toBe(false)
+    expect([...CALL_TIME, ...STORE_ONLY].filter((p) => loaded.has(p))).toEqual([])
   }, 60_000)
 })

@@ -3,7 +3,7 @@
  * from changesNothing, and a tool that writes session state (memory, todowrite) is in neither.
  */
 import { describe, expect, it } from "vitest"
-import { toMcpTool } from "../../src/mcp/tool-server.ts"
+import { toMcpTool } from "../../src/mcp/tool-wire.ts"
 import { changesNothing } from "../../src/tool/read-only.ts"
 import type { Tool } from "../../src/tool/tool.ts"
 import { builtinTools } from "../../src/tools/index.ts"

@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
 import { testToolSystem } from "../../src/layers/test.ts"
-import { toCallToolResult } from "../../src/mcp/tool-server.ts"
+import { toCallToolResult } from "../../src/mcp/tool-wire.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"
 import { defineTool } from "../../src/tool/tool.ts"

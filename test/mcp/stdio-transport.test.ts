@@ -3,7 +3,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { PassThrough } from "node:stream"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
 import { LineStdioTransport } from "../../src/mcp/stdio-transport.ts"
 import { REPO } from "./helpers.ts"
@@ -15,7 +15,13 @@ describe("the stdio server transport", () => {
     const stdin = new PassThrough()
     const stdout = new PassThrough()
     const reports: Array<string> = []
-    const transport = new LineStdioTransport({ stdin, stdout, report: (l) => reports.push(l), maxBytes: 200 })
+    const transport = new LineStdioTransport({
+      stdin,
+      stdout,
+      report: (l) => reports.push(l),
+      maxBytes: 200,
+      check: (v) => JSONRPCMessageSchema.parse(v)
+    })
     const got: Array<JSONRPCMessage> = []
     transport.onmessage = (m) => got.push(m)
     await transport.start()

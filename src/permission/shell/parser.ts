@@ -2,7 +2,6 @@
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
-import * as v8 from "node:v8"
 import { Effect } from "effect"
 import { lazyImport } from "../../load/lazy.ts"
 import { packageRoot } from "../../load/package-root.ts"
@@ -35,6 +34,8 @@ const grammarPath = (): string => {
  * here on — the price of embedding the layer, said in docs/bash.md.
  */
 const baselineWasmOnly = () => {
+  // node:v8 taken here, not imported: every start of the CLI loads this module, few parse bash.
+  const v8 = process.getBuiltinModule("node:v8")
   v8.setFlagsFromString("--no-wasm-tier-up")
   v8.setFlagsFromString("--no-wasm-dynamic-tiering")
 }
