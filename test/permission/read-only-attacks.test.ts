@@ -166,6 +166,7 @@ const LAUNCHES = [
   "git config -e",
   "git diff-tree -p --ext-diff HEAD",
   "git stash show -p --textconv",
+  "git grep --textconv TOKEN",
   "git whatchanged --output=../x",
   "git apply --unsafe-paths p.patch",
   "git send-email --sendmail-cmd='touch out' a.patch",
@@ -264,7 +265,13 @@ const CARRIERS = [
   "tmux new-session -d 'rm x'",
   "screen -dm rm x",
   "entr rm x < input.txt",
-  "uvx curl x"
+  "uvx curl x",
+  "psql -c '\\! rm x'",
+  "psql db <<< '\\! rm x'",
+  "psql -c \"copy t to program 'rm x'\"",
+  "mysql -e 'system rm x'",
+  "socat - EXEC:'rm x'",
+  "ncat --sh-exec 'rm x' host 1"
 ]
 const CARRIERS_LIVE: ReadonlyArray<readonly [string, boolean]> = [
   ['python3 -i /dev/null <<< \'open("out", "w")\'', findProgram("python3") !== undefined],
@@ -273,7 +280,18 @@ const CARRIERS_LIVE: ReadonlyArray<readonly [string, boolean]> = [
   ["echo '!touch out' | ed -s /dev/null", findProgram("ed") !== undefined],
   ["make -f /dev/stdin made <<< $'made:\\n\\ttouch out'", true]
 ]
-const STILL_PLAIN = ["uv run pytest", "npm exec -- tsc", "ssh host ls", "fc -l", "crontab -l", "python3 x.py", "ls"]
+const STILL_PLAIN = [
+  "psql -c 'select 1'",
+  "socat - TCP:host:80",
+  "nc host 80",
+  "uv run pytest",
+  "npm exec -- tsc",
+  "ssh host ls",
+  "fc -l",
+  "crontab -l",
+  "python3 x.py",
+  "ls"
+]
 
 describe("deny rules refuse code carried on the line", () => {
   it("each carrier is live with real bash", () => {

@@ -141,6 +141,26 @@ const gdbRuns = (args: ReadonlyArray<string>): Launch | undefined => {
   return found === undefined ? undefined : { runs: `gdb ${found} (gdb and shell commands)` }
 }
 
+/**
+ * A database client's own commands run a shell (`\\! cmd` in psql and mysql, mysql's `system`,
+ * psql's `\\o |cmd` and `COPY … PROGRAM`); with no command on the line it reads them from its input.
+ */
+const databaseClient =
+  (name: string, command: RegExp, lists: RegExp) =>
+  (args: ReadonlyArray<string>): Launch | undefined => {
+    const shell = args.find((a) => /\\!|\\o\s*\||\\g\s*\||\bprogram\b|^\s*system\s/im.test(a))
+    if (shell !== undefined) return { runs: `${name} ${JSON.stringify(shell)} (a shell command)` }
+    return args.some((a) => command.test(a) || lists.test(a))
+      ? undefined
+      : { runs: `${name} reading commands from its input (\\! runs a shell)` }
+  }
+
+/** socat's EXEC: and SYSTEM: addresses run a command. */
+const socat = (args: ReadonlyArray<string>): Launch | undefined => {
+  const address = args.find((a) => /(^|!!|,)\s*(exec|system)\s*:/i.test(a))
+  return address === undefined ? undefined : { runs: `socat ${address}` }
+}
+
 /** The diff options every git command that shows a diff takes. */
 const DIFF_RUNS: Options = { long: ["ext-diff", "textconv"] }
 const DIFF_WRITES: Options = { long: ["output"] }
@@ -194,7 +214,7 @@ const LAUNCHES: Readonly<Record<string, Spec>> = {
     },
     subAt: (args) => gitSubAt(args),
     sub: {
-      grep: { runs: { short: "O", long: ["open-files-in-pager"] } },
+      grep: { runs: { short: "O", long: ["open-files-in-pager", "textconv"] } },
       difftool: { runs: { short: "xt", long: ["extcmd", "tool"] } },
       mergetool: { runs: { short: "t", long: ["tool"] } },
       rebase: { runs: { short: "x", long: ["exec"] } },
@@ -271,6 +291,15 @@ const LAUNCHES: Readonly<Record<string, Spec>> = {
   vimdiff: { runs: { short: "cSuseE", long: ["cmd"], words: /^\+/ } },
   gvim: { runs: { short: "cSuseE", long: ["cmd"], words: /^\+/ } },
   ed: { check: always("ed (its ! command runs a shell)") },
+  psql: {
+    check: databaseClient("psql", /^(-c.*|--command(=.*)?|-f.*|--file(=.*)?)$/, /^(-l|--list|-V|--version|--help)$/)
+  },
+  mysql: { check: databaseClient("mysql", /^(-e.*|--execute(=.*)?)$/, /^(-V|--version|--help)$/) },
+  mariadb: { check: databaseClient("mariadb", /^(-e.*|--execute(=.*)?)$/, /^(-V|--version|--help)$/) },
+  socat: { check: socat },
+  nc: { runs: { short: "ec", long: ["exec", "sh-exec", "lua-exec"] } },
+  ncat: { runs: { short: "ec", long: ["exec", "sh-exec", "lua-exec"] } },
+  netcat: { runs: { short: "ec", long: ["exec", "sh-exec", "lua-exec"] } },
   dc: { check: always("dc (its ! command runs a shell)") },
   // emacs takes its long options with one dash too (`-eval`, `-load`, `-script`).
   emacs: { runs: { words: /^--?[elfxsELFXS]/ } },
