@@ -25,6 +25,9 @@ import { nodeLayer } from "../fs/layers.ts"
 const base = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-docs-attacker-")))
 afterAll(() => NodeFs.rmSync(base, { recursive: true, force: true }))
 
+/** The live runs start bash and git many times: on a busy machine they take minutes, not seconds. */
+const LIVE_TIMEOUT = 600_000
+
 const SECRET = "TOKEN=s3cret-dotenv"
 const NESTED = "TOKEN=s3cret-nested"
 const OUTSIDE = "OUTSIDE-the-project"
@@ -84,7 +87,7 @@ const runLive = (command: string, prepare?: (dir: string) => void) => {
   const dir = NodeFs.mkdtempSync(NodePath.join(base, "live-"))
   makeProject(dir)
   prepare?.(dir)
-  const r = spawnSync("/bin/bash", ["-c", command], { cwd: dir, encoding: "utf8", timeout: 20_000 })
+  const r = spawnSync("/bin/bash", ["-c", command], { cwd: dir, encoding: "utf8", timeout: 120_000 })
   return { output: `${r.stdout}${r.stderr}`, dir }
 }
 
@@ -119,10 +122,14 @@ const PLAIN = [
 ]
 
 describe("the read-only list judges a path as it really is", () => {
-  it("each attack is live with real bash: it prints the secret or the outside file", () => {
-    const dead = LEAKS.filter(([command, shows]) => !runLive(command).output.includes(shows))
-    expect(dead).toEqual([])
-  })
+  it(
+    "each attack is live with real bash: it prints the secret or the outside file",
+    () => {
+      const dead = LEAKS.filter(([command, shows]) => !runLive(command).output.includes(shows))
+      expect(dead).toEqual([])
+    },
+    LIVE_TIMEOUT
+  )
 
   it.live("each asks, with no rule and in default mode", () =>
     Effect.map(
@@ -212,13 +219,17 @@ const RULES_PLAIN = [
 ]
 
 describe("a prefix rule allows a program, not what these options launch or write", () => {
-  it("each launch is live with real bash", () => {
-    const dead = LAUNCHES_LIVE.filter(([, present]) => present).filter(([command]) => {
-      const { dir } = runLive(command)
-      return !NodeFs.existsSync(NodePath.join(dir, "out"))
-    })
-    expect(dead).toEqual([])
-  })
+  it(
+    "each launch is live with real bash",
+    () => {
+      const dead = LAUNCHES_LIVE.filter(([, present]) => present).filter(([command]) => {
+        const { dir } = runLive(command)
+        return !NodeFs.existsSync(NodePath.join(dir, "out"))
+      })
+      expect(dead).toEqual([])
+    },
+    LIVE_TIMEOUT
+  )
 
   it.live("each asks under a rule naming the program", () =>
     Effect.map(wrong(RULES, "ask", LAUNCHES), (w) => expect(w).toEqual([]))
@@ -294,13 +305,17 @@ const STILL_PLAIN = [
 ]
 
 describe("deny rules refuse code carried on the line", () => {
-  it("each carrier is live with real bash", () => {
-    const dead = CARRIERS_LIVE.filter(([, present]) => present).filter(([command]) => {
-      const { dir } = runLive(command)
-      return !NodeFs.existsSync(NodePath.join(dir, "out"))
-    })
-    expect(dead).toEqual([])
-  })
+  it(
+    "each carrier is live with real bash",
+    () => {
+      const dead = CARRIERS_LIVE.filter(([, present]) => present).filter(([command]) => {
+        const { dir } = runLive(command)
+        return !NodeFs.existsSync(NodePath.join(dir, "out"))
+      })
+      expect(dead).toEqual([])
+    },
+    LIVE_TIMEOUT
+  )
 
   it.live("under Bash(rm:*) and Bash(curl:*), in bypassPermissions mode, each is refused", () =>
     Effect.map(wrong(DENY, "deny", CARRIERS), (w) => expect(w).toEqual([]))

@@ -103,7 +103,7 @@ const throughLayer = (script: string, p: { root: string; home: string }, asNobod
         writable: []
       })
       const [program, ...args] = asUser(line, asNobody)
-      const r = spawnSync(program!, args, { encoding: "utf8", timeout: 30_000, env: { ...process.env, HOME: p.home } })
+      const r = spawnSync(program!, args, { encoding: "utf8", timeout: 120_000, env: { ...process.env, HOME: p.home } })
       return `${r.stdout}${r.stderr}`
     }).pipe(
       Effect.provide(
@@ -183,7 +183,9 @@ describe.skipIf(!runnable)("the sandbox against someone who read its docs", () =
         expect(later.behavior).toBe("ask")
         const plain = await decideIn(root, "cat input.txt")
         expect(plain.behavior).toBe("allow")
-      }
+      },
+      // One bubblewrap run and two engines: seconds here, minutes on a busy machine.
+      600_000
     )
   }
 })
