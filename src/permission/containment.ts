@@ -4,6 +4,7 @@
  * appended), so `..`, absolute paths and symlinks that lead out of the project are all caught
  * by one check: is the real path inside the project root or an additional directory?
  */
+import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
@@ -132,3 +133,45 @@ export const openedSecretTwin = (
     | undefined,
   roots: ReadonlyArray<string>
 ): string | undefined => (identity === undefined ? undefined : secretTwinOf(identity, roots, homeCredentialFiles))
+
+/**
+ * What the read-only command list asks of the file system, synchronously (decide.ts is one
+ * synchronous pass): a path's real path — links followed; for a missing path its deepest existing
+ * ancestor's, the rest appended; a dangling link judged by where it points —, whether it is a
+ * folder, and a folder's names.
+ */
+export const shellFiles = {
+  real: (abs: string): string => realPathSync(abs, 0),
+  directory: (abs: string): boolean => {
+    try {
+      return NodeFs.statSync(abs).isDirectory()
+    } catch {
+      return false
+    }
+  },
+  list: (abs: string): ReadonlyArray<string> | undefined => {
+    try {
+      return NodeFs.readdirSync(abs)
+    } catch {
+      return undefined
+    }
+  }
+}
+
+const realPathSync = (abs: string, links: number): string => {
+  try {
+    return NodeFs.realpathSync.native(abs)
+  } catch {
+    const parent = NodePath.dirname(abs)
+    if (parent === abs || links > MAX_LINKS) return abs
+    let target: string | undefined
+    try {
+      target = NodeFs.readlinkSync(abs)
+    } catch {
+      target = undefined
+    }
+    return target === undefined
+      ? NodePath.join(realPathSync(parent, links), NodePath.basename(abs))
+      : realPathSync(NodePath.resolve(parent, target), links + 1)
+  }
+}

@@ -35,6 +35,16 @@ export interface Where {
   readonly readOnlyCommands: boolean
   /** The secret a file (a real path) is another name of, a hard link (containment.ts's secretTwin); the engine's look. */
   readonly secretTwin?: (real: string) => string | undefined
+  /**
+   * The file system as the read-only list needs it, synchronously: a path's real path (links
+   * followed; a missing tail kept), whether it is a folder, and a folder's names. Without it a
+   * command's paths are judged as written and a glob on the list asks.
+   */
+  readonly files?: {
+    readonly real: (abs: string) => string
+    readonly directory: (abs: string) => boolean
+    readonly list: (abs: string) => ReadonlyArray<string> | undefined
+  }
   /** The same for the file a write's check recorded (its entry): the same look the write holds to. */
   readonly checkedSecretTwin?: (entry: { readonly dev: number; readonly ino: number }) => string | undefined
 }
@@ -264,10 +274,24 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
       }
     if (analysis.concerns.length > 0) return ask(`This command needs approval: ${analysis.concerns.join("; ")}.`)
     // Each part is covered by an allow rule or, when the mode runs them, by the read-only list.
+    // As the read tool judges a path: as it really is (a link in the project to ~/.ssh/id_rsa,
+    // or to .env, is that file) and by what it is (a hard link to a secret under another name).
+    const files = where.files
     const readable = (p: string) => {
       const abs = NodePath.resolve(where.root, p)
-      return where.inside(abs) && !isSensitive(abs)
+      if (!where.inside(abs) || isSensitive(abs)) return false
+      if (files === undefined) return true
+      const real = files.real(abs)
+      return where.inside(real) && !isSensitive(real) && where.secretTwin?.(real) === undefined
     }
+    const look =
+      files === undefined
+        ? { readable }
+        : {
+            readable,
+            directory: (p: string) => files.directory(NodePath.resolve(where.root, p)),
+            list: (p: string) => files.list(NodePath.resolve(where.root, p))
+          }
     const readOnly =
       where.readOnlyCommands &&
       (policy.mode === "default" || policy.mode === "acceptEdits") &&
@@ -279,7 +303,7 @@ export const decideOne = (where: Where, policy: Policy, tool: Tool, s: Subjects,
         return pattern !== undefined && matchesCommand(pattern, cmd.words)
       })
       if (rule !== undefined || !readOnly) return rule?.rule.text
-      return readOnlyConcern(cmd, readable) === undefined ? READ_ONLY_LIST : undefined
+      return readOnlyConcern(cmd, look) === undefined ? READ_ONLY_LIST : undefined
     })
     if (analysis.commands.length > 0 && rules.every((r) => r !== undefined)) {
       const texts = [...new Set(rules)].filter((r) => r !== READ_ONLY_LIST)

@@ -13,7 +13,7 @@ import { sessionsOrOwn } from "../session/sessions.ts"
 import type { Searchability, Searchable, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { type PermissionMode, type ProfileConfig, permissionsSection, profilesSection } from "./config.ts"
-import { checkedSecretTwin, isSensitive, realPath, secretTwin, within } from "./containment.ts"
+import { checkedSecretTwin, isSensitive, realPath, secretTwin, shellFiles, within } from "./containment.ts"
 import { allowsPath, decideOne, type Where } from "./decide.ts"
 import {
   alwaysRefused,
@@ -165,6 +165,7 @@ export class PermissionEngine extends Context.Service<PermissionEngine, Permissi
         matchesPath,
         readOnlyCommands: perms.readOnlyCommands !== false,
         secretTwin: (real) => secretTwin(real, twinRoots),
+        files: shellFiles,
         checkedSecretTwin: (entry) => checkedSecretTwin(entry, twinRoots)
       }
 

@@ -149,15 +149,20 @@ export const isCredentialPath = (abs: string, home: string, extra: ReadonlyArray
 /**
  * Secret file names, whatever folder they are in, without case (`.ENV` is `.env` on a
  * case-insensitive disk, and the other spelling is no one's source file): `.env` and `.env.*`
- * (not `.env.example`, `.sample`, `.template`, `.dist`), `.envrc` (direnv's, which exports
- * tokens), `*.pem`, `*.key`, `*.p12`, `*.pfx`, SSH private keys (`id_rsa`, `id_dsa`, `id_ecdsa`,
- * `id_ed25519`, and their `_sk` forms), `.netrc`, `.npmrc`, `.pypirc`, `.pgpass`,
- * `.git-credentials`. Tested on the last name of a path only.
+ * and `.env_*`, `.env-*` (not `.env.example`, `.sample`, `.template`, `.dist`), `.envrc`
+ * (direnv's, which exports tokens),
+ * `.dev.vars` (Cloudflare's), `*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`,
+ * `*.kdbx`, `*.ppk`, SSH private keys (`id_rsa`, `id_dsa`, `id_ecdsa`, `id_ed25519`, and their
+ * `_sk` forms), `.netrc`, `.npmrc`, `.pypirc`, `.pgpass`, `.my.cnf`, `.s3cfg`, `.vault-token`,
+ * `.htpasswd`, `.git-credentials`, `secrets.json`/`.yaml`/`.yml`/`.toml`, `credentials.json`,
+ * `client_secret*.json` and `service-account*.json` (Google's). Tested on the last name of a
+ * path only.
  */
 const SECRET_NAME =
-  /^(?:\.env|\.env\.(?!(?:example|sample|template|dist)$)[^/]+|\.envrc|id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|\.netrc|\.npmrc|\.pypirc|\.pgpass|\.git-credentials|[^/]*\.(?:pem|key|p12|pfx))$/i
+  /^(?:\.env|\.env[._-](?!(?:example|sample|template|dist)$)[^/]+|\.envrc|\.dev\.vars|id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|\.netrc|\.npmrc|\.pypirc|\.pgpass|\.my\.cnf|\.s3cfg|\.vault-token|\.htpasswd|\.git-credentials|secrets?\.(?:json|ya?ml|toml)|credentials\.json|client_secrets?[^/]*\.json|service[-_]account[^/]*\.json|[^/]*\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk))$/i
 
 const DOT = 46
+const LAST = new Set([..."my2xnlsek"].map((c) => c.charCodeAt(0)))
 const LOWER_I = 105
 const UPPER_I = 73
 
@@ -166,16 +171,9 @@ export const isSecretName = (name: string): boolean => {
   // Most names can be told apart by their first character or their last, without the expression.
   const first = name.charCodeAt(0)
   const last = name.charCodeAt(name.length - 1) | 32
-  return (
-    (first === DOT ||
-      first === LOWER_I ||
-      first === UPPER_I ||
-      last === 109 ||
-      last === 121 ||
-      last === 50 ||
-      last === 120) &&
-    SECRET_NAME.test(name)
-  )
+  // The last characters of the patterns: m y 2 x (pem key p12 pfx kdbx), n (json), l (yaml
+  // toml), s (jks), e (keystore), k (ppk).
+  return (first === DOT || first === LOWER_I || first === UPPER_I || LAST.has(last)) && SECRET_NAME.test(name)
 }
 
 /** True when the last name of the path `abs` is a secret's (isSecretName). */

@@ -4,9 +4,13 @@
  * table is not known to be read-only, so the command asks (Codex's safe-command check is built
  * the same way). Recursive reading (`grep -r`, `diff -r`), options that read a list of names
  * from a file (`--files0-from`, `file -f`), write (`sort -o`, `tree -o`), run a program
- * (`sort --compress-program`, `rg --pre`) or load code (`jq -L`) are absent on purpose.
+ * (`sort --compress-program`, `rg --pre`) or load code (`jq -L`) are absent on purpose, and so
+ * are those that follow links while walking a folder (`find -L`, `ls -L`, `du -L`, `tree -l`):
+ * a link in the project would lead the walk outside it.
  * docs/permissions.md shows this table.
  */
+
+import type { Look } from "./read-only.ts"
 
 /** What a word is to the program: a file it opens (`path`) or text it never opens (`text`). */
 export type Kind = "path" | "text"
@@ -33,7 +37,7 @@ export interface Spec {
   /** Why the first operand's text (a filter, a pattern) is not read-only, if it is not. */
   readonly patternCheck?: (text: string) => string | undefined
   /** What the tables cannot say: why not, or undefined. `args` are the operands. */
-  readonly operandCheck?: (operands: ReadonlyArray<string>) => string | undefined
+  readonly operandCheck?: (operands: ReadonlyArray<string>, look: Look) => string | undefined
 }
 
 const flags = (names: string): Record<string, Long> => Object.fromEntries(names.split(" ").map((n) => [n, "flag"]))
@@ -75,14 +79,14 @@ const SUM: Spec = { flags: "btz", long: { ...STD, ...flags("binary text zero tag
 
 export const TABLE: Readonly<Record<string, Spec>> = {
   ls: {
-    flags: "aAbBcCdfFgGhHiklLmnNopqQrRsStuUvxXZ1",
+    flags: "aAbBcCdfFgGhHiklmnNopqQrRsStuUvxXZ1",
     values: { w: "text", T: "text", I: "text" },
     long: {
       ...STD,
       ...flags(
         "all almost-all author escape ignore-backups directory dired classify file-type full-time " +
           "group-directories-first no-group human-readable si dereference-command-line " +
-          "dereference-command-line-symlink-to-dir inode kibibytes dereference literal numeric-uid-gid " +
+          "dereference-command-line-symlink-to-dir inode kibibytes literal numeric-uid-gid " +
           "hide-control-chars show-control-chars quote-name reverse recursive size context zero"
       ),
       "block-size": "text",
@@ -199,6 +203,12 @@ export const TABLE: Readonly<Record<string, Spec>> = {
       width: "text",
       "ignore-matching-lines": "text",
       "show-function-line": "text"
+    },
+    // A folder operand makes diff compare every file in it with its namesake (with -N, print
+    // each one missing on the other side whole): files no word names, `.env` among them.
+    operandCheck: (ops, look) => {
+      const folder = ops.find((o) => o !== "-" && look.directory?.(o) === true)
+      return folder === undefined ? undefined : `diff with a folder operand (${folder}: it reads every file in it)`
     }
   },
   cmp: {
@@ -229,12 +239,12 @@ export const TABLE: Readonly<Record<string, Spec>> = {
     }
   },
   du: {
-    flags: "0abcDhHklLmPsSx",
+    flags: "0abcDhHklmPsSx",
     values: { d: "text", B: "text", t: "text" },
     long: {
       ...STD,
       ...flags(
-        "all apparent-size bytes total dereference-args human-readable inodes dereference count-links null separate-dirs si summarize one-file-system"
+        "all apparent-size bytes total dereference-args human-readable inodes count-links null separate-dirs si summarize one-file-system"
       ),
       "block-size": "text",
       "max-depth": "text",
@@ -257,7 +267,7 @@ export const TABLE: Readonly<Record<string, Spec>> = {
     }
   },
   tree: {
-    flags: "adlfxiqNQpugshDFvtUrcCSnJ",
+    flags: "adfxiqNQpugshDFvtUrcCSnJ",
     values: { L: "text", P: "text", I: "text" },
     long: {
       ...STD,

@@ -14,13 +14,30 @@ import type { SimpleCommand } from "./analysis.ts"
 import { type Kind, type Spec, TABLE } from "./read-only-table.ts"
 import { awkProgramIsInert, sedCall, sedEffects } from "./scripts.ts"
 
+/**
+ * What the check may ask of the file system, for paths as the command names them (relative to
+ * the project root).
+ */
+export interface Look {
+  /**
+   * Whether a word the program opens may be read: inside the project (or an additional
+   * directory) and not a secret, as the file really is (every link followed, another name of a
+   * secret known), the rule the read tool uses.
+   */
+  readonly readable: (path: string) => boolean
+  /** Whether the path is a folder, links followed (a folder operand makes diff read every file in it). */
+  readonly directory?: (path: string) => boolean
+  /** The names in a folder, or undefined when it cannot be listed (a glob is expanded with it). */
+  readonly list?: (dir: string) => ReadonlyArray<string> | undefined
+}
+
 /** The words a program opens as files, or why it is not read-only. */
-type Parse = (args: ReadonlyArray<string>) => ReadonlyArray<string> | string
+type Parse = (args: ReadonlyArray<string>, look: Look) => ReadonlyArray<string> | string
 
 /** Reads `args` by a table; returns the paths it opens, or why not. */
 const byTable =
   (spec: Spec, name: string): Parse =>
-  (args) => {
+  (args, look) => {
     const paths: Array<string> = []
     const operands: Array<string> = []
     const supplied = new Set<string>()
@@ -66,13 +83,14 @@ const byTable =
       const bad = text === undefined ? undefined : spec.patternCheck?.(text)
       if (bad !== undefined) return bad
     }
-    const why = spec.operandCheck?.(operands)
+    const why = spec.operandCheck?.(operands, look)
     if (why !== undefined) return why
     return spec.operands === "text" ? paths : [...paths, ...operands]
   }
 
+// Not -L or -follow: a link in the project would lead the walk outside it.
 const FIND_FLAGS =
-  /^(-print|-print0|-prune|-true|-false|-empty|-readable|-writable|-executable|-nouser|-nogroup|-depth|-xdev|-mount|-follow|-daystart|-noleaf|-quit|-ls|-not|!|\(|\)|-o|-or|-a|-and|,)$/
+  /^(-print|-print0|-prune|-true|-false|-empty|-readable|-writable|-executable|-nouser|-nogroup|-depth|-xdev|-mount|-daystart|-noleaf|-quit|-ls|-not|!|\(|\)|-o|-or|-a|-and|,)$/
 const FIND_TEXT =
   /^-(name|iname|path|ipath|wholename|iwholename|regex|iregex|lname|ilname|type|xtype|maxdepth|mindepth|mtime|atime|ctime|mmin|amin|cmin|size|perm|user|group|uid|gid|links|inum|printf|fstype|regextype|used)$/
 const FIND_PATH = /^-(newer|anewer|cnewer|samefile|newer[abcmB][abcmB])$/
@@ -81,7 +99,7 @@ const FIND_PATH = /^-(newer|anewer|cnewer|samefile|newer[abcmB][abcmB])$/
 const find: Parse = (args) => {
   const paths: Array<string> = []
   let i = 0
-  while (i < args.length && /^-[HLP]$/.test(args[i]!)) i++
+  while (i < args.length && /^-[HP]$/.test(args[i]!)) i++
   while (i < args.length && !/^[-(!),]/.test(args[i]!)) paths.push(args[i++]!)
   for (; i < args.length; i++) {
     const a = args[i]!
@@ -191,17 +209,17 @@ export const READ_ONLY: Readonly<Record<string, unknown>> = PARSERS
 const NAMES_ONLY = new Set(Object.entries(TABLE).flatMap(([n, s]) => (s.operands === "text" ? [n] : [])))
 
 /** The paths a command on the list opens, or why it is not read-only. */
-const parse = (words: ReadonlyArray<string>): ReadonlyArray<string> | string => {
+const parse = (words: ReadonlyArray<string>, look: Look): ReadonlyArray<string> | string => {
   const name = words[0]
   const p = name === undefined ? undefined : PARSERS[name]
   if (name === undefined || p === undefined) return `${name ?? "an empty command"} is not on the read-only list`
-  const r = p(words.slice(1))
+  const r = p(words.slice(1), look)
   return typeof r === "string" ? `${r} is not known to be read-only (it can write, run or read something else)` : r
 }
 
 /** Why a command is not read-only by the list (words only, no file checks), or undefined. */
 export const notReadOnly = (words: ReadonlyArray<string>): string | undefined => {
-  const r = parse(words)
+  const r = parse(words, { readable: () => true })
   return typeof r === "string" ? r : undefined
 }
 
@@ -249,24 +267,74 @@ export const globSafe = (glob: string, readable: (path: string) => boolean): boo
   return SECRET_SAMPLES.every((s) => !re.test(s) || readable(`${dir}/${s}`))
 }
 
+/** At most this many names are looked at to expand one glob; past it, the command asks. */
+const EXPAND_LIMIT = 2000
+
+/**
+ * The paths a glob can expand to, as bash expands it (a wildcard never matches a leading dot:
+ * globSafe refuses wildcards in names that start with one), or undefined when they cannot be
+ * listed. Every `[…]` is read as any one character and quoted wildcards as wildcards: the
+ * result may hold more than bash's, never less.
+ */
+const expand = (glob: string, list: (dir: string) => ReadonlyArray<string> | undefined) => {
+  const parts = glob.split("/")
+  let at: Array<string> = [parts[0] === "" ? "/" : ""]
+  let seen = 0
+  for (const part of parts[0] === "" ? parts.slice(1) : parts) {
+    if (part === "") continue
+    const join = (dir: string, name: string) => (dir === "" ? name : dir === "/" ? `/${name}` : `${dir}/${name}`)
+    if (!/[*?[]/.test(part)) {
+      at = at.map((d) => join(d, part))
+      continue
+    }
+    // `[]…]` and `[!]…]` hold a `]`: not read here.
+    if (/\[[!^]?\]/.test(part)) return undefined
+    const re = new RegExp(
+      `^${part
+        .replace(/\[[^\]]*\]/g, "\u0000")
+        .replace(/[.+^$|\\(){}[\]]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/[?\u0000]/g, ".")}$`,
+      "s"
+    )
+    const next: Array<string> = []
+    for (const dir of at) {
+      const names = list(dir === "" ? "." : dir)
+      if (names === undefined) continue
+      seen += names.length
+      if (seen > EXPAND_LIMIT) return undefined
+      for (const n of names) if (!n.startsWith(".") && re.test(n)) next.push(join(dir, n))
+    }
+    at = next
+  }
+  return at
+}
+
 /**
  * Why a simple command may not run as read-only, or undefined when it may. Every word must be
  * known (a glob may not start where it could expand to an option), the command must be on the
- * list, and every word it opens must pass `readable` (inside the project and not a secret), as
- * the read tool would require; a glob must stay away from secrets.
+ * list, and every word it opens must pass `look.readable` (inside the project and not a secret,
+ * as the file really is), as the read tool would require; a glob must stay away from secrets,
+ * by its shape and by what it matches now (a link among its matches is judged as its target).
  */
-export const readOnlyConcern = (command: SimpleCommand, readable: (path: string) => boolean): string | undefined => {
+export const readOnlyConcern = (command: SimpleCommand, look: Look): string | undefined => {
   const names = NAMES_ONLY.has(command.words[0] ?? "")
   for (let i = 0; i < command.words.length; i++) {
     const word = command.words[i]!
     const shape = command.shapes[i]
     if (shape === "dynamic") return `${word} is only known when it runs`
     if (shape === "pattern" && /^[-*?[{~]/.test(word)) return `${word} may expand to an option or a path elsewhere`
-    if (shape === "pattern" && !names && !globSafe(word, readable))
-      return `${word} may expand to a file that holds secrets or lies outside the project`
+    if (shape === "pattern" && !names) {
+      if (!globSafe(word, look.readable))
+        return `${word} may expand to a file that holds secrets or lies outside the project`
+      const matches = look.list === undefined ? undefined : expand(word, look.list)
+      if (matches === undefined) return `${word} may expand to more files than this check lists`
+      const bad = matches.find((m) => !look.readable(m))
+      if (bad !== undefined) return `${word} expands to ${bad}, which is outside the project or may hold secrets`
+    }
   }
-  const paths = parse(command.words)
+  const paths = parse(command.words, look)
   if (typeof paths === "string") return paths
-  const outside = paths.find((p) => !readable(p))
+  const outside = paths.find((p) => !look.readable(p))
   return outside === undefined ? undefined : `${outside} is outside the project or may hold secrets`
 }

@@ -25,7 +25,12 @@ const NOTHING: Runs = { commands: [], scripts: [], opaque: [], concern: undefine
 
 export const basename = (word: string) => word.slice(word.lastIndexOf("/") + 1)
 
-export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "rbash"])
+export const SHELLS: ReadonlySet<string> = new Set(
+  (
+    "sh bash zsh dash ksh ksh93 mksh oksh loksh lksh pdksh fish ash rbash csh tcsh yash posh elvish xonsh nu " +
+    "pwsh powershell es rc"
+  ).split(" ")
+)
 
 /**
  * Programs whose arguments hold a command. Their options differ and are not modelled: every
@@ -39,7 +44,8 @@ const WRAPPERS: ReadonlySet<string> = new Set(
     "linux32 linux64 i386 x86_64 prlimit setpriv setsid chroot nsenter unshare ionice chrt taskset stdbuf " +
     "strace ltrace gdb watch parallel busybox firejail bwrap systemd-run numactl cgexec faketime fakeroot proot " +
     "torsocks proxychains proxychains4 valgrind unbuffer eatmydata sg dbus-run-session xvfb-run catchsegv " +
-    "caffeinate tini dumb-init sshpass ssh-agent trickle chpst setuidgid envdir daemonize start-stop-daemon"
+    "caffeinate tini dumb-init sshpass ssh-agent trickle chpst setuidgid envdir daemonize start-stop-daemon " +
+    "rlwrap entr chronic tmux screen dtach abduco sem xterm uvx bunx pnpx"
   ).split(" ")
 )
 
@@ -53,7 +59,8 @@ const WRAPPERS: ReadonlySet<string> = new Set(
 const INTERPRETERS: ReadonlyArray<{ readonly name: RegExp; readonly safe: RegExp; readonly valued?: RegExp }> = [
   {
     name: /^python[0-9.]*$|^pypy[0-9.]*$/,
-    safe: /^(-[bBdEhiIOqsSuvVx]+|--(version|help|check-hash-based-pycs=\w+))$/,
+    // Not -i: after the script (`/dev/null` will do) it reads code from its input.
+    safe: /^(-[bBdEhIOqsSuvVx]+|--(version|help|check-hash-based-pycs=\w+))$/,
     valued: /^-[WX]$/
   },
   { name: /^perl[0-9.]*$/, safe: /^(-[acnpsTtUuWwX]+|-[l0][0-7]*|-i[\w.]*|-I.+|-v|--version|--help)$/ },
@@ -65,8 +72,78 @@ const INTERPRETERS: ReadonlyArray<{ readonly name: RegExp; readonly safe: RegExp
   { name: /^php[0-9.]*$/, safe: /^(-[lnqsv]+|--version|--help)$/ },
   { name: /^(lua|luajit)[0-9.]*$/, safe: /^(-[vW]|--version)$/ },
   { name: /^(Rscript|osascript|jshell|groovy|scala|elixir|erl|julia|guile|racket)$/, safe: /^(--version|--help)$/ },
+  // emacs runs Lisp from many options, single-dash long forms included (`-eval`, `-l`, `-script`).
+  {
+    name: /^emacs(-nox)?$/,
+    safe: /^(--version|--help|-nw|--no-window-system|-q|--no-init-file|-Q|--quick|--no-site-file|--no-splash)$/
+  },
   { name: /^(tclsh|wish|expect)[0-9.]*$/, safe: /^(--version)$/ }
 ]
+/**
+ * Programs that run the command in their arguments after a subcommand (`uv run rm x`, `npm exec
+ * -- rm x`, `ssh host rm x`). A rule naming the runner (`Bash(uv run:*)`) is the person's choice,
+ * so they are no concern for an allow rule; a deny rule sees every suffix of the arguments, as
+ * for a wrapper. `""`: right after the program (its options skipped as words).
+ */
+const RUNNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  uv: ["run", "tool"],
+  poetry: ["run"],
+  pipenv: ["run"],
+  pdm: ["run"],
+  hatch: ["run"],
+  rye: ["run"],
+  conda: ["run"],
+  mamba: ["run"],
+  micromamba: ["run"],
+  npm: ["exec", "x"],
+  pnpm: ["exec", "dlx"],
+  yarn: ["exec", "dlx"],
+  bun: ["x", "run", "exec"],
+  npx: [""],
+  bundle: ["exec"],
+  rbenv: ["exec"],
+  pyenv: ["exec"],
+  nodenv: ["exec"],
+  asdf: ["exec"],
+  mise: ["exec", "x"],
+  volta: ["run"],
+  direnv: ["exec"],
+  devbox: ["run"],
+  nix: ["develop", "shell", "run"],
+  "nix-shell": [""],
+  ssh: [""]
+}
+
+const runner = (name: string, args: ReadonlyArray<Word>): Runs | undefined => {
+  const subs = RUNNERS[name]
+  if (subs === undefined) return undefined
+  const at = subs.includes("") ? 0 : args.findIndex((a) => subs.includes(a.value))
+  if (at < 0) return undefined
+  const rest = args.slice(subs.includes("") ? 0 : at + 1)
+  return {
+    commands: rest.map((_, i) => rest.slice(i)),
+    scripts: rest.filter((a) => a.shape === "literal" && looksLikeScript(a.value)).map((a) => a.value),
+    opaque: rest.some((a) => a.shape !== "literal") ? [`${name} is given a command only known when it runs`] : [],
+    concern: undefined
+  }
+}
+
+/**
+ * Programs that read commands from their input or a file and can run shell commands from
+ * them: ed's and dc's `!`, ex's `:!`, at, batch and crontab (later, with the person's rights),
+ * and fc, which runs a command from the history list (`history -s 'rm x'; fc -s` fills and
+ * runs it). `crontab -l`, `at -l` and `fc -l` only list.
+ */
+const READS_COMMANDS: Readonly<Record<string, RegExp | undefined>> = {
+  ed: undefined,
+  dc: undefined,
+  ex: undefined,
+  at: /^-[lV]$/,
+  batch: undefined,
+  crontab: /^-l$/,
+  fc: /^-[nr]*l/
+}
+
 /** Modules `python -m` runs whose arguments are never code. */
 const PYTHON_MODULES = new Set(
   "pytest pip venv unittest json.tool http.server mypy black ruff build twine isort flake8 pylint coverage".split(" ")
@@ -158,6 +235,13 @@ export const runsOf = (words: ReadonlyArray<Word>): Runs => {
   const args = words.slice(1)
   const plain = args.every((a) => a.shape === "literal")
   if (SHELLS.has(name)) return shell(name, args)
+  if (name in READS_COMMANDS) {
+    const only = READS_COMMANDS[name]
+    if (only === undefined || !args.some((a) => only.test(a.value)))
+      return { ...NOTHING, opaque: [`${name} runs commands it reads from its input, a file or the history list`] }
+  }
+  const ran = runner(name, args)
+  if (ran !== undefined) return ran
   if (name === "command" && args[0] !== undefined && /^-[vV]$/.test(args[0].value)) return NOTHING
   const wrapped = WRAPPERS.has(name) ? wrapper(name, args) : NOTHING
   if (WRAPPERS.has(name) && name !== "env") return wrapped
