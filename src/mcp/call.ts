@@ -9,6 +9,7 @@ import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
 import type { McpCaller } from "./convert.ts"
 import { type McpLink, rawRequest, requestFailure } from "./link.ts"
+import { paramHeaders } from "./param-headers.ts"
 import { READ_RESOURCE_TOOL } from "./resource-names.ts"
 import { flattenResult, resultProblem } from "./result.ts"
 
@@ -22,8 +23,15 @@ const followLinks = (link: McpLink, links: unknown): string | undefined => {
 
 export const makeCaller =
   (link: McpLink): McpCaller =>
-  (tool, args) =>
-    rawRequest(link, "tools/call", { name: tool, arguments: args as Record<string, unknown> }).pipe(
+  (tool, args, _ctx, declared) =>
+    rawRequest(
+      link,
+      "tools/call",
+      { name: tool, arguments: args as Record<string, unknown> },
+      link.timeoutMs,
+      // A 2026-07-28 server over HTTP checks these against the arguments (param-headers.ts).
+      declared === undefined || link.era !== "2026-07-28" ? undefined : paramHeaders(declared, args)
+    ).pipe(
       Effect.mapError((e) => requestFailure(link, tool, e)),
       Effect.flatMap((raw): Effect.Effect<ToolOutput, ToolFailure> => {
         const problem = resultProblem(raw)
