@@ -207,7 +207,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       throw this.loginNeeded(`its authorization server is now ${context.issuer}, not ${registeredAt}`)
     }
     if (clientId !== undefined) {
-      const known = stored?.client_id === clientId ? stored : { client_id: clientId }
+      // A hand-given id belongs to the authorization server it was given for: stamped with the one asking.
+      const known =
+        stored?.client_id === clientId
+          ? stored
+          : { client_id: clientId, ...(context?.issuer === undefined ? {} : { issuer: context.issuer }) }
       // The SDK picks client_secret_basic or _post from what the authorization server's metadata offers.
       return clientSecret === undefined ? known : { ...known, client_secret: clientSecret }
     }

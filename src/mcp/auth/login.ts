@@ -174,6 +174,17 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
     // What the last login asked for, and what the server has asked for since (SEP-2350: the union,
     // so a step-up does not lose what was granted before). Nothing named: the server's metadata decides.
     const scope = scopeUnion(saved?.asked, saved?.wanted?.scope, first.scope)
+    // A client we registered for fewer scopes may be held to them by its authorization server
+    // (invalid_scope): a step-up registers again. A client id given by hand or a metadata document is kept.
+    const registered = saved?.clientInformation as { scope?: string; client_id?: string } | undefined
+    if (
+      registered?.scope !== undefined &&
+      options.settings?.clientId === undefined &&
+      registered.client_id !== options.settings?.clientMetadataUrl &&
+      scopeUnion(registered.scope, scope) !== scopeUnion(registered.scope)
+    ) {
+      provider.invalidateCredentials("client")
+    }
     const resourceMetadataUrl = first.resourceMetadataUrl ?? saved?.wanted?.resourceMetadataUrl
     const discovered = {
       serverUrl: options.serverUrl,
