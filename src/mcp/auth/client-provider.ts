@@ -160,6 +160,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private refreshing: Promise<void> | undefined
   /** The authorization server refused the refresh token (the login has ended there). */
   private refused = false
+  /** The scope this login sent the person to ask for. */
+  private asking: string | undefined
   /** The server's last refusal of a request, as its WWW-Authenticate header put it. */
   private challenge: Challenge | undefined
   readonly clientMetadataUrl?: string
@@ -262,7 +264,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   saveTokens(tokens: OAuthTokens): void {
-    this.update((e) => ({ ...e, tokens, savedAt: Date.now() }))
+    // A login's tokens come with the scope it asked for; a refresh keeps the one saved.
+    const asked = this.options.login === undefined ? undefined : this.asking
+    this.update(({ asked: before, ...e }) => {
+      const kept = this.options.login === undefined ? before : asked
+      return { ...e, tokens, savedAt: Date.now(), ...(kept === undefined ? {} : { asked: kept }) }
+    })
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -277,9 +284,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
               : "the login expired"
       )
     }
-    // Remembered so that a 403 for no more than this is known not to be mended by another login.
-    const asked = authorizationUrl.searchParams.get("scope") ?? undefined
-    this.update(({ asked: _before, ...e }) => ({ ...e, ...(asked === undefined ? {} : { asked }) }))
+    // Saved with the tokens (a login nobody finished asked for nothing): a later 403 for no more
+    // than this is then known not to be mended by another login.
+    this.asking = authorizationUrl.searchParams.get("scope") ?? undefined
     this.options.login.open(authorizationUrl)
   }
 

@@ -199,7 +199,7 @@ describe("a client registered by hand, with a secret", () => {
     const { result, sent } = await logInAs("team", settings, dir)
     expect(result.kind).toBe("logged-in")
     expect(sent.searchParams.get("client_id")).toBe(HANDMADE.id)
-    expect(loginStatus(dir, gate.url)).toMatchObject({ loggedIn: true, clientId: HANDMADE.id })
+    expect(loginStatus(dir, gate.url)).toMatchObject({ loggedIn: true, refreshable: true })
     expect(NodeFs.readFileSync(loginFile(dir, gate.url), "utf8")).not.toContain(HANDMADE.secret)
   }, 90_000)
 
