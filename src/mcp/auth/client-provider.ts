@@ -224,7 +224,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   saveClientInformation(clientInformation: OAuthClientInformationMixed): void {
     // A registration made in the background would be with an authorization server the person never chose.
-    if (this.options.login === undefined && this.options.settings?.clientId === undefined) {
+    // (The SDK stamping the issuer on a registration saved before it did so is not a new registration.)
+    if (
+      this.options.login === undefined &&
+      this.options.settings?.clientId === undefined &&
+      clientInformation.client_id !== this.entry?.clientInformation?.client_id
+    ) {
       throw this.loginNeeded("its authorization server has changed since the last login")
     }
     // A hand-given secret stays where it was given (env var, file); the SDK hands it back with the id.

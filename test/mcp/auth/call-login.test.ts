@@ -128,6 +128,21 @@ describe("logins asked for on a call", () => {
     expect([ok.status, ok.modelOutput]).toEqual(["ok", expect.stringContaining("notes.txt")])
   }, 90_000)
 
+  it("a login saved before registrations carried their issuer still refreshes in the background (the stamp is no new registration)", async () => {
+    const entry = readLogin(stateDir, gate.url)!
+    const { issuer: _stamp, ...unstamped } = entry.clientInformation as { issuer?: string; client_id: string }
+    updateLogin(stateDir, gate.url, (e) => ({
+      ...e,
+      clientInformation: unstamped,
+      tokens: { ...e.tokens!, access_token: "refused-by-the-gate" }
+    }))
+    const ok = await callLs({ team: { url: gate.url } })
+    expect(ok.status).toBe("ok")
+    const after = readLogin(stateDir, gate.url)!
+    expect(after.clientInformation?.client_id).toBe(unstamped.client_id)
+    expect(after.tokens?.access_token).not.toBe("refused-by-the-gate")
+  }, 90_000)
+
   it("a 403 for a scope the last login already asked for says a login will not help, and gives no command", async () => {
     gate.rule = (method) => (method === "tools/call" ? [SCOPE, "mcp:admin"] : undefined)
     // As if the last login had asked for mcp:admin and the authorization server had not granted it.
