@@ -7,7 +7,11 @@
  *
  * Two uses. At `mcp-auth login` the person is sent to the authorization URL. While connecting
  * in the background nobody can be sent anywhere: a server that needs a login fails with
- * LoginNeeded, which names the command to run; a stored refresh token is still used.
+ * LoginNeeded, which names the command to run; a stored refresh token is still used. That holds
+ * for any request, not only the first: the transport's fetch tells the provider what a refusal
+ * (a call's 401, a 403 for a wider scope) asked for (`challenged`), the LoginNeeded names that
+ * scope and it is saved (`wanted`) for the next login to ask for; a 403 for no more than the last
+ * login asked for is `scope-refused`, since another login would only loop.
  *
  * Refreshing. The SDK refreshes when the server answers 401 (and retries that request once).
  * Before that, an access token about to end is refreshed before it is sent (`tokens()` as the
@@ -335,7 +339,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   saveDiscoveryState(discovery: OAuthDiscoveryState): void {
     this.discovered = discovery
-    // In the background, a server never logged in to leaves no file behind.
+    // In the background, a server never logged in to gets no file for this (only for a refusal's `wanted`).
     if (this.options.login !== undefined || this.entry !== undefined) this.update((e) => ({ ...e, discovery }))
   }
 
