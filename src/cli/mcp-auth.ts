@@ -8,7 +8,8 @@
 import { Effect, Option, Path } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { LocalFs } from "../fs/local-fs.ts"
-import { expandEnv, isStdio, loadMcpServers, type McpServers } from "../mcp/config.ts"
+import { oauthSettingsOf } from "../mcp/auth/client-secret.ts"
+import { expandEnv, isStdio, loadMcpServers, type McpServers, type OAuthClientConfig } from "../mcp/config.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { ExitCode, Misuse } from "./errors.ts"
 import { config, root } from "./flags.ts"
@@ -25,7 +26,8 @@ const server = Argument.String("server").pipe(
 interface Target {
   readonly name: string
   readonly url: string
-  readonly settings?: { readonly clientId?: string; readonly clientMetadataUrl?: string; readonly scope?: string }
+  /** The server's `oauth` config (its client secret, if any, is read only when logging in). */
+  readonly settings?: typeof OAuthClientConfig.Type
 }
 
 const servers = (input: { readonly root: Option.Option<string>; readonly config: Option.Option<string> }) =>
@@ -107,18 +109,21 @@ const loginCommand = Command.make(
     const target = yield* targetOf(input.server, yield* servers(input))
     const dir = yield* stateDir
     const { login } = yield* loadLogin
-    const result = yield* attempt(io, `cannot log in to ${target.name}`, () =>
-      login({
+    const path = yield* Path.Path
+    const projectRoot = path.resolve(Option.getOrElse(input.root, () => "."))
+    const result = yield* attempt(io, `cannot log in to ${target.name}`, async () => {
+      const settings = oauthSettingsOf(target.settings, projectRoot)
+      return login({
         stateDir: dir,
         serverUrl: target.url,
         name: target.name,
-        ...(target.settings === undefined ? {} : { settings: target.settings }),
+        ...(settings === undefined ? {} : { settings }),
         timeoutMs: Math.max(1, input.timeout) * 1000,
         // The URL only: it carries no secret (the code comes back to our listener, PKCE-bound).
         open: (url) =>
           void process.stderr.write(`Open this URL in a browser to log in to ${target.name}:\n\n  ${url.href}\n\n`)
       })
-    )
+    })
     if (result.kind === "open") {
       return yield* io.out(`${target.name} answered ${result.status} without a token: it asks for no login.\n`)
     }

@@ -14,6 +14,7 @@ import type { ToolContext, ToolOutput } from "../tool/tool.ts"
 import type { McpCaller } from "./convert.ts"
 import { type McpLink, rawRequest, requestFailure } from "./link.ts"
 import { type Asker, type HostAsker, questionOf, relay, type Waiting } from "./questions.ts"
+import { type ParamHeader, paramHeaders } from "./param-headers.ts"
 import { READ_RESOURCE_TOOL } from "./resource-names.ts"
 import { flattenResult, resultProblem } from "./result.ts"
 
@@ -65,12 +66,13 @@ const callRounds = (
   link: McpLink,
   tool: string,
   params: Record<string, unknown>,
-  ask: Asker
+  ask: Asker,
+  headers: Readonly<Record<string, string>> | undefined
 ): Effect.Effect<unknown, ToolFailure> =>
   Effect.gen(function* () {
     const modern = link.era === "2026-07-28"
     const send = (p: Record<string, unknown>) =>
-      rawRequest(link, "tools/call", p, link.timeoutMs, modern).pipe(
+      rawRequest(link, "tools/call", p, link.timeoutMs, modern, headers).pipe(
         Effect.mapError((e) => requestFailure(link, tool, e))
       )
     let raw = yield* send(params)
@@ -111,7 +113,7 @@ const NOBODY: Asker = () => Effect.succeed({ _tag: "Unavailable", reason: "this 
 
 export const makeCaller =
   (link: McpLink, host?: HostAsker): McpCaller =>
-  (tool, args, ctx?: ToolContext) =>
+  (tool, args, ctx?: ToolContext, declared?: ReadonlyArray<ParamHeader>) =>
     Effect.gen(function* () {
       const sessionId = ctx?.sessionId
       const ask: Asker = host === undefined ? NOBODY : (question) => host(question, sessionId)
@@ -125,7 +127,15 @@ export const makeCaller =
       }
       const raw = yield* Effect.acquireUseRelease(
         Effect.sync(() => link.desk.enter(waiting)),
-        () => callRounds(link, tool, { name: tool, arguments: args as Record<string, unknown> }, ask),
+        () =>
+          callRounds(
+            link,
+            tool,
+            { name: tool, arguments: args as Record<string, unknown> },
+            ask,
+            // A 2026-07-28 server over HTTP checks these against the arguments (param-headers.ts).
+            declared === undefined || link.era !== "2026-07-28" ? undefined : paramHeaders(declared, args)
+          ),
         () => Effect.sync(() => link.desk.leave(waiting))
       ).pipe(
         // A question this call's person could not answer is the reason, whatever the server made of the refusal.

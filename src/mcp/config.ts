@@ -44,6 +44,13 @@ export type StdioServerConfig = typeof StdioServerConfig.Type
 /** How we log in to a server that asks for OAuth (`freecode-tools mcp-auth login NAME`; docs/mcp.md). */
 export const OAuthClientConfig = Schema.Struct({
   clientId: Schema.optionalKey(Schema.String.annotate({ description: "A client id registered by hand." })),
+  /** The hand-registered client's secret is never written in the config: it is read from here. */
+  clientSecretEnv: Schema.optionalKey(
+    Schema.String.annotate({ description: "The environment variable holding clientId's secret." })
+  ),
+  clientSecretFile: Schema.optionalKey(
+    Schema.String.annotate({ description: "A file holding clientId's secret (relative to the project root)." })
+  ),
   clientMetadataUrl: Schema.optionalKey(
     Schema.String.annotate({ description: "The https URL of our Client ID Metadata Document." })
   ),

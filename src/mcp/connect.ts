@@ -16,7 +16,8 @@ import * as NodePath from "node:path"
 import type { Client, Transport } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { lazyImport } from "../load/lazy.ts"
-import { backgroundProvider, type RunAuth } from "./auth/client-provider.ts"
+import { backgroundProvider, type RunAuth, type StoredOAuthProvider } from "./auth/client-provider.ts"
+import { oauthSettingsOf } from "./auth/client-secret.ts"
 import { expandEnv, isStdio, type McpServerConfig } from "./config.ts"
 import { watchedFetch } from "./http-watch.ts"
 import { CLIENT_CAPABILITIES } from "./questions.ts"
@@ -34,6 +35,7 @@ export interface McpSdk {
   readonly StreamableHTTPClientTransport: ClientModule["StreamableHTTPClientTransport"]
   /** The SDK's OAuth flow: refreshes a saved login's tokens before they end. */
   readonly auth: ClientModule["auth"]
+  readonly extractWWWAuthenticateParams: ClientModule["extractWWWAuthenticateParams"]
 }
 
 /**
@@ -54,7 +56,8 @@ const loadSdk = lazyImport(async (): Promise<McpSdk> => {
     getDefaultEnvironment: stdio.getDefaultEnvironment,
     InPlaceStdio,
     StreamableHTTPClientTransport: client.StreamableHTTPClientTransport,
-    auth: client.auth
+    auth: client.auth,
+    extractWWWAuthenticateParams: client.extractWWWAuthenticateParams
   }
 })
 
@@ -111,20 +114,49 @@ export const makeTransport = (
   }
   const url = expandEnv(config.url, env)
   const headers = Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
-  const fetch = watchedFetch(hooks.dead)
+  // A saved OAuth login (mcp-auth), unless the config sends its own Authorization header.
+  const provider =
+    login === undefined || Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
+      ? undefined
+      : backgroundProvider(login.stateDir, url, login.name, oauthSettingsOf(config.oauth, root, env), {
+          auth: sdk.auth as RunAuth,
+          fetch: watchedFetch(hooks.dead)
+        })
+  const fetch = provider === undefined ? watchedFetch(hooks.dead) : challengeWatch(sdk, url, provider, hooks.dead)
   return new sdk.StreamableHTTPClientTransport(new URL(url), {
     fetch,
     requestInit: { headers },
-    // A saved OAuth login (mcp-auth), unless the config sends its own Authorization header.
-    ...(login === undefined || Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
-      ? {}
-      : {
-          authProvider: backgroundProvider(login.stateDir, url, login.name, config.oauth, {
-            auth: sdk.auth as RunAuth,
-            fetch
-          })
-        })
+    ...(provider === undefined ? {} : { authProvider: provider })
   })
+}
+
+/**
+ * The transport's fetch, telling the login provider when the server refuses a request — any
+ * request, a call as much as the first one — with what its WWW-Authenticate header asks for: the
+ * SDK runs its OAuth flow then, and what the provider says to the person names that scope.
+ */
+const challengeWatch = (
+  sdk: McpSdk,
+  url: string,
+  provider: StoredOAuthProvider,
+  dead: TransportHooks["dead"]
+): typeof fetch => {
+  const inner = watchedFetch(dead)
+  const endpoint = new URL(url)
+  return async (input, init) => {
+    const res = await inner(input, init)
+    if (res.status !== 401 && res.status !== 403) return res
+    const target = new URL(input instanceof Request ? input.url : String(input))
+    if (target.origin !== endpoint.origin || target.pathname !== endpoint.pathname) return res
+    const { scope, resourceMetadataUrl, error } = sdk.extractWWWAuthenticateParams(res)
+    provider.challenged({
+      status: res.status,
+      ...(scope === undefined ? {} : { scope }),
+      ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: resourceMetadataUrl.href }),
+      ...(error === undefined ? {} : { error })
+    })
+    return res
+  }
 }
 
 /** The negotiation the config asks for: both eras by default. */

@@ -15,6 +15,7 @@ import type { ExecuteError } from "../tool/errors.ts"
 import type { Tool, ToolContext, ToolOutput } from "../tool/tool.ts"
 import type { McpToolInfo } from "./list.ts"
 import { mcpToolName } from "./names.ts"
+import type { ParamHeader } from "./param-headers.ts"
 import { compileValidator } from "./validate.ts"
 
 /** Longer descriptions are cut: they are sent on every request. */
@@ -29,7 +30,12 @@ export interface McpServerRef {
 }
 
 /** Sends one call to the server under the server's own tool name. */
-export type McpCaller = (tool: string, args: unknown, ctx: ToolContext) => Effect.Effect<ToolOutput, ExecuteError>
+export type McpCaller = (
+  tool: string,
+  args: unknown,
+  ctx: ToolContext,
+  paramHeaders?: ReadonlyArray<ParamHeader>
+) => Effect.Effect<ToolOutput, ExecuteError>
 
 export interface Converted {
   readonly tool: Tool
@@ -80,7 +86,7 @@ export const convertMcpTool = (
     paths: () => [],
     validateInput: undefined,
     checkPermissions: undefined,
-    execute: (args, ctx) => call(info.name, args, ctx)
+    execute: (args, ctx) => call(info.name, args, ctx, info.paramHeaders)
   }
   return Result.succeed({ tool, notes: resolved.notes })
 }

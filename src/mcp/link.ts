@@ -8,6 +8,7 @@ import type { Client } from "@modelcontextprotocol/client"
 import { Duration, Effect } from "effect"
 import { tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
+import { loginNeededIn } from "./auth/client-provider.ts"
 import type { Era, McpSdk } from "./connect.ts"
 import type { Desk } from "./questions.ts"
 
@@ -64,7 +65,9 @@ export const rawRequest = (
   params: Record<string, unknown>,
   timeoutMs = link.timeoutMs,
   /** An `input_required` answer is returned as it came, for the caller to answer (2026 era). */
-  allowInputRequired = false
+  allowInputRequired = false,
+  /** Extra HTTP headers for this request (`Mcp-Param-*`); a stdio transport has none to send. */
+  headers?: Readonly<Record<string, string>>
 ): Effect.Effect<unknown, unknown> =>
   Effect.tryPromise({
     try: (signal) =>
@@ -75,7 +78,8 @@ export const rawRequest = (
         maxTotalTimeout: MAX_CALL_DURATION_MS,
         // Asking for progress makes the server's progress notifications reset the timeout.
         onprogress: () => undefined,
-        ...(allowInputRequired ? { allowInputRequired } : {})
+        ...(allowInputRequired ? { allowInputRequired } : {}),
+        ...(headers === undefined || Object.keys(headers).length === 0 ? {} : { headers })
       }),
     catch: (e) => e
   })
@@ -99,6 +103,18 @@ export const requestFailure = (link: McpLink, what: string, e: unknown): ToolFai
         stderr
       )
     )
+  }
+  // Refused before it ran, for want of a login (or of scope): the person is told what to run, typed.
+  const login = loginNeededIn(e)
+  if (login !== undefined) {
+    return fail(`${what} was not run: ${login.message}`, {
+      login: {
+        server: login.server,
+        kind: login.kind,
+        ...(login.command === undefined ? {} : { command: login.command }),
+        ...(login.scope === undefined ? {} : { scope: login.scope })
+      }
+    })
   }
   return fail(`The ${server} MCP server refused ${what}: ${describeError(e)}`)
 }

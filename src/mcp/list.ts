@@ -2,9 +2,11 @@
  * A tolerant reading of a `tools/list` answer. The SDK's listTools validates the whole list and
  * rejects it if one tool is malformed; here each tool is read on its own, so a server with one
  * broken tool loses that tool only, with the reason, and keeps the rest. A tool that can only run
- * as an MCP task (`execution.taskSupport: "required"`) is skipped too: this client makes plain calls.
+ * as an MCP task (`execution.taskSupport: "required"`) is skipped too: this client makes plain calls;
+ * so is one whose `x-mcp-header` declarations break the rules (param-headers.ts).
  */
 import { isRecord } from "../schema/json-schema.ts"
+import { headerDeclarations, type ParamHeader } from "./param-headers.ts"
 
 export interface McpToolAnnotations {
   readonly title?: string
@@ -21,6 +23,8 @@ export interface McpToolInfo {
   readonly description?: string
   readonly inputSchema: Record<string, unknown>
   readonly annotations: McpToolAnnotations
+  /** Arguments its calls repeat in `Mcp-Param-*` headers (param-headers.ts); absent when none. */
+  readonly paramHeaders?: ReadonlyArray<ParamHeader>
 }
 
 export interface SkippedTool {
@@ -66,12 +70,19 @@ export const parseToolsPage = (result: unknown): ToolsPage => {
       skipped.push({ name: item.name, reason: "it can only run as an MCP task, which this client does not start" })
       return
     }
+    // Its calls could not carry the headers its schema asks for: the server would refuse every one.
+    const declared = headerDeclarations(item.inputSchema)
+    if (!declared.ok) {
+      skipped.push({ name: item.name, reason: `its x-mcp-header declarations are invalid: ${declared.reason}` })
+      return
+    }
     tools.push({
       name: item.name,
       ...(typeof item.title === "string" ? { title: item.title } : {}),
       ...(typeof item.description === "string" ? { description: item.description } : {}),
       inputSchema: item.inputSchema,
-      annotations: annotationsOf(item.annotations)
+      annotations: annotationsOf(item.annotations),
+      ...(declared.headers.length === 0 ? {} : { paramHeaders: declared.headers })
     })
   })
   if (!Array.isArray(record.tools)) skipped.push({ name: "(list)", reason: "the answer has no tools array" })

@@ -7,7 +7,11 @@
  *
  * Two uses. At `mcp-auth login` the person is sent to the authorization URL. While connecting
  * in the background nobody can be sent anywhere: a server that needs a login fails with
- * LoginNeeded, which names the command to run; a stored refresh token is still used.
+ * LoginNeeded, which names the command to run; a stored refresh token is still used. That holds
+ * for any request, not only the first: the transport's fetch tells the provider what a refusal
+ * (a call's 401, a 403 for a wider scope) asked for (`challenged`), the LoginNeeded names that
+ * scope and it is saved (`wanted`) for the next login to ask for; a 403 for no more than the last
+ * login asked for is `scope-refused`, since another login would only loop.
  *
  * Refreshing. The SDK refreshes when the server answers 401 (and retries that request once).
  * Before that, an access token about to end is refreshed before it is sent (`tokens()` as the
@@ -27,24 +31,67 @@ import { readLogin, type StoredLogin, updateLogin } from "./token-store.ts"
 export interface OAuthClientSettings {
   /** A client id registered by hand with the authorization server (no registration, no metadata document). */
   readonly clientId?: string
+  /** Its secret, when it was given one (read from an env var or a file: client-secret.ts); never saved nor shown. */
+  readonly clientSecret?: string
   /** The https URL of this client's Client ID Metadata Document, used as its client id where the server supports it. */
   readonly clientMetadataUrl?: string
   /** The scopes to ask for when neither the server's 401 nor its metadata names them. */
   readonly scope?: string
 }
 
+/** Scopes as a set: `a b` and `b a` are one scope string. */
+const scopesOf = (scope: string | undefined): ReadonlyArray<string> => (scope ?? "").split(/\s+/).filter(Boolean)
+
+/** The union of scope strings, in first-seen order; undefined when empty. */
+export const scopeUnion = (...scopes: ReadonlyArray<string | undefined>): string | undefined => {
+  const all = [...new Set(scopes.flatMap(scopesOf))]
+  return all.length === 0 ? undefined : all.join(" ")
+}
+
+/** What a refusing server said in its WWW-Authenticate header (seen by the transport's fetch). */
+export interface Challenge {
+  readonly status: number
+  readonly scope?: string
+  readonly resourceMetadataUrl?: string
+  readonly error?: string
+}
+
 /**
- * The server refused us and no saved login can answer it: `mcp-auth login` does it, or, for a
- * server that publishes no OAuth metadata, a token in the config's headers.
+ * The server refused a request and no saved login answers it. `kind` says what the person can do:
+ * - `login`: run `command` (the login asks for `scope` too, when the server named one);
+ * - `token`: the server publishes no OAuth metadata; its token goes in the config's headers;
+ * - `scope-refused`: it wants `scope`, which the last login already asked for and did not get:
+ *   logging in again would only loop, so no command is given.
  */
 export class LoginNeeded extends Error {
-  constructor(server: string, why: string, offersOAuth = true) {
+  readonly server: string
+  readonly kind: "login" | "token" | "scope-refused"
+  readonly command: string | undefined
+  readonly scope: string | undefined
+  constructor(server: string, why: string, kind: LoginNeeded["kind"] = "login", scope?: string) {
+    const command = kind === "login" ? `freecode-tools mcp-auth login ${server}` : undefined
     super(
-      offersOAuth
-        ? `${server} needs a login (${why}): run \`freecode-tools mcp-auth login ${server}\``
-        : `${server} answered 401 and publishes no OAuth metadata: give its token in the config's "headers" ({"Authorization": "Bearer \${TOKEN}"})`
+      kind === "login"
+        ? `${server} needs a login (${why}${scope === undefined ? "" : `; it asks for scope "${scope}"`}): run \`${command}\``
+        : kind === "token"
+          ? `${server} answered 401 and publishes no OAuth metadata: give its token in the config's "headers" ({"Authorization": "Bearer \${TOKEN}"})`
+          : `${server} refuses this request for want of scope "${scope}", which the last login already asked for and the authorization server did not grant: logging in again will not help; ask whoever runs ${server} for that scope`
     )
+    this.name = "LoginNeeded"
+    this.server = server
+    this.kind = kind
+    this.command = command
+    this.scope = scope
   }
+}
+
+/** The LoginNeeded behind `e` (the SDK may wrap what the provider threw), if any. */
+export const loginNeededIn = (e: unknown): LoginNeeded | undefined => {
+  for (let at = e, depth = 0; at !== undefined && at !== null && depth < 5; depth++) {
+    if (at instanceof LoginNeeded) return at
+    at = (at as { cause?: unknown }).cause
+  }
+  return undefined
 }
 
 export interface LoginHooks {
@@ -117,6 +164,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private refreshing: Promise<void> | undefined
   /** The authorization server refused the refresh token (the login has ended there). */
   private refused = false
+  /** The scope this login sent the person to ask for. */
+  private asking: string | undefined
+  /** The server's last refusal of a request, as its WWW-Authenticate header put it. */
+  private challenge: Challenge | undefined
   readonly clientMetadataUrl?: string
   private readonly options: ProviderOptions
 
@@ -146,20 +197,50 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.options.login?.state ?? ""
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    const clientId = this.options.settings?.clientId
-    if (clientId !== undefined) {
-      const stored = this.entry?.clientInformation
-      return stored?.client_id === clientId ? stored : { client_id: clientId }
-    }
+  clientInformation(context?: { readonly issuer?: string }): OAuthClientInformationMixed | undefined {
+    const { clientId, clientSecret } = this.options.settings ?? {}
     const stored = this.entry?.clientInformation
+    // Registered with another authorization server than the one the server names now: a login
+    // registers again there (the SDK drops the old registration); the background cannot.
+    const registeredAt = (stored as { issuer?: string } | undefined)?.issuer
+    if (
+      this.options.login === undefined &&
+      clientId === undefined &&
+      registeredAt !== undefined &&
+      context?.issuer !== undefined &&
+      registeredAt.replace(/\/$/, "") !== context.issuer.replace(/\/$/, "")
+    ) {
+      throw this.loginNeeded(`its authorization server is now ${context.issuer}, not ${registeredAt}`)
+    }
+    if (clientId !== undefined) {
+      // A hand-given id belongs to the authorization server it was given for: stamped with the one asking.
+      const known =
+        stored?.client_id === clientId
+          ? stored
+          : { client_id: clientId, ...(context?.issuer === undefined ? {} : { issuer: context.issuer }) }
+      // The SDK picks client_secret_basic or _post from what the authorization server's metadata offers.
+      return clientSecret === undefined ? known : { ...known, client_secret: clientSecret }
+    }
     // In the background nobody may register a client: that is a login's business.
     if (stored === undefined && this.options.login === undefined) throw this.loginNeeded("no login saved")
     return stored
   }
 
   saveClientInformation(clientInformation: OAuthClientInformationMixed): void {
-    this.update((e) => ({ ...e, clientInformation, redirectUrl: this.redirectUrl }))
+    // A registration made in the background would be with an authorization server the person never chose.
+    // (The SDK stamping the issuer on a registration saved before it did so is not a new registration.)
+    if (
+      this.options.login === undefined &&
+      this.options.settings?.clientId === undefined &&
+      clientInformation.client_id !== this.entry?.clientInformation?.client_id
+    ) {
+      throw this.loginNeeded("its authorization server has changed since the last login")
+    }
+    // A hand-given secret stays where it was given (env var, file); the SDK hands it back with the id.
+    const { client_secret, ...rest } = clientInformation as OAuthClientInformationMixed & { client_secret?: string }
+    const kept =
+      client_secret !== undefined && client_secret === this.options.settings?.clientSecret ? rest : clientInformation
+    this.update((e) => ({ ...e, clientInformation: kept, redirectUrl: this.redirectUrl }))
   }
 
   /**
@@ -192,7 +273,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   saveTokens(tokens: OAuthTokens): void {
-    this.update((e) => ({ ...e, tokens, savedAt: Date.now() }))
+    // A login's tokens come with the scope it asked for; a refresh keeps the one saved.
+    const asked = this.options.login === undefined ? undefined : this.asking
+    this.update(({ asked: before, ...e }) => {
+      const kept = this.options.login === undefined ? before : asked
+      return { ...e, tokens, savedAt: Date.now(), ...(kept === undefined ? {} : { asked: kept }) }
+    })
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -202,10 +288,22 @@ export class StoredOAuthProvider implements OAuthClientProvider {
           ? "its authorization server refused to refresh the saved login"
           : this.entry?.tokens === undefined
             ? "no login saved"
-            : "the login expired"
+            : this.challenge?.status === 403
+              ? "it asks for more than the saved login grants"
+              : "the login expired"
       )
     }
+    // Saved with the tokens (a login nobody finished asked for nothing): a later 403 for no more
+    // than this is then known not to be mended by another login.
+    this.asking = authorizationUrl.searchParams.get("scope") ?? undefined
     this.options.login.open(authorizationUrl)
+  }
+
+  /** The transport saw the server refuse a request (401, or 403 with a scope): said in the next LoginNeeded. */
+  challenged(challenge: Challenge): void {
+    this.challenge = challenge
+    // A token refused outright may be the old authorization server's: the next flow finds out afresh.
+    if (challenge.status === 401) this.discovered = undefined
   }
 
   saveCodeVerifier(codeVerifier: string): void {
@@ -241,17 +339,50 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   saveDiscoveryState(discovery: OAuthDiscoveryState): void {
     this.discovered = discovery
-    // In the background, a server never logged in to leaves no file behind.
+    // In the background, a server never logged in to gets no file for this (only for a refusal's `wanted`).
     if (this.options.login !== undefined || this.entry !== undefined) this.update((e) => ({ ...e, discovery }))
   }
 
+  /**
+   * Discovery is done afresh once per provider (a connection, a login): the protected resource may
+   * have moved to another authorization server since the last login, and a registration or token
+   * of the old one must then not be used there (the SDK drops those whose issuer differs). The
+   * saved metadata URL is kept: some servers name it only in a 401.
+   */
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.entry?.discovery ?? this.discovered
+    if (this.discovered !== undefined) return this.discovered
+    const url = this.entry?.discovery?.resourceMetadataUrl ?? this.entry?.wanted?.resourceMetadataUrl
+    return url === undefined ? undefined : ({ resourceMetadataUrl: url } as OAuthDiscoveryState)
   }
 
   private loginNeeded(why: string): LoginNeeded {
-    const discovery = this.discoveryState()
-    return new LoginNeeded(this.options.name, why, discovery === undefined || discovery.resourceMetadata !== undefined)
+    const discovery = this.discovered
+    if (discovery !== undefined && discovery.resourceMetadata === undefined) {
+      return new LoginNeeded(this.options.name, why, "token")
+    }
+    const challenge = this.challenge
+    const entry = this.entry
+    if (
+      challenge?.status === 403 &&
+      challenge.scope !== undefined &&
+      entry?.asked !== undefined &&
+      scopesOf(challenge.scope).every((s) => scopesOf(entry.asked).includes(s))
+    ) {
+      return new LoginNeeded(this.options.name, why, "scope-refused", challenge.scope)
+    }
+    // The next login asks for what this server asked for (and what the last one got: SEP-2350's union).
+    const scope = scopeUnion(entry?.wanted?.scope, challenge?.scope)
+    const resourceMetadataUrl = challenge?.resourceMetadataUrl ?? entry?.wanted?.resourceMetadataUrl
+    if (scope !== undefined || resourceMetadataUrl !== undefined) {
+      this.update((e) => ({
+        ...e,
+        wanted: {
+          ...(scope === undefined ? {} : { scope }),
+          ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl })
+        }
+      }))
+    }
+    return new LoginNeeded(this.options.name, why, "login", scope)
   }
 }
 

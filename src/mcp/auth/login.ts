@@ -11,8 +11,12 @@
 import { randomBytes } from "node:crypto"
 import * as NodeHttp from "node:http"
 import type { AddressInfo } from "node:net"
-import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/client"
-import { type OAuthClientSettings, StoredOAuthProvider } from "./client-provider.ts"
+import {
+  auth,
+  discoverOAuthProtectedResourceMetadata,
+  extractWWWAuthenticateParams
+} from "@modelcontextprotocol/client"
+import { type OAuthClientSettings, StoredOAuthProvider, scopeUnion } from "./client-provider.ts"
 import { readLogin, updateLogin, writeLogin } from "./token-store.ts"
 
 export interface LoginOptions {
@@ -38,6 +42,19 @@ const INITIALIZE = JSON.stringify({
   method: "initialize",
   params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "freecode-tools", version: "0.1.0" } }
 })
+
+/** Whether the server publishes protected resource metadata (RFC 9728): it takes OAuth logins. */
+const publishesMetadata = async (serverUrl: string, resourceMetadataUrl: string | undefined) => {
+  try {
+    await discoverOAuthProtectedResourceMetadata(
+      serverUrl,
+      resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }
+    )
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** What the server says to a request without a token. */
 const probe = async (serverUrl: string) => {
@@ -125,11 +142,16 @@ const portOf = (url: string | undefined) => {
 /** Logs the person in to `serverUrl` (a fresh login: any saved tokens are dropped first). */
 export const login = async (options: LoginOptions): Promise<LoginResult> => {
   const first = await probe(options.serverUrl)
-  if (first.status !== 401 && first.status !== 403) {
-    if (first.status >= 200 && first.status < 300) return { kind: "open", status: first.status }
-    throw new Error(`${options.serverUrl} answered ${first.status} without a token; it is not asking for a login`)
-  }
   const saved = readLogin(options.stateDir, options.serverUrl)
+  // A server may open its first request to all and ask for a login only on a call (or a wider
+  // scope on one): the session saved what it asked for then. Its metadata says it takes logins.
+  // (A 2026-era server may refuse the probe's `initialize` outright: its metadata decides there too.)
+  if (first.status !== 401 && first.status !== 403) {
+    if (!(await publishesMetadata(options.serverUrl, saved?.wanted?.resourceMetadataUrl))) {
+      if (first.status >= 200 && first.status < 300) return { kind: "open", status: first.status }
+      throw new Error(`${options.serverUrl} answered ${first.status} without a token; it is not asking for a login`)
+    }
+  }
   updateLogin(options.stateDir, options.serverUrl, ({ tokens: _dropped, ...rest }) => rest)
   const state = randomBytes(24).toString("base64url")
   const listener = await callbackListener(portOf(saved?.redirectUrl), state)
@@ -149,10 +171,25 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
     ) {
       provider.invalidateCredentials("client")
     }
+    // What the last login asked for, and what the server has asked for since (SEP-2350: the union,
+    // so a step-up does not lose what was granted before). Nothing named: the server's metadata decides.
+    const scope = scopeUnion(saved?.asked, saved?.wanted?.scope, first.scope)
+    // A client we registered for fewer scopes may be held to them by its authorization server
+    // (invalid_scope): a step-up registers again. A client id given by hand or a metadata document is kept.
+    const registered = saved?.clientInformation as { scope?: string; client_id?: string } | undefined
+    if (
+      registered?.scope !== undefined &&
+      options.settings?.clientId === undefined &&
+      registered.client_id !== options.settings?.clientMetadataUrl &&
+      scopeUnion(registered.scope, scope) !== scopeUnion(registered.scope)
+    ) {
+      provider.invalidateCredentials("client")
+    }
+    const resourceMetadataUrl = first.resourceMetadataUrl ?? saved?.wanted?.resourceMetadataUrl
     const discovered = {
       serverUrl: options.serverUrl,
-      ...(first.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: first.resourceMetadataUrl }),
-      ...(first.scope === undefined ? {} : { scope: first.scope })
+      ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: new URL(resourceMetadataUrl) }),
+      ...(scope === undefined ? {} : { scope })
     }
     const started = await auth(provider, discovered)
     if (started === "REDIRECT") {
@@ -175,6 +212,8 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
         ...(returned.iss === undefined ? {} : { iss: returned.iss })
       })
     }
+    // What the server asked for is now asked for: a later refusal starts its own list.
+    updateLogin(options.stateDir, options.serverUrl, ({ wanted: _asked, ...rest }) => rest)
     return statusOf(readLogin(options.stateDir, options.serverUrl))
   } finally {
     listener.close()

@@ -20,6 +20,13 @@ export interface StoredLogin {
   /** When the tokens were saved (ms since the epoch): with expires_in, when the access token ends. */
   readonly savedAt?: number
   readonly discovery?: OAuthDiscoveryState
+  /** The scope the last login asked for: a 403 for no more than it is not mended by logging in again. */
+  readonly asked?: string
+  /**
+   * What the server asked for since the last login, when a request in the background was refused
+   * (a call's 401, a 403 for a wider scope): the next login asks for it too. Holds no secret.
+   */
+  readonly wanted?: { readonly scope?: string; readonly resourceMetadataUrl?: string }
 }
 
 /** The server's URL as one key: no fragment, no trailing slash on a bare origin. */

@@ -26,6 +26,8 @@ export interface AuthorizationServerOptions {
   readonly clientMetadata?: (url: string) => unknown
   /** Access token lifetime in seconds (default 600); the `short` client's is always 1. */
   readonly accessTokenTtl?: number
+  /** Clients registered by hand (a person's, with its secret), beside the test's own. */
+  readonly clients?: ReadonlyArray<Record<string, unknown>>
 }
 
 export const RS_CLIENT = { clientId: "freecode-rs", clientSecret: "rs-secret-0123456789abcdef" }
@@ -44,7 +46,8 @@ export const startAuthorizationServer = async (options: AuthorizationServerOptio
     clients: [
       { ...m2m(RS_CLIENT.clientId, RS_CLIENT.clientSecret) },
       { ...m2m("minter", "minter-secret-0123456789ab") },
-      { ...m2m("short", "short-secret-0123456789abc") }
+      { ...m2m("short", "short-secret-0123456789abc") },
+      ...(options.clients ?? [])
     ],
     scopes: ["openid", "offline_access", SCOPE, "mcp:admin"],
     features: {
