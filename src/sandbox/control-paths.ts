@@ -10,7 +10,9 @@
  *
  * What is not here on purpose: the project's own code (package.json scripts, Makefiles, tests)
  * runs only when the person chooses to run the project, and a sandbox that kept it read-only
- * would keep the model from working at all.
+ * would keep the model from working at all. The package managers' project settings (`.npmrc`'s
+ * `script-shell`, `.yarnrc.yml`'s `yarnPath`, `.pnpmfile.cjs`) are of that kind: they run when
+ * the person runs the project's tooling, as its scripts do.
  */
 
 /** Relative to a writable root. A folder covers everything below it. */
@@ -24,6 +26,11 @@ export const CONTROL_PATHS: ReadonlyArray<{ readonly path: string; readonly dire
   // read-only, where a file's own bind is lifted (docs/sandbox.md, "replaced from outside").
   { path: ".git/info", directory: true },
   { path: ".git/modules", directory: true },
+  // Each worktree's own `commondir`, `config.worktree` and `gitdir`: git run there follows them.
+  { path: ".git/worktrees", directory: true },
+  // An interrupted rebase's plan: its `exec` lines run on the person's `git rebase --continue`.
+  { path: ".git/rebase-merge", directory: true },
+  { path: ".git/rebase-apply", directory: true },
   { path: ".gitattributes", directory: false },
   { path: ".gitmodules", directory: false },
   { path: "freecode.json", directory: false },
@@ -32,6 +39,19 @@ export const CONTROL_PATHS: ReadonlyArray<{ readonly path: string; readonly dire
   { path: ".claude", directory: true },
   { path: ".vscode", directory: true },
   { path: ".idea", directory: true },
+  // Other editors' and agents' project settings: MCP servers they start, language-server and
+  // task commands, a dev container's lifecycle commands — run when the person opens the project.
+  { path: ".cursor", directory: true },
+  { path: ".gemini", directory: true },
+  { path: ".codex", directory: true },
+  { path: ".amazonq", directory: true },
+  { path: ".continue", directory: true },
+  { path: ".kiro", directory: true },
+  { path: ".roo", directory: true },
+  { path: ".windsurf", directory: true },
+  { path: ".zed", directory: true },
+  { path: ".helix", directory: true },
+  { path: ".devcontainer", directory: true },
   { path: ".envrc", directory: false }
 ]
 

@@ -49,9 +49,11 @@ const real = (p: string): string | undefined => {
 
 /**
  * Missing control paths an empty placeholder would break: git refuses a repository whose
- * `commondir` is empty. bubblewrap cannot hold these (docs/sandbox.md); Seatbelt can.
+ * `commondir` is empty, and an empty `rebase-merge` or `rebase-apply` is a rebase in progress to
+ * it (`worktrees`: an entry left in every repository for nothing). bubblewrap cannot hold these
+ * (docs/sandbox.md): one a command makes is the audit's (control-audit.ts); Seatbelt can.
  */
-const NO_PLACEHOLDER = new Set([".git/commondir"])
+const NO_PLACEHOLDER = new Set([".git/commondir", ".git/rebase-merge", ".git/rebase-apply", ".git/worktrees"])
 
 /** The folders below a root that hold a control path of their own (`sub` for `sub/.git`). */
 export const nestedBases = (roots: ReadonlyArray<string>, controls: ReadonlyArray<string>): Array<string> => {
