@@ -226,6 +226,6 @@ describe.skipIf(!runnable || !canBeNobody)("two users' sandboxes on one project"
       const again = await peer(first, root, tmp, "echo again").done
       expect(again.output).toContain("again")
       for (const name of TOP_CONTROL_NAMES) expect(NodeFs.existsSync(NodePath.join(root, name)), name).toBe(false)
-    })
+    }, 180_000) // three Node processes start a sandbox layer each: slow on a loaded machine
   }
 })
