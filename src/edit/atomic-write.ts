@@ -8,7 +8,10 @@
  *
  * The rename goes through the folder opened and checked: on Linux the folder is opened first,
  * its real path read back from /proc/self/fd, and the rename made into /proc/self/fd/<n>/<name>,
- * so a folder swapped for a link after the check cannot redirect the write.
+ * so a folder swapped for a link after the check cannot redirect the write. The folder opened
+ * must also be the folder the permission check saw (its device and inode, CheckedPath.folder),
+ * so one renamed into that path since — a path is the same, the folder is not — is refused too;
+ * and after the rename the folder must still be at that path, or the write says where it went.
  */
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
@@ -150,22 +153,39 @@ const besideTemp = (target: string) =>
 const inCheckedFolder = <E, R>(
   method: string,
   target: string,
-  use: (at: string) => Effect.Effect<void, E, R>
+  use: (at: string) => Effect.Effect<void, E, R>,
+  folder?: CheckedEntry | null
 ): Effect.Effect<void, E | PlatformError.PlatformError, R> => {
   const dir = NodePath.dirname(target)
+  const refuse = (why: string) =>
+    io(method, target, () => {
+      throw new MovedError(why)
+    })
   return Effect.acquireUseRelease(
     io("open", dir, () => NFS.openSync(dir, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)),
     (fd) =>
       Effect.gen(function* () {
         const real = descriptorPath(fd)
-        if (real !== undefined && real !== dir) {
-          return yield* io(method, target, () => {
-            throw new MovedError(
-              `the folder ${dir} changed while it was written to (it now is ${real}); nothing was written`
+        if (real !== undefined && real !== dir)
+          return yield* refuse(
+            `the folder ${dir} changed while it was written to (it now is ${real}); nothing was written`
+          )
+        // null: the check found no folder there, and the write made it.
+        if (folder !== undefined && folder !== null) {
+          const st = NFS.fstatSync(fd)
+          if (st.dev !== folder.dev || st.ino !== folder.ino)
+            return yield* refuse(
+              `the folder ${dir} is another folder than the one the permission check saw (one renamed into its place since?); nothing was written. Call again: it is checked afresh`
             )
-          })
         }
         yield* use(real === undefined ? target : `${PROC_FD}/${fd}/${NodePath.basename(target)}`)
+        // Renamed away meanwhile: the change was made in the folder checked, now elsewhere. Said,
+        // not hidden: whatever uses the old path does not see it, and what is at the new one may.
+        const after = real === undefined ? undefined : descriptorPath(fd)
+        if (after !== undefined && after !== dir)
+          return yield* refuse(
+            `the folder ${dir} was moved to ${after} while ${NodePath.basename(target)} was written in it; the change was made there, in the folder the permission check saw, not at ${target}. Check ${after}`
+          )
         try {
           NFS.fsyncSync(fd)
         } catch {
@@ -179,17 +199,21 @@ const inCheckedFolder = <E, R>(
 export const commitFile = (
   temp: string,
   target: string,
-  staging: string | undefined
+  staging: string | undefined,
+  folder?: CheckedEntry | null
 ): Effect.Effect<void, PlatformError.PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
-    yield* inCheckedFolder("rename", target, (at) => fs.rename(temp, at))
+    yield* inCheckedFolder("rename", target, (at) => fs.rename(temp, at), folder)
     if (staging !== undefined) tempDone(staging, temp)
   }).pipe(Effect.tapError(() => Effect.sync(() => NFS.rmSync(temp, { force: true }))))
 
 /** Removes `target` (a real path) from its folder as opened and checked: never a file elsewhere. */
-export const removeFile = (target: string): Effect.Effect<void, PlatformError.PlatformError> =>
-  inCheckedFolder("remove", target, (at) => io("remove", target, () => NFS.rmSync(at, { force: true })))
+export const removeFile = (
+  target: string,
+  folder?: CheckedEntry | null
+): Effect.Effect<void, PlatformError.PlatformError> =>
+  inCheckedFolder("remove", target, (at) => io("remove", target, () => NFS.rmSync(at, { force: true })), folder)
 
 /**
  * Writes `path` atomically. `staging`: the project's staging folder for the temp file (else it

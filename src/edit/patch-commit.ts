@@ -13,6 +13,7 @@
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError } from "effect"
+import type { CheckedEntry } from "../tool/tool.ts"
 import { commitFile, type Expected, io, removeFile, stageFile } from "./atomic-write.ts"
 import { type JournalEntry, writeJournal } from "./staging.ts"
 
@@ -25,6 +26,8 @@ export interface Change {
   readonly before: Uint8Array | undefined
   /** The file the change replaces (write-fs-shape.ts's Expected). */
   readonly expect?: Expected
+  /** The folder it is in when the check looked (CheckedPath.folder): the change is made there or not at all. */
+  readonly folder?: CheckedEntry | null | undefined
 }
 
 /** The steps a commit is made of. */
@@ -37,9 +40,13 @@ export interface CommitSteps {
     bytes: Uint8Array,
     expect?: Expected
   ) => Effect.Effect<string, PlatformError.PlatformError>
-  /** Renames a staged temp onto `target` (removing the temp when it fails). */
-  readonly place: (temp: string, target: string) => Effect.Effect<void, PlatformError.PlatformError>
-  readonly remove: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Renames a staged temp onto `target` (removing the temp when it fails), in the folder `folder` when given. */
+  readonly place: (
+    temp: string,
+    target: string,
+    folder?: CheckedEntry | null
+  ) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly remove: (target: string, folder?: CheckedEntry | null) => Effect.Effect<void, PlatformError.PlatformError>
   /** Removes a temp that may not have been placed. */
   readonly drop: (temp: string) => Effect.Effect<void>
   /** Records the entries before the first is done (the commit point): what to remove after, or undefined. */
@@ -80,8 +87,8 @@ export const commitWith = (
     const apply = Effect.gen(function* () {
       for (const [i, e] of entries.entries()) {
         const change = i < puts.length ? puts[i]! : removals[i - puts.length]!
-        if (e.op === "put") yield* steps.place(e.temp, e.target)
-        else yield* steps.remove(e.target)
+        if (e.op === "put") yield* steps.place(e.temp, e.target, change.folder)
+        else yield* steps.remove(e.target, change.folder)
         done.push(change)
       }
     })
@@ -101,8 +108,9 @@ export const commitWith = (
 export const nativeCommitSteps = (fs: FileSystem.FileSystem, staging: string | undefined): CommitSteps => ({
   makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
   stage: (target, bytes, expect) => stageFile(target, bytes, staging, expect),
-  place: (temp, target) => commitFile(temp, target, staging).pipe(Effect.provideService(FileSystem.FileSystem, fs)),
-  remove: (target) => removeFile(target),
+  place: (temp, target, folder) =>
+    commitFile(temp, target, staging, folder).pipe(Effect.provideService(FileSystem.FileSystem, fs)),
+  remove: (target, folder) => removeFile(target, folder),
   drop: (temp) => Effect.sync(() => NFS.rmSync(temp, { force: true })),
   // Without a staging folder there is no journal: each file is still atomic.
   journal: (entries) =>

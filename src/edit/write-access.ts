@@ -13,6 +13,8 @@ export interface WriteAccess {
   readonly target: string
   /** What the permission check found there (CheckedPath.entry): the file the write must replace; undefined: not looked at. */
   readonly entry?: CheckedEntry | null
+  /** The folder the target is in when the check looked (CheckedPath.folder): the folder the change must be made in. */
+  readonly folder?: CheckedEntry | null
   /** The staging folder, or undefined when the project has none (temps then go beside the target). */
   readonly staging: string | undefined
 }
@@ -59,5 +61,10 @@ export const writeAccess = (
       )
     }
     const staging = yield* steps.staging(realRoot)
-    return checked?.entry === undefined ? { target, staging } : { target, staging, entry: checked.entry }
+    return {
+      target,
+      staging,
+      ...(checked?.entry === undefined ? {} : { entry: checked.entry }),
+      ...(checked?.folder === undefined ? {} : { folder: checked.folder })
+    }
   })

@@ -48,13 +48,15 @@ export interface WriteSteps {
   readonly makeParent: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
   /**
    * Replaces `target` with `bytes` atomically: a failure leaves the old content. The file there
-   * must be `expect` (natively: another one put in its place is refused, and nothing written).
+   * must be `expect`, in the folder `folder` (natively: another one put in its place is refused,
+   * and nothing written).
    */
   readonly write: (
     target: string,
     bytes: Uint8Array,
     staging: string | undefined,
-    expect: Expected
+    expect: Expected,
+    folder?: CheckedEntry | null
   ) => Effect.Effect<void, PlatformError.PlatformError>
   /** Makes every change or none (patch-commit.ts). */
   readonly commit: (

@@ -54,8 +54,10 @@ export const nativeWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
     lockFiles: (targets, staging, effect) => withFileLocksOn(fs, targets, staging, effect),
     load: loadFile,
     makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
-    write: (target, bytes, staging, expect) =>
-      Effect.flatMap(stageFile(target, bytes, staging, expect), (temp) => withFs(commitFile(temp, target, staging))),
+    write: (target, bytes, staging, expect, folder) =>
+      Effect.flatMap(stageFile(target, bytes, staging, expect), (temp) =>
+        withFs(commitFile(temp, target, staging, folder))
+      ),
     commit: (changes, staging) => commitWith(nativeCommitSteps(fs, staging), changes),
     mtimeOf: (target) => Effect.sync(() => NFS.statSync(target, { throwIfNoEntry: false })?.mtimeMs)
   }

@@ -95,7 +95,7 @@ const open = (
       Effect.gen(function* () {
         const at = target(abs)
         if (missing.has(at)) yield* steps.makeParent(at)
-        yield* steps.write(at, bytes, staging, expected(abs))
+        yield* steps.write(at, bytes, staging, expected(abs), accessOf(abs).folder)
         missing.delete(at)
         yield* record(abs, at, bytes, known)
       }),
@@ -105,7 +105,8 @@ const open = (
           target: target(c.abs),
           bytes: c.bytes,
           before: c.before,
-          expect: expected(c.abs)
+          expect: expected(c.abs),
+          folder: accessOf(c.abs).folder
         }))
         yield* steps.commit(planned, staging)
         for (const c of changes) {

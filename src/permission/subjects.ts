@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
-import { resolvePath } from "../path/path.ts"
+import { dirnameOf, resolvePath } from "../path/path.ts"
 import { Sandbox, type SandboxShape, sandboxAllows } from "../sandbox/sandbox.ts"
 import type { CheckedPath, Tool, ToolContext } from "../tool/tool.ts"
 import { realPathBelow } from "./containment.ts"
@@ -128,7 +128,8 @@ export const subjectsOf = (
       const abs = resolvePath(ctx.root, p)
       return Effect.map(
         realPathBelow(fs, realRoot, abs),
-        (real): CheckedPath => (entryOf === undefined ? { abs, real } : { abs, real, entry: entryOf(real) })
+        (real): CheckedPath =>
+          entryOf === undefined ? { abs, real } : { abs, real, entry: entryOf(real), folder: entryOf(dirnameOf(real)) }
       )
     }
     // Most calls touch one path: no forEach for it.

@@ -16,15 +16,23 @@
  * other process of the sandbox is gone, so "that pid is gone or a zombie" means nothing inside
  * can still see the mount. Before bubblewrap has written it, the manifest counts as live while
  * its writer runs (for a bounded time). Making, adopting and removing placeholders happen under
- * one lock per registry (an abstract Unix socket, which the kernel frees if its holder dies). A
- * call adopts the placeholders an earlier one left, and removal is left to `collect` (the
- * sandbox runs it every second while any remain): removing a folder is the costly part.
+ * one lock per registry (SQLite's lock on a file in the registry: the kernel frees it if its
+ * holder dies, and only this user can reach the file). A call adopts the placeholders an earlier
+ * one left, and removal is left to `collect` (the sandbox runs it every second while any remain):
+ * removing a folder is the costly part.
+ *
+ * The registry is one per user and machine, whatever the environment says (not below TMPDIR: two
+ * processes of one user with different TMPDIRs would judge each other's placeholders unknown),
+ * and every folder on its way must be this user's or root's and writable by nobody else (a
+ * shared folder only with the sticky bit): a registry another user made or could swap is
+ * refused, never read. Another user's sandbox cannot be in it, so a placeholder is removed only
+ * when no mount namespace this process can see (`/proc/PID/mountinfo`, readable by every user)
+ * still has it mounted, and adopted or removed only when it is this user's own folder.
  */
 import { randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs"
-import * as NodeNet from "node:net"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import type { DatabaseSync } from "node:sqlite"
 import { processWide } from "../process-wide/process-wide.ts"
 import { CONTROL_PATHS } from "./control-paths.ts"
 
@@ -52,7 +60,10 @@ interface Manifest {
 }
 
 export interface Hold {
-  /** The placeholders this command relies on (existing empty folders): bind them read-only. */
+  /**
+   * The placeholders this command relies on (existing empty folders): bind them read-only whole.
+   * Its manifest names only this user's own; another's is held without being named.
+   */
   readonly paths: ReadonlyArray<string>
   /** Where bubblewrap writes its `--info-fd` answer. */
   readonly info: string
@@ -100,22 +111,28 @@ const live = (m: Manifest, info: string | undefined, now: number): boolean => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** The registry's lock: an abstract socket bound by one process at a time, freed by the kernel on death. */
-const locked = async <A>(name: string, body: () => A | Promise<A>): Promise<A> => {
+/**
+ * The registry's lock: an exclusive SQLite transaction on `lock.db` in the registry (an fcntl
+ * lock, freed by the kernel when its holder dies, honoured across network namespaces). Nobody
+ * else can open the file: the registry folder is this user's, 0700. Waiting is polled on the
+ * loop (busy timeout 0), never a blocked thread.
+ */
+const locked = async <A>(db: () => DatabaseSync, body: () => A | Promise<A>): Promise<A> => {
   const deadline = Date.now() + LOCK_WAIT_MS
   for (;;) {
-    const server = await new Promise<NodeNet.Server | undefined>((resolve) => {
-      const s = NodeNet.createServer()
-      s.once("error", () => resolve(undefined))
-      s.listen({ path: name }, () => resolve(s))
-    })
-    if (server !== undefined) {
+    const conn = db()
+    let got = false
+    try {
+      conn.exec("BEGIN EXCLUSIVE")
+      got = true
+    } catch (e) {
+      if (!/locked|busy/i.test(String((e as Error).message))) throw e
+    }
+    if (got) {
       try {
         return await body()
       } finally {
-        // The name is free once the socket is closed, which happens on the loop: wait for it, or
-        // the next caller finds it taken and waits out a retry.
-        await new Promise((resolve) => server.close(resolve))
+        conn.exec("COMMIT")
       }
     }
     if (Date.now() > deadline) throw new Error("another sandboxed command held the placeholder lock for over 5 s")
@@ -123,7 +140,51 @@ const locked = async <A>(name: string, body: () => A | Promise<A>): Promise<A> =
   }
 }
 
-const same = (s: NodeFs.Stats, h: Held) => s.isDirectory() && s.dev === h.dev && s.ino === h.ino
+/** This process's user id (0 where there is none to ask: Linux always has one). */
+const myUid = (): number => process.getuid?.() ?? 0
+
+/**
+ * `dir` and every folder above it are safe to trust: real folders (no link), each this user's or
+ * root's, writable by no one else — or, for a shared folder such as /tmp, with the sticky bit, so
+ * no one else can rename or remove what this user made in it. Throws a sentence otherwise.
+ */
+export const checkPrivatePath = (dir: string): void => {
+  let p = dir
+  for (;;) {
+    const s = NodeFs.lstatSync(p, { throwIfNoEntry: false })
+    if (s === undefined || !s.isDirectory())
+      throw new Error(`${p} is not a folder (a link, or missing); the placeholder registry ${dir} is not used`)
+    const mine = s.uid === myUid()
+    if (!mine && s.uid !== 0)
+      throw new Error(
+        `${p} belongs to another user (uid ${s.uid}), who could change what the placeholder registry ${dir} holds; remove it, or let the sandbox use another registry`
+      )
+    const othersWrite = (s.mode & 0o022) !== 0
+    if (othersWrite && (p === dir || (s.mode & 0o1000) === 0))
+      throw new Error(
+        `${p} is writable by other users, who could change what the placeholder registry ${dir} holds; remove it or make it private`
+      )
+    const up = NodePath.dirname(p)
+    if (up === p) return
+    p = up
+  }
+}
+
+/** Still the folder made: this user's (another user's folder with the same numbers is not), same device and inode. */
+const isEmpty = (dir: string): boolean => {
+  try {
+    const d = NodeFs.opendirSync(dir)
+    try {
+      return d.readSync() === null
+    } finally {
+      d.closeSync()
+    }
+  } catch {
+    return false
+  }
+}
+
+const same = (s: NodeFs.Stats, h: Held) => s.isDirectory() && s.uid === myUid() && s.dev === h.dev && s.ino === h.ino
 
 /** Still the empty folder made here: removed. Anything else (someone's file, a folder with content) stays. */
 const removeIfOurs = async (h: Held) => {
@@ -132,10 +193,82 @@ const removeIfOurs = async (h: Held) => {
   } catch {}
 }
 
+interface Mount {
+  readonly dev: string
+  readonly root: string
+  readonly at: string
+}
+
+/** The lines of a mountinfo file: device (major:minor), the mount's root in its file system, and where it is mounted. */
+const mountsOf = (text: string | undefined): ReadonlyArray<Mount> => {
+  const out: Array<Mount> = []
+  // Spaces and the like are octal escapes (\040): undone, so paths compare as they are.
+  const decode = (f: string) =>
+    f.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(Number.parseInt(o, 8)))
+  for (const line of text?.split("\n") ?? []) {
+    const f = line.split(" ")
+    if (f.length < 5) continue
+    out.push({ dev: f[2]!, root: decode(f[3]!), at: decode(f[4]!) })
+  }
+  return out
+}
+
+/** st_dev as mountinfo writes it (major:minor, Linux's encoding). */
+const devText = (dev: number): string => {
+  const d = BigInt(dev)
+  const major = ((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn)
+  const minor = (d & 0xffn) | ((d >> 12n) & ~0xffn)
+  return `${major}:${minor}`
+}
+
+/**
+ * Which of `held` are a mount's root in some mount namespace this process can see: a sandbox
+ * another registry knows of (another user's; every user can read any process's mountinfo). A
+ * folder is found by its device and its path inside its file system (the mount's root field),
+ * wherever that sandbox mounted it. Processes hidden from this one (another PID namespace,
+ * hidepid) are not seen.
+ */
+const mountedElsewhere = async (held: ReadonlyArray<Held>): Promise<Set<string>> => {
+  const own = mountsOf(readText("/proc/self/mountinfo"))
+  const wanted = new Map<string, string>()
+  for (const h of held) {
+    const dev = devText(h.dev)
+    // The mount here that holds it: the deepest mount point on its path, on its device.
+    let best: Mount | undefined
+    for (const m of own) {
+      if (m.dev !== dev) continue
+      if (h.path !== m.at && !h.path.startsWith(m.at === "/" ? "/" : `${m.at}/`)) continue
+      if (best === undefined || m.at.length > best.at.length) best = m
+    }
+    if (best === undefined) continue
+    wanted.set(`${dev} ${NodePath.join(best.root, NodePath.relative(best.at, h.path))}`, h.path)
+  }
+  const found = new Set<string>()
+  if (wanted.size === 0) return found
+  let pids: Array<string> = []
+  try {
+    pids = NodeFs.readdirSync("/proc").filter((n) => /^\d+$/.test(n) && n !== String(process.pid))
+  } catch {}
+  // Read off the loop's thread (a scan is ~20 ms for 100 processes here): the guard's events go on meanwhile.
+  await Promise.all(
+    pids.map(async (pid) => {
+      let text: string | undefined
+      try {
+        text = await NodeFs.promises.readFile(`/proc/${pid}/mountinfo`, "utf8")
+      } catch {}
+      for (const m of mountsOf(text)) {
+        const path = wanted.get(`${m.dev} ${m.root}`)
+        if (path !== undefined) found.add(path)
+      }
+    })
+  )
+  return found
+}
+
 export interface Placeholders {
   /** Makes or adopts the placeholders of `roots` under the lock; the manifest names them. */
   readonly hold: (roots: ReadonlyArray<string>) => Promise<Hold>
-  /** Removes what no live sandbox relies on; answers whether manifests of this process remain. */
+  /** Removes what no live sandbox relies on; answers whether manifests of this process remain (live, or kept). */
   readonly collect: () => Promise<boolean>
 }
 
@@ -149,16 +282,26 @@ interface Listed {
 export const placeholders = (dir: string): Placeholders => {
   const registry = (): string => {
     NodeFs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const s = NodeFs.lstatSync(dir)
-    if (!s.isDirectory() || s.uid !== process.getuid?.() || (s.mode & 0o022) !== 0)
-      throw new Error(`${dir} is not a private folder of this user; remove it`)
+    checkPrivatePath(dir)
     return dir
   }
-  const lockName = `\0freecode-tools-placeholders:${dir}`
+  // The lock's file, opened once; opened again when the file there is another one (a cleaner of
+  // /tmp removed the registry): a lock on a removed file would keep no one else out.
+  let conn: { readonly db: DatabaseSync; readonly ino: number } | undefined
+  const db = (): DatabaseSync => {
+    const file = NodePath.join(registry(), "lock.db")
+    const now = NodeFs.lstatSync(file, { throwIfNoEntry: false })
+    if (conn !== undefined && now?.ino === conn.ino) return conn.db
+    conn?.db.close()
+    const sqlite = process.getBuiltinModule("node:sqlite") as typeof import("node:sqlite")
+    const opened = new sqlite.DatabaseSync(file, { timeout: 0 })
+    conn = { db: opened, ino: NodeFs.lstatSync(file).ino }
+    return opened
+  }
   let queue: Promise<unknown> = Promise.resolve()
-  // One at a time in this process too, so its own calls do not spin on the socket.
+  // One at a time in this process too, so its own calls do not spin on the lock.
   const serial = <A>(body: () => A | Promise<A>): Promise<A> => {
-    const next = queue.then(() => locked(lockName, body))
+    const next = queue.then(() => locked(db, body))
     queue = next.catch(() => undefined)
     return next
   }
@@ -196,6 +339,7 @@ export const placeholders = (dir: string): Placeholders => {
       const known = new Map<string, Held>()
       for (const { m } of manifests) for (const h of m.paths) known.set(h.path, h)
       const held: Array<Held> = []
+      const foreign: Array<string> = []
       for (const root of roots) {
         for (const name of TOP_CONTROL_NAMES) {
           const path = NodePath.join(root, name)
@@ -211,7 +355,14 @@ export const placeholders = (dir: string): Placeholders => {
             s = NodeFs.lstatSync(path)
           } else {
             const h = known.get(path)
-            if (h === undefined || !same(s, h)) continue // the person's own: bound as it is
+            if (h === undefined || !same(s, h)) {
+              // Not ours: bound as it is — except an empty folder (another user's placeholder, or
+              // one of another registry's), held read-only whole like ours but never adopted or
+              // removed: pinning it instead would make mount points for its missing control
+              // paths in a folder that is not ours (refused, or left behind in it).
+              if (s.isDirectory() && isEmpty(path)) foreign.push(path)
+              continue
+            }
           }
           held.push({ path, dev: s.dev, ino: s.ino })
         }
@@ -223,25 +374,37 @@ export const placeholders = (dir: string): Placeholders => {
       const manifest: Manifest = { ...me(), created: Date.now(), paths: held }
       NodeFs.writeFileSync(`${file}.tmp`, JSON.stringify(manifest), { mode: 0o600 })
       NodeFs.renameSync(`${file}.tmp`, file)
-      return { paths: held.map((h) => h.path), info: infoOf(file) }
+      return { paths: [...held.map((h) => h.path), ...foreign], info: infoOf(file) }
     })
 
-  /** Under the lock: dead manifests' placeholders that no live one names are removed, then the manifests. */
+  /**
+   * Under the lock: dead manifests' placeholders that no live one names are removed, then the
+   * manifests — except a placeholder still mounted in a sandbox this registry does not know
+   * (another user's, or one started with another registry), which stays with its manifest until
+   * a later collection finds it free.
+   */
   const collect = () =>
     serial(async () => {
       const manifests = list()
       const liveNamed = new Set(manifests.filter((l) => l.live).flatMap((l) => l.m.paths.map((h) => h.path)))
       const dead = manifests.filter((l) => !l.live)
-      await Promise.all(
-        dead.flatMap(({ m }) => m.paths.filter((h) => !liveNamed.has(h.path))).map((h) => removeIfOurs(h))
-      )
-      for (const { file } of dead) drop(file)
-      return manifests.some((l) => l.live && l.m.pid === me().pid && l.m.start === me().start)
+      const candidates = dead.flatMap(({ m }) => m.paths.filter((h) => !liveNamed.has(h.path)))
+      const busy = candidates.length === 0 ? new Set<string>() : await mountedElsewhere(candidates)
+      await Promise.all(candidates.filter((h) => !busy.has(h.path)).map((h) => removeIfOurs(h)))
+      let kept = false
+      for (const { file, m } of dead) {
+        if (m.paths.some((h) => busy.has(h.path))) kept ||= m.pid === me().pid && m.start === me().start
+        else drop(file)
+      }
+      return kept || manifests.some((l) => l.live && l.m.pid === me().pid && l.m.start === me().start)
     })
 
   return { hold, collect }
 }
 
-/** This user's registry: one per machine and user, so every process of theirs shares it. */
-export const defaultRegistry = (): string =>
-  NodePath.join(NodeOs.tmpdir(), `freecode-tools-${process.getuid?.() ?? "user"}`, "placeholders")
+/**
+ * This user's registry: one per machine and user, so every process of theirs shares it — in the
+ * machine's /tmp, not TMPDIR (which differs between a user's processes). Another user who makes
+ * this folder first gets it refused (checkPrivatePath), never trusted.
+ */
+export const defaultRegistry = (): string => `/tmp/freecode-tools-${myUid()}/placeholders`

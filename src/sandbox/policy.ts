@@ -35,6 +35,8 @@ export interface SandboxPolicy {
   readonly controlNames?: ReadonlyArray<string>
   /** Folders of the writable roots the walk could not list (secret-files.ts `unlisted`). */
   readonly unlistedFolders?: ReadonlyArray<string>
+  /** Every folder the same walk went through (control-guard.ts watches them while the command runs). */
+  readonly walkedFolders?: ReadonlyArray<string>
   /** Hosts reachable through the proxy; empty: no network at all. */
   readonly allowedDomains: ReadonlyArray<string>
 }
@@ -154,6 +156,7 @@ export const sandboxPolicy = (settings: SandboxSettings, places: PolicyPlaces): 
     controlParents: guarded.parents,
     controlNames: secrets.controls,
     unlistedFolders: secrets.unlisted,
+    walkedFolders: secrets.folders,
     allowedDomains: settings.allowedDomains
   }
 }

@@ -243,6 +243,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
         start: controlState(roots, policy.controlNames ?? [], policy.unlistedFolders ?? []),
         bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
         skip: new Set([...placeholders, ...held]),
+        folders: policy.walkedFolders ?? [],
         hiddenOnly: new Set(policy.readDenied.map((d) => d.path).filter((p) => !policy.writeDenied.includes(p)))
       })
       return started

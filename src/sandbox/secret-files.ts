@@ -38,6 +38,8 @@ export interface SecretFiles {
    * still be reached by name, so the audit looks there for each control path by name.
    */
   readonly unlisted: ReadonlyArray<string>
+  /** Every folder walked (the guard watches them for control paths made while a command runs). */
+  readonly folders: ReadonlyArray<string>
 }
 
 const realFile = (p: string): string | undefined => {
@@ -169,7 +171,7 @@ export const secretFilesIn = (
       }
     }
   }
-  return { paths: found, complete, controls, unlisted }
+  return { paths: found, complete, controls, unlisted, folders: [...visited.keys()] }
 }
 
 /** The files among the home credential places (a folder's files, one level down): their links are secrets too. */

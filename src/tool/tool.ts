@@ -72,6 +72,12 @@ export interface CheckedPath {
   readonly real: string
   /** For a write, on the native file system: the file there (null: nothing). Absent: not looked at. */
   readonly entry?: CheckedEntry | null
+  /**
+   * For a write, on the native file system: the folder `real` is in (null: none there yet, the
+   * write makes it). A write refuses to change a file in another folder put at that path since
+   * (one renamed into its place), not only in one reached through a link.
+   */
+  readonly folder?: CheckedEntry | null
 }
 
 /** The part of a call's CallContext a tool may read (see ToolContext.caller). */

@@ -180,6 +180,33 @@ describe.skipIf(!runnable)("the host guards what a mount cannot hold", () => {
     })
 
     it.skipIf(u.skip)(
+      `as ${u.who}: what a running command makes again after a move is moved again, in a folder made since it started too`,
+      async () => {
+        const p = project(u.asNobody)
+        const { output, notices } = await withSandbox(p, async (sandbox) => {
+          // Each round makes a repository's config in a new folder, then waits (bounded) for it to go.
+          const round = (n: number, dir: string) =>
+            `mkdir -p ${dir}/.git && echo '[core] fsmonitor = EVIL${n}' > ${dir}/.git/config; for i in $(seq 400); do [ -e ${dir}/.git ] || break; sleep 0.05; done; [ -e ${dir}/.git ] || echo GONE-${n}`
+          const line = await lineOf(
+            sandbox,
+            p,
+            [round(1, "x/y"), round(2, "x/y"), round(3, "x/z/w"), "echo done"].join("\n")
+          )
+          const r = await start(line, u.asNobody).done
+          return { output: r.output, notices: await Effect.runPromise(sandbox.audit!(line)) }
+        })
+        expect(output).toContain("done")
+        for (const n of [1, 2, 3]) expect(output).toContain(`GONE-${n}`)
+        for (const rel of ["x/y/.git", "x/z/w/.git"]) {
+          expect(exists(NodePath.join(p.root, rel)), rel).toBe(false)
+          expect(notices.join("\n"), rel).toContain(`moved ${rel} aside`)
+        }
+        // Both of x/y's configs are kept, each in a quarantine folder of its own.
+        expect(quarantined(p.state).filter((f) => f === "x/y/.git/config")).toHaveLength(2)
+      }
+    )
+
+    it.skipIf(u.skip)(
       `as ${u.who}: a bound file replaced from outside stops the command; its writes are never left in place`,
       async () => {
         const p = project(u.asNobody)
