@@ -64,6 +64,8 @@ describe("process-wide state", () => {
       "src/surface/tokens.ts: let encoder", // the tokenizer, loaded on first use
       "src/tools/search/file-types.ts: const compiled", // a file type's compiled matcher
       "src/tools/webfetch.ts: const askedFor", // keyed by a call's own context: gone with the call
+      "src/web/address.ts: let v4", // the SSRF guard's address ranges, built on the first check
+      "src/web/address.ts: let v6",
       "src/web/network.ts: let undici" // the HTTP client, loaded on first use
     ])
     const SRC = NodePath.resolve(import.meta.dirname, "../../src")
