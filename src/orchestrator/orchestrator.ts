@@ -1,16 +1,25 @@
 /**
  * The Orchestrator: the call path (call-path.ts) over the registry with the tool's own checks
- * alone — no rules, no hooks, no Approval (what a test or an embedder without a policy runs).
+ * alone — the ungated route: the allow-all engine, no hooks, nobody to ask (what a test or an
+ * embedder without a policy runs).
  * A thin facade over `CallPath`; the Dispatcher is the other, with every gate.
  */
 import { Context, Effect, Layer } from "effect"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
-import { CallPath, type Route } from "./call-path.ts"
+import { CallPath, onRoute, type Route } from "./call-path.ts"
 import type { CallContext } from "./context.ts"
 
 export { MAX_ATTEMPTS, RETRY_BACKOFF_MS } from "./attempt.ts"
 export { BATCH_CONCURRENCY } from "./batching.ts"
-export { CallPath, type CallPathShape, type Route, type RouteOptions, registryCatalog } from "./call-path.ts"
+export {
+  CallPath,
+  type CallPathShape,
+  CurrentRoute,
+  onRoute,
+  type Route,
+  type RouteOptions,
+  registryCatalog
+} from "./call-path.ts"
 export type { ApprovalRequest, CallContext } from "./context.ts"
 export type { Catalog, Invocation } from "./prepare.ts"
 
@@ -24,7 +33,7 @@ export class Orchestrator extends Context.Service<
       calls: ReadonlyArray<ToolCall>,
       context: CallContext
     ) => Effect.Effect<ReadonlyArray<ToolResult>>
-    /** Runs one call on a route (CallPath.run). */
+    /** Runs one call on a route (CallPath.run with the route provided). */
     readonly run: (call: ToolCall, context: CallContext, route: Route) => Effect.Effect<ToolResult>
   }
 >()("freecode/Orchestrator") {
@@ -33,9 +42,10 @@ export class Orchestrator extends Context.Service<
     Effect.gen(function* () {
       const path = yield* CallPath
       return Orchestrator.of({
-        execute: (call, context) => path.run(call, context, path.ungated),
-        executeBatch: (calls, context) => path.runBatch(calls, context, path.ungated),
-        run: path.run
+        // Provided, not left to the default: a tool calling in from a gated call stays ungated here.
+        execute: (call, context) => onRoute(path.ungated)(path.run(call, context)),
+        executeBatch: (calls, context) => onRoute(path.ungated)(path.runBatch(calls, context)),
+        run: (call, context, route) => onRoute(route)(path.run(call, context))
       })
     })
   )
