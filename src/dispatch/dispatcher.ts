@@ -8,7 +8,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { ConfigError } from "../config/load.ts"
 import { Hooks } from "../hooks/hooks.ts"
-import { CallPath, onRoute } from "../orchestrator/call-path.ts"
+import { CallPath } from "../orchestrator/call-path.ts"
 import type { CallContext } from "../orchestrator/context.ts"
 import type { Catalog } from "../orchestrator/prepare.ts"
 import { Approval } from "../permission/approval.ts"
@@ -64,13 +64,12 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
 
       const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
         const own = path.route({ engine, chain, hooks, approval })
-        const onOwn = onRoute(own)
-        const dispatch = (call: ToolCall, context: CallContext) => onOwn(path.run(call, context))
+        const dispatch = (call: ToolCall, context: CallContext) => path.run(call, context, own)
         const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-          onOwn(path.runBatch(calls, context))
+          path.runBatch(calls, context, own)
         // A surface's catalog: the same gates (a route is two fields; made per call, nothing cached).
         const dispatchIn = (catalog: Catalog, call: ToolCall, context: CallContext) =>
-          onRoute({ catalog, gates: own.gates })(path.run(call, context))
+          path.run(call, context, { catalog, gates: own.gates })
 
         // The tools under this chain, each described for what the chain reaches (made once per
         // registry list: the list is a new array after every change).

@@ -109,9 +109,12 @@ const decide = (gates: Gates, inv: Invocation) =>
 const byRules =
   (gates: Gates) =>
   (state: GateState): Step =>
-    Effect.map(decide(gates, state.invocation), (decision) =>
-      decision.behavior === "deny" ? denied(state, decision, decision.reason) : { ...state, decision }
-    )
+    Effect.map(decide(gates, state.invocation), ruled(state))
+
+const ruled =
+  (state: GateState) =>
+  (decision: Decision): GateState | Verdict =>
+    decision.behavior === "deny" ? denied(state, decision, decision.reason) : { ...state, decision }
 
 /** Step 2: PreToolUse hooks. A rewritten input is decoded and decided again: a hook cannot route around a deny. */
 const byHooks =
@@ -298,7 +301,9 @@ export const authorize = (
       : gates.hooks.has("PreToolUse", invocation.tool.id)
         ? Effect.flatMap(byHooks(gates, context)(s), person)
         : person(s)
-  return Effect.flatMap(byRules(gates)(start), hooked)
+  // (The rules' answer goes straight on: one step fewer on every call.)
+  const rules = ruled(start)
+  return Effect.flatMap(decide(gates, invocation), (decision) => hooked(rules(decision)))
 }
 
 /** What a decision puts in a result's metadata. */

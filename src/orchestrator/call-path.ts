@@ -12,11 +12,13 @@
  *   publish (publish.ts)      events
  *
  * What differs between callers is a Route: where names resolve (a Catalog) and the gates a
- * call passes (the engine under its profiles, the hooks, the Approval). It comes from context
- * (`CurrentRoute`, provided with `onRoute`): the Dispatcher's carries the permission engine,
- * the hooks and the system's Approval; without one, a call takes the path's `ungated` route,
- * whose gates are the allow-all engine, no hooks and nobody to ask, so only the tool's own
- * checks can refuse. Routes are values made once per dispatcher or surface.
+ * call passes (the engine under its profiles, the hooks, the Approval). The Dispatcher's carries
+ * the permission engine, the hooks and the system's Approval; `ungated` (what
+ * `Orchestrator.execute` uses) carries the allow-all engine, no hooks and nobody to ask, so
+ * authorize runs the same steps on every route and only the tool's own checks can refuse.
+ * Routes are values made once per dispatcher or surface and handed to the door, not provided
+ * in the Effect context per call (tried: with that, the ungated no-op call took 29% more CPU
+ * in bench/cold-ab.ts, VIA=orchestrator).
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
 import { Context, Effect, FileSystem, Layer, Result, Semaphore, Tracer } from "effect"
@@ -57,20 +59,6 @@ export interface Route {
 }
 
 /**
- * The route the calls in this context take; unset, the call path's own `ungated` route. A tool
- * that runs calls of its own (code, agent) passes its caller's route on by leaving it unset.
- */
-export const CurrentRoute = Context.Reference<Route | undefined>("freecode/CurrentRoute", {
-  defaultValue: () => undefined
-})
-
-/** Runs `effect` with its calls on `route`. */
-export const onRoute =
-  (route: Route) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.provideService(effect, CurrentRoute, route)
-
-/**
  * What a route is made of; what is left out lets everything by: the allow-all engine (the
  * tool's own checks alone), no hooks, nobody to ask.
  */
@@ -90,10 +78,14 @@ export const registryCatalog = (registry: ToolRegistry["Service"]): Catalog => (
 })
 
 export interface CallPathShape {
-  /** Runs one call on the route in context (`CurrentRoute`, else `ungated`). */
-  readonly run: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
-  /** Runs one turn's calls on the route in context in planned batches; results come back in call order. */
-  readonly runBatch: (calls: ReadonlyArray<ToolCall>, context: CallContext) => Effect.Effect<ReadonlyArray<ToolResult>>
+  /** Runs one call on a route. */
+  readonly run: (call: ToolCall, context: CallContext, route: Route) => Effect.Effect<ToolResult>
+  /** Runs one turn's calls on a route in planned batches; results come back in call order. */
+  readonly runBatch: (
+    calls: ReadonlyArray<ToolCall>,
+    context: CallContext,
+    route: Route
+  ) => Effect.Effect<ReadonlyArray<ToolResult>>
   /** A route over this system (its root; one person asked at a time across all its routes). */
   readonly route: (options: RouteOptions) => Route
   /** The registry with the tool's own checks alone: the allow-all engine, no hooks, nobody to ask. */
@@ -226,8 +218,8 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
         // (Guarded here, not run as a no-op: most calls have no listener.)
         events.listening() ? Effect.andThen(announce(sink, opened.base, input, paths, operations), next) : next
 
-      const run = (call: ToolCall, context: CallContext): Effect.Effect<ToolResult> =>
-        Effect.withFiber((fiber) => traced(call, unTraced(call, context, fiber.getRef(CurrentRoute) ?? ungated)))
+      const run = (call: ToolCall, context: CallContext, r: Route): Effect.Effect<ToolResult> =>
+        traced(call, unTraced(call, context, r))
 
       const unTraced = (call: ToolCall, context: CallContext, r: Route): Effect.Effect<ToolResult> =>
         Effect.clockWith((clock) => {
@@ -286,18 +278,15 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
           })
         })
 
-      const runBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-        Effect.withFiber((fiber) => {
-          const r = fiber.getRef(CurrentRoute) ?? ungated
-          return runInBatches(
-            calls,
-            (call) => {
-              const found = r.catalog.find(call.name, context.sessionId)
-              return found !== undefined && !("_tag" in found) && found.concurrencySafe
-            },
-            (call) => traced(call, unTraced(call, context, r))
-          )
-        })
+      const runBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext, r: Route) =>
+        runInBatches(
+          calls,
+          (call) => {
+            const found = r.catalog.find(call.name, context.sessionId)
+            return found !== undefined && !("_tag" in found) && found.concurrencySafe
+          },
+          (call) => run(call, context, r)
+        )
 
       return CallPath.of({ run, runBatch, route, ungated })
     })

@@ -6,20 +6,12 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
-import { CallPath, onRoute, type Route } from "./call-path.ts"
+import { CallPath, type Route } from "./call-path.ts"
 import type { CallContext } from "./context.ts"
 
 export { MAX_ATTEMPTS, RETRY_BACKOFF_MS } from "./attempt.ts"
 export { BATCH_CONCURRENCY } from "./batching.ts"
-export {
-  CallPath,
-  type CallPathShape,
-  CurrentRoute,
-  onRoute,
-  type Route,
-  type RouteOptions,
-  registryCatalog
-} from "./call-path.ts"
+export { CallPath, type CallPathShape, type Route, type RouteOptions, registryCatalog } from "./call-path.ts"
 export type { ApprovalRequest, CallContext } from "./context.ts"
 export type { Catalog, Invocation } from "./prepare.ts"
 
@@ -33,7 +25,7 @@ export class Orchestrator extends Context.Service<
       calls: ReadonlyArray<ToolCall>,
       context: CallContext
     ) => Effect.Effect<ReadonlyArray<ToolResult>>
-    /** Runs one call on a route (CallPath.run with the route provided). */
+    /** Runs one call on a route (CallPath.run). */
     readonly run: (call: ToolCall, context: CallContext, route: Route) => Effect.Effect<ToolResult>
   }
 >()("freecode/Orchestrator") {
@@ -42,10 +34,9 @@ export class Orchestrator extends Context.Service<
     Effect.gen(function* () {
       const path = yield* CallPath
       return Orchestrator.of({
-        // Provided, not left to the default: a tool calling in from a gated call stays ungated here.
-        execute: (call, context) => onRoute(path.ungated)(path.run(call, context)),
-        executeBatch: (calls, context) => onRoute(path.ungated)(path.runBatch(calls, context)),
-        run: (call, context, route) => onRoute(route)(path.run(call, context))
+        execute: (call, context) => path.run(call, context, path.ungated),
+        executeBatch: (calls, context) => path.runBatch(calls, context, path.ungated),
+        run: path.run
       })
     })
   )
