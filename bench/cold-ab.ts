@@ -10,7 +10,8 @@
  *   BASE=/tmp/base node bench/cold-ab.ts [ls|read|edit|write|apply_patch]
  *
  * Env: BASE (the other checkout, required), N (2000 calls each), WARM (500 warm-up calls each),
- * THRASH_KB (16384; 0 for hot). Each side's wall time and CPU time (process.cpuUsage: every
+ * THRASH_KB (16384; 0 for hot), VIA (`dispatcher`, or `orchestrator` for the ungated route: no
+ * rules, no hooks). `noop` is a tool that does nothing, registered on both sides: the path alone. Each side's wall time and CPU time (process.cpuUsage: every
  * thread) per call are printed; for the edit tools, whose fsyncs wait on a shared disk, the CPU
  * time is the figure to compare.
  */
@@ -18,9 +19,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
-import { Effect, ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime, Schema } from "effect"
 
-const TOOLS = ["ls", "read", "edit", "write", "apply_patch"] as const
+const TOOLS = ["ls", "read", "edit", "write", "apply_patch", "noop"] as const
 type BenchTool = (typeof TOOLS)[number]
 const tool: BenchTool = TOOLS.find((t) => t === process.argv[2]) ?? "ls"
 const base = process.env.BASE
@@ -28,6 +29,7 @@ if (base === undefined) throw new Error("BASE must name the other checkout (see 
 const N = Number(process.env.N ?? 2000)
 const THRASH_KB = Number(process.env.THRASH_KB ?? 16384)
 const WARM = Number(process.env.WARM ?? 500)
+const VIA = process.env.VIA === "orchestrator" ? "orchestrator" : "dispatcher"
 
 const root = mkdtempSync(join(tmpdir(), "bench-cold-ab-"))
 const dir = join(root, "sub")
@@ -46,6 +48,8 @@ const argsOf = (own: string, n: number): unknown => {
   const [from, to] = n % 2 === 0 ? ["alpha", "gamma"] : ["gamma", "alpha"]
   const line = (word: string) => `export const value = compute(${word}, beta) // line 30`
   switch (tool) {
+    case "noop":
+      return {}
     case "ls":
       return { path: dir }
     case "read":
@@ -69,20 +73,36 @@ const argsOf = (own: string, n: number): unknown => {
 }
 
 let sideCount = 0
-/** One checkout's Dispatcher, calling the tool. */
+/** One checkout's Dispatcher (or Orchestrator, VIA=orchestrator), calling the tool. */
 const load = async (checkout: string) => {
   // src/layers/ since the compositions moved into src/; layers/ in a checkout from before.
   const live = ["src/layers/live.ts", "layers/live.ts"].map((p) => join(resolve(checkout), p)).find(existsSync)
   const { ToolSystem } = await import(live ?? join(resolve(checkout), "src/layers/live.ts"))
   const { Dispatcher } = await import(join(resolve(checkout), "src/dispatch/dispatcher.ts"))
+  const { Orchestrator } = await import(join(resolve(checkout), "src/orchestrator/orchestrator.ts"))
+  const { builtinTools } = await import(join(resolve(checkout), "src/tools/index.ts"))
+  const { defineTool } = await import(join(resolve(checkout), "src/tool/tool.ts"))
+  const noop = defineTool({
+    id: "noop",
+    description: "Does nothing.",
+    parameters: Schema.Struct({}),
+    concurrencySafe: true,
+    execute: () => Effect.succeed({ title: "noop", output: "" })
+  })
   // acceptEdits: the edit tools run without a person to ask (the same rule on both sides).
   const runtime = ManagedRuntime.make(
-    ToolSystem.layer({ root, config: { permissions: { defaultMode: "acceptEdits" } } })
+    ToolSystem.layer({
+      root,
+      tools: [...builtinTools, noop],
+      config: { permissions: { defaultMode: "acceptEdits" } }
+    })
   )
   // biome-ignore lint/suspicious/noExplicitAny: two checkouts' types need not agree
   const dispatcher: any = await runtime.runPromise(
     Effect.gen(function* () {
-      return yield* Dispatcher
+      if (VIA === "dispatcher") return yield* Dispatcher
+      const orchestrator = yield* Orchestrator
+      return { dispatch: orchestrator.execute }
     })
   )
   // Each side's own file for the edit tools, read once first (a file is edited only once read).

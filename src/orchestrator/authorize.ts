@@ -8,11 +8,13 @@
  *     mode, a saved approval, a hook or the person already allowed is not asked twice).
  *
  * Each step takes the call's gate state (the invocation, the decision so far, hook outcomes)
- * and returns the next one or a refusal; nothing is reconciled afterwards. Without an engine
- * (an Orchestrator used on its own) only the tool's own checks run, asking `context.approve`.
+ * and returns the next one or a refusal; nothing is reconciled afterwards. Every route has all
+ * four: the ungated one (an Orchestrator used on its own) has the allow-all engine, no hooks and
+ * nobody to ask, so only the tool's own checks can refuse, asking `context.approve`.
  */
 import { Effect, Result, Semaphore } from "effect"
 import type { HookOutcome, Hooks } from "../hooks/hooks.ts"
+import { hidesNothing, NO_POLICY } from "../permission/allow-all.ts"
 import type { Approval, ApprovalAnswer, ApprovalQuestion } from "../permission/approval.ts"
 import type { Decision, PermissionEngineShape, Policy } from "../permission/engine.ts"
 import { InputRound } from "../prompt/input-round.ts"
@@ -22,14 +24,15 @@ import type { CallContext } from "./context.ts"
 import { guard, stateProblem } from "./defect.ts"
 import { decodeInput, type Invocation } from "./prepare.ts"
 
-/** What authorize consults. Absent services are steps that do not run. */
+/** What authorize consults: every route has each (the ungated one, values that let everything by). */
 export interface Gates {
   readonly root: string
-  readonly engine: PermissionEngineShape | undefined
+  readonly engine: PermissionEngineShape
   /** The profiles the call runs under, narrowing the project's policy. */
   readonly chain: ReadonlyArray<Policy>
-  readonly hooks: Hooks["Service"] | undefined
-  readonly approval: Approval["Service"] | undefined
+  readonly hooks: Hooks["Service"]
+  /** Asked when the caller brings no approver (`context.approve`). */
+  readonly approval: Approval["Service"]
   /** A person answers one question at a time, even when a batch runs calls together. */
   readonly person: Semaphore.Semaphore
 }
@@ -37,7 +40,7 @@ export interface Gates {
 /** What the gates found so far. */
 export interface GateState {
   readonly invocation: Invocation
-  /** The engine's decision as hooks and the person changed it; undefined without an engine. */
+  /** The engine's decision as hooks and the person changed it; undefined before the rules ran. */
   readonly decision: Decision | undefined
   readonly outcomes: ReadonlyArray<HookOutcome>
   /** Context PreToolUse hooks added for the model. */
@@ -60,6 +63,11 @@ const settled = (d: Decision | undefined) => d !== undefined && d.behavior === "
 
 const NOBODY = "No one is available to approve it here; do the task another way, or ask the person to allow it."
 
+/** The Approval of a route with no one behind it (the ungated one): every question is refused, saying why. */
+export const nobodyToAsk: Approval["Service"] = {
+  ask: (q) => Effect.succeed({ answer: "deny", unattended: true, message: `${q.reason} ${NOBODY}` })
+}
+
 /**
  * Asks the caller's approver, else the system's Approval, one question at a time. Not a call
  * held for a 2026-era MCP client (an InputRound): its question goes back in its result and the
@@ -77,13 +85,11 @@ const askAnyone = (gates: Gates, context: CallContext, q: ApprovalQuestion): Eff
         context.approve({ tool: q.tool, args: q.args, reason: q.reason }),
         (yes): ApprovalAnswer => (yes ? { answer: "once" } : { answer: "deny" })
       )
-    : gates.approval !== undefined
-      ? gates.approval.ask(q)
-      : Effect.succeed<ApprovalAnswer>({ answer: "deny", unattended: true, message: `${q.reason} ${NOBODY}` })
+    : gates.approval.ask(q)
 
 /** The engine's answer; a bug in the engine must not run the call: fail closed. */
-const decide = (gates: Gates, engine: PermissionEngineShape, inv: Invocation) =>
-  engine.decide({ tool: inv.tool, args: inv.args, ctx: inv.scope, paths: inv.paths }, gates.chain).pipe(
+const decide = (gates: Gates, inv: Invocation) =>
+  gates.engine.decide({ tool: inv.tool, args: inv.args, ctx: inv.scope, paths: inv.paths }, gates.chain).pipe(
     Effect.catchDefect((defect) =>
       Effect.succeed<Decision>({
         behavior: "deny",
@@ -102,13 +108,13 @@ const decide = (gates: Gates, engine: PermissionEngineShape, inv: Invocation) =>
 /** Step 1: the rules. */
 const byRules =
   (gates: Gates) =>
-  (state: GateState): Step => {
-    const engine = gates.engine
-    if (engine === undefined) return Effect.succeed(state)
-    return Effect.map(decide(gates, engine, state.invocation), (decision) =>
-      decision.behavior === "deny" ? denied(state, decision, decision.reason) : { ...state, decision }
-    )
-  }
+  (state: GateState): Step =>
+    Effect.map(decide(gates, state.invocation), ruled(state))
+
+const ruled =
+  (state: GateState) =>
+  (decision: Decision): GateState | Verdict =>
+    decision.behavior === "deny" ? denied(state, decision, decision.reason) : { ...state, decision }
 
 /** Step 2: PreToolUse hooks. A rewritten input is decoded and decided again: a hook cannot route around a deny. */
 const byHooks =
@@ -116,7 +122,7 @@ const byHooks =
   (state: GateState): Step => {
     const hooks = gates.hooks
     const { invocation: inv } = state
-    if (hooks === undefined || !hooks.has("PreToolUse", inv.tool.id)) return Effect.succeed(state)
+    if (!hooks.has("PreToolUse", inv.tool.id)) return Effect.succeed(state)
     return Effect.gen(function* () {
       const pre = yield* hooks.pre({
         session_id: context.sessionId,
@@ -195,7 +201,7 @@ const byPerson =
             `The person declined this ${inv.tool.id} call (${d.reason}) Do not retry it unchanged; ask what they want instead.`
         )
       }
-      if (answer.answer === "always" && always !== undefined && d.grant !== undefined && gates.engine !== undefined) {
+      if (answer.answer === "always" && always !== undefined && d.grant !== undefined) {
         yield* gates.engine.grant(context.sessionId, d.grant)
       }
       const decision: Decision = {
@@ -208,12 +214,23 @@ const byPerson =
     }).pipe(Effect.withSpan("authorize.person"))
   }
 
-/** What a search by this call may show: the caller's rules; a person who approved it let it read secrets. */
+/**
+ * What a search by this call may show: the caller's rules, narrowed by what the caller says
+ * (`context.searchable`); a person who approved the call let it read secrets. Rules that hide
+ * nothing (the allow-all engine's) are not consulted per file.
+ */
 const searchability = (gates: Gates, state: GateState, context: CallContext): Searchability | undefined => {
-  if (gates.engine === undefined) return context.searchable
   const rules = gates.engine.searchable(state.invocation.tool, gates.chain)
+  const caller = context.searchable
+  if (hidesNothing(rules)) return caller
   const by = state.decision?.by
-  return by === "person" || by === "session" ? (abs) => rules(abs, false) : rules
+  const own: Searchability = by === "person" || by === "session" ? (abs) => rules(abs, false) : rules
+  return caller === undefined
+    ? own
+    : (abs, secrets) => {
+        const verdict = own(abs, secrets)
+        return verdict === "ok" ? caller(abs, secrets) : verdict
+      }
 }
 
 /** Step 4: the tool's own checks, with the context it will run in. */
@@ -281,10 +298,12 @@ export const authorize = (
   const hooked = (s: GateState | Verdict): Effect.Effect<Verdict> =>
     isVerdict(s)
       ? Effect.succeed(s)
-      : gates.hooks?.has("PreToolUse", invocation.tool.id) === true
+      : gates.hooks.has("PreToolUse", invocation.tool.id)
         ? Effect.flatMap(byHooks(gates, context)(s), person)
         : person(s)
-  return gates.engine === undefined ? hooked(start) : Effect.flatMap(byRules(gates)(start), hooked)
+  // (The rules' answer goes straight on: one step fewer on every call.)
+  const rules = ruled(start)
+  return Effect.flatMap(decide(gates, invocation), (decision) => hooked(rules(decision)))
 }
 
 /** What a decision puts in a result's metadata. */
@@ -296,9 +315,15 @@ export interface PermissionMetadata {
   readonly rule?: string
 }
 
+/** The decision a result reports: one a policy made (the allow-all engine's says nothing). */
+export const reported = (state: GateState): Decision | undefined => {
+  const d = state.decision
+  return d === undefined || d.policy === NO_POLICY ? undefined : d
+}
+
 /** The gates' part of a result's metadata: the decision and the hook outcomes. */
 export const gateMetadata = (state: GateState): Record<string, unknown> => {
-  const d = state.decision
+  const d = reported(state)
   return {
     ...(d === undefined
       ? {}

@@ -12,17 +12,22 @@
  *   publish (publish.ts)      events
  *
  * What differs between callers is a Route: where names resolve (a Catalog) and the gates a
- * call passes. The Dispatcher's routes carry the permission engine under its profiles, the
- * hooks and the system's Approval; `ungated` (what `Orchestrator.execute` uses) carries none,
- * so only the tool's own checks run. Routes are values made once per dispatcher or surface.
+ * call passes (the engine under its profiles, the hooks, the Approval). The Dispatcher's carries
+ * the permission engine, the hooks and the system's Approval; `ungated` (what
+ * `Orchestrator.execute` uses) carries the allow-all engine, no hooks and nobody to ask, so
+ * authorize runs the same steps on every route and only the tool's own checks can refuse.
+ * Routes are values made once per dispatcher or surface and handed to the door, not provided
+ * in the Effect context per call (tried: with that, the ungated no-op call took 29% more CPU
+ * in bench/cold-ab.ts, VIA=orchestrator).
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
 import { Context, Effect, FileSystem, Layer, Result, Semaphore, Tracer } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
-import type { Hooks } from "../hooks/hooks.ts"
+import { type Hooks, hooksOf } from "../hooks/hooks.ts"
 import { compressEnabledConfig } from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
 import { OutputStore } from "../output/store.ts"
+import { allowAllEngine } from "../permission/allow-all.ts"
 import type { Approval } from "../permission/approval.ts"
 import type { PermissionEngineShape, Policy } from "../permission/engine.ts"
 import { InputRound } from "../prompt/input-round.ts"
@@ -31,7 +36,15 @@ import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Operation, Searchability, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { attempt } from "./attempt.ts"
-import { authorize, type GateState, type Gates, gateMetadata, type Verdict } from "./authorize.ts"
+import {
+  authorize,
+  type GateState,
+  type Gates,
+  gateMetadata,
+  nobodyToAsk,
+  reported,
+  type Verdict
+} from "./authorize.ts"
 import { runInBatches } from "./batching.ts"
 import { conclude, type Finishing, type Opened } from "./conclude.ts"
 import type { CallContext } from "./context.ts"
@@ -45,7 +58,10 @@ export interface Route {
   readonly gates: Gates
 }
 
-/** What a route is made of; what is left out does not gate (no engine: the tool's own checks alone). */
+/**
+ * What a route is made of; what is left out lets everything by: the allow-all engine (the
+ * tool's own checks alone), no hooks, nobody to ask.
+ */
 export interface RouteOptions {
   readonly catalog?: Catalog
   readonly engine?: PermissionEngineShape
@@ -72,7 +88,7 @@ export interface CallPathShape {
   ) => Effect.Effect<ReadonlyArray<ToolResult>>
   /** A route over this system (its root; one person asked at a time across all its routes). */
   readonly route: (options: RouteOptions) => Route
-  /** The registry with the tool's own checks alone: no rules, no hooks, no Approval. */
+  /** The registry with the tool's own checks alone: the allow-all engine, no hooks, nobody to ask. */
   readonly ungated: Route
 }
 
@@ -81,7 +97,7 @@ const NONE: Readonly<Record<string, unknown>> = {}
 /** The path's part of a result's metadata; most calls have nothing to add, and no object is built for them. */
 const pathMetadata = (state: GateState): Readonly<Record<string, unknown>> => {
   const inv = state.invocation
-  if (inv.coerced.length === 0 && state.decision === undefined && state.outcomes.length === 0 && inv.via === undefined)
+  if (inv.coerced.length === 0 && reported(state) === undefined && state.outcomes.length === 0 && inv.via === undefined)
     return NONE
   return {
     ...(inv.coerced.length > 0 ? { coercedArgs: inv.coerced } : {}),
@@ -113,6 +129,9 @@ const traced = (call: ToolCall, run: Effect.Effect<ToolResult>): Effect.Effect<T
 const toolStarts: Effect.Effect<void> = Effect.flatMap(Effect.service(InputRound), (round) =>
   round?.started === undefined ? Effect.void : round.started
 )
+
+/** No hooks: a real Hooks value with none configured. */
+const NO_HOOKS = hooksOf([])
 
 const NO_OPERATIONS: ReadonlyArray<Operation> = []
 const NO_PATHS: ReadonlyArray<string> = []
@@ -154,10 +173,10 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
         catalog: options.catalog ?? registryCatalog(registry),
         gates: {
           root,
-          engine: options.engine,
+          engine: options.engine ?? allowAllEngine,
           chain: options.chain ?? [],
-          hooks: options.hooks,
-          approval: options.approval,
+          hooks: options.hooks ?? NO_HOOKS,
+          approval: options.approval ?? nobodyToAsk,
           person
         }
       })

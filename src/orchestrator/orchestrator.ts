@@ -1,6 +1,7 @@
 /**
  * The Orchestrator: the call path (call-path.ts) over the registry with the tool's own checks
- * alone — no rules, no hooks, no Approval (what a test or an embedder without a policy runs).
+ * alone — the ungated route: the allow-all engine, no hooks, nobody to ask (what a test or an
+ * embedder without a policy runs).
  * A thin facade over `CallPath`; the Dispatcher is the other, with every gate.
  */
 import { Context, Effect, Layer } from "effect"

@@ -17,6 +17,7 @@ import { CurrentDispatcher, Dispatcher, type DispatcherShape } from "../dispatch
 import type { CallContext } from "../orchestrator/context.ts"
 import { type Catalog, registryCatalog } from "../orchestrator/orchestrator.ts"
 import { OutputStore } from "../output/store.ts"
+import { allowAllEngine } from "../permission/allow-all.ts"
 import { PermissionEngine, type PermissionEngineShape } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { plural } from "../text/plural.ts"
@@ -52,18 +53,15 @@ interface CodeDeps {
   readonly base: DispatcherShape
   readonly catalog: Catalog
   readonly store: OutputStore["Service"]
-  readonly engine: PermissionEngineShape | undefined
+  readonly engine: PermissionEngineShape
   readonly limits: CodeLimits
   /** The description now: read each time the tool is declared (see liveDescription). */
   readonly describe: () => string
 }
 
 /** What a dispatcher's program may reach: its tools, less those its rules always refuse and less programs. */
-const reachable = (
-  tools: ReadonlyArray<Tool>,
-  dispatcher: DispatcherShape,
-  engine: PermissionEngineShape | undefined
-) => programReach(tools).filter((t) => engine === undefined || engine.alwaysRefused(t, dispatcher.chain) === undefined)
+const reachable = (tools: ReadonlyArray<Tool>, dispatcher: DispatcherShape, engine: PermissionEngineShape) =>
+  programReach(tools).filter((t) => engine.alwaysRefused(t, dispatcher.chain) === undefined)
 
 /** The context a program's calls inherit from the program's own call: session, cancel, approver. */
 const nestedContext = (ctx: ToolContext): CallContext => {
@@ -84,7 +82,7 @@ const nestedContext = (ctx: ToolContext): CallContext => {
 export const liveDescription = (
   registry: ToolRegistry["Service"],
   base: DispatcherShape,
-  engine: PermissionEngineShape | undefined,
+  engine: PermissionEngineShape,
   limits: CodeLimits
 ): (() => string) => {
   let seen: ReadonlyArray<Tool> | undefined
@@ -170,7 +168,8 @@ export const codeLayer = (options: CodeToolOptions = {}) =>
       const registry = yield* ToolRegistry
       const base = yield* Dispatcher
       const store = yield* OutputStore
-      const engine = Option.getOrUndefined(yield* Effect.serviceOption(PermissionEngine))
+      // Without a permission engine in the system (a test's), no rule refuses anything: the allow-all one.
+      const engine = Option.getOrElse(yield* Effect.serviceOption(PermissionEngine), () => allowAllEngine)
       const limits = resolveLimits(options.limits, process.env)
       const describe = liveDescription(registry, base, engine, limits)
       const catalog = registryCatalog(registry)

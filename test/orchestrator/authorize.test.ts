@@ -2,9 +2,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result, Schema, Semaphore } from "effect"
 import type { Hooks, PreResult } from "../../src/hooks/hooks.ts"
-import { authorize, type Gates, gateMetadata } from "../../src/orchestrator/authorize.ts"
+import { hooksOf } from "../../src/hooks/hooks.ts"
+import { authorize, type Gates, gateMetadata, nobodyToAsk } from "../../src/orchestrator/authorize.ts"
 import type { CallContext } from "../../src/orchestrator/context.ts"
 import { type Catalog, prepare } from "../../src/orchestrator/prepare.ts"
+import { allowAllEngine } from "../../src/permission/allow-all.ts"
 import type { Approval, ApprovalQuestion } from "../../src/permission/approval.ts"
 import type { Decision, PermissionEngineShape } from "../../src/permission/engine.ts"
 import { defineTool, invalidArguments, type Tool, type ToolContext } from "../../src/tool/tool.ts"
@@ -96,10 +98,10 @@ const gates = (over: Partial<Gates>) =>
     Semaphore.make(1),
     (person): Gates => ({
       root: "/",
-      engine: undefined,
+      engine: allowAllEngine,
       chain: [],
-      hooks: undefined,
-      approval: undefined,
+      hooks: hooksOf([]),
+      approval: nobodyToAsk,
       person,
       ...over
     })
@@ -108,27 +110,29 @@ const gates = (over: Partial<Gates>) =>
 const context: CallContext = { sessionId: "s" }
 
 describe("authorize", () => {
-  it.effect("without an engine only the tool's own checks run, asking the caller's approver", () =>
-    Effect.gen(function* () {
-      const g = yield* gates({})
-      const plain = yield* authorize(g, invocation("ok"), context, ctxFor)
-      expect(plain._tag).toBe("Allowed")
-      expect(gateMetadata(plain.state)).toEqual({})
-      const nobody = yield* authorize(g, invocation("risky"), context, ctxFor)
-      expect(nobody._tag === "Refused" && nobody.error.message).toContain("No one is available")
-      const yes = yield* authorize(
-        g,
-        invocation("risky"),
-        { sessionId: "s", approve: () => Effect.succeed(true) },
-        ctxFor
-      )
-      expect(yes._tag).toBe("Allowed")
-      const deny = yield* authorize(g, invocation("never"), context, ctxFor)
-      expect(deny._tag === "Refused" && deny.error).toMatchObject({
-        _tag: "PermissionDenied",
-        message: "never is refused."
+  it.effect(
+    "with the allow-all engine, no hooks and nobody to ask, only the tool's own checks refuse, asking the caller's approver",
+    () =>
+      Effect.gen(function* () {
+        const g = yield* gates({})
+        const plain = yield* authorize(g, invocation("ok"), context, ctxFor)
+        expect(plain._tag).toBe("Allowed")
+        expect(gateMetadata(plain.state)).toEqual({})
+        const nobody = yield* authorize(g, invocation("risky"), context, ctxFor)
+        expect(nobody._tag === "Refused" && nobody.error.message).toContain("No one is available")
+        const yes = yield* authorize(
+          g,
+          invocation("risky"),
+          { sessionId: "s", approve: () => Effect.succeed(true) },
+          ctxFor
+        )
+        expect(yes._tag).toBe("Allowed")
+        const deny = yield* authorize(g, invocation("never"), context, ctxFor)
+        expect(deny._tag === "Refused" && deny.error).toMatchObject({
+          _tag: "PermissionDenied",
+          message: "never is refused."
+        })
       })
-    })
   )
 
   it.effect("a deny rule refuses before any hook or person; the decision is the metadata", () =>
