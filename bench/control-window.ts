@@ -1,6 +1,6 @@
 /**
  * How long a control path a running sandboxed command made stays in the project before the host
- * moves it aside (control-guard.ts): one command makes `rN/.git/config` N times, each time
+ * moves it aside (made-control-watch.ts): one command makes `rN/.git/config` N times, each time
  * timing, from inside, how long until `rN/.git` is gone (polled every 5 ms). Median, 90th
  * percentile and the longest, in ms, with the load average.
  *   npx node bench/control-window.ts       (BENCH_WINDOW_N=20 by default)

@@ -8,7 +8,7 @@ import type { Client } from "@modelcontextprotocol/client"
 import { Duration, Effect } from "effect"
 import { tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
-import { loginNeededIn } from "./auth/client-provider.ts"
+import { loginNeededIn } from "./auth/login-needed.ts"
 import type { Era, McpSdk } from "./connect.ts"
 import type { Desk } from "./questions.ts"
 

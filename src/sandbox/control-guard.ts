@@ -10,20 +10,18 @@
  *   than the one bound, each sandbox that bound the old one is stopped at once (its PID
  *   namespace's init is killed, which ends everything inside) and the result says why. A folder
  *   bound whole keeps what is renamed into it read-only, so those need no watch to hold.
- * - **Made while it runs** (control-audit.ts): every folder of the writable roots the walk went
- *   through is watched too (up to MAX_FOLDER_WATCHES), and a new entry with a control path's
- *   name, or a new folder holding one, is moved aside once it has been still for SETTLE_MS; the
- *   whole walk again every second while it runs (what a watch missed: a folder past the cap, a
- *   queue that overflowed, one still changing), and when it ends.
+ * - **Made while it runs** (made-control-watch.ts, control-audit.ts): every folder of the
+ *   writable roots the walk went through is watched too, and a new control path is moved aside
+ *   a moment after it is made; the whole walk again every second while it runs (tick), and when
+ *   it ends.
  *
  * A sandbox is known by bubblewrap's `--info-fd` answer (the host pid of its init), the same
  * file the placeholders' registry reads.
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { type ControlState, controlChanges, controlState, moveAside } from "./control-audit.ts"
-import { CONTROL_PATHS, isControlName } from "./control-paths.ts"
-import { secretFilesIn } from "./secret-files.ts"
+import { type ControlState, moveAside } from "./control-audit.ts"
+import { madeControlWatch, shown, type Watched } from "./made-control-watch.ts"
 
 export interface Guarded {
   /** bubblewrap's info file (the sandbox's init pid); undefined under Seatbelt (audited at the end only). */
@@ -48,7 +46,7 @@ export interface Guarded {
   readonly hiddenOnly: ReadonlySet<string>
 }
 
-interface Tracked extends Guarded {
+interface Tracked extends Guarded, Watched {
   readonly boundIds: ReadonlyMap<string, string>
   readonly notices: Array<string>
   pid: number | undefined
@@ -72,17 +70,6 @@ const TICK_MS = 1_000
 const IDLE_MS = 5_000
 /** How long a sandbox may go without bubblewrap's answer before it counts as never started. */
 const START_MS = 30_000
-/**
- * Folders watched for control paths made in them, at most: inotify watches are a budget of the
- * user's (fs.inotify.max_user_watches, 8,192 on older kernels) shared with editors and the like.
- * Past it, a folder is left to the sweep every second.
- */
-const MAX_FOLDER_WATCHES = 4_096
-/** How long a new control path must be still before it is moved aside on its event (lookSoon). */
-const SETTLE_MS = 100
-
-const inside = (dir: string, p: string) => p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`)
-
 const identity = (p: string): string | undefined => {
   const s = NodeFs.lstatSync(p, { throwIfNoEntry: false })
   return s === undefined ? undefined : `${s.dev}:${s.ino}`
@@ -129,15 +116,14 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const byKey = new WeakMap<object, Tracked>()
   const live = new Set<Tracked>()
   const watchers = new Map<string, NodeFs.FSWatcher>()
-  /** The roots' folders, watched for new entries (a made control path moved aside on its event). */
-  const folderWatchers = new Map<string, NodeFs.FSWatcher>()
+  /** The roots' folders, watched for control paths made in them (moved aside as they appear). */
+  const made = madeControlWatch(quarantine, live)
+  const { sweep, watchFolders } = made
   let ticker: ReturnType<typeof setInterval> | undefined
   const started = new WeakMap<Tracked, number>()
   /** Stopped for a replaced entry, not yet gone: events naming that entry are still counted. */
   const stopping = new Set<Tracked>()
   let lastBusy = 0
-
-  const rel = (t: Tracked, p: string) => NodePath.relative(t.root, p) || p
 
   const pidOf = (t: Tracked): number | undefined => {
     if (t.pid === undefined && t.info !== undefined) t.pid = childPid(t.info)
@@ -169,7 +155,7 @@ export const controlGuard = (quarantine: string): ControlGuard => {
         )
         continue
       }
-      const what = `${rel(t, p)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
+      const what = `${shown(t, p)} was replaced or removed from outside the sandbox while this command ran, which lifts its read-only protection inside, so the command was stopped`
       if (!r.touched && r.seen) {
         t.notices.push(
           `sandbox: ${what}; nothing wrote it after it was replaced (a write through a memory map is not seen): check ${p} if in doubt.`
@@ -280,124 +266,14 @@ export const controlGuard = (quarantine: string): ControlGuard => {
         watchers.set(dir, w)
       } catch {} // a folder gone already: its entries show as replaced on the next look
     }
-    if (idle && live.size === 0) {
-      for (const w of folderWatchers.values()) w.close()
-      folderWatchers.clear()
-    }
-    if (live.size === 0 && watchers.size === 0 && folderWatchers.size === 0 && ticker !== undefined) {
+    if (idle && live.size === 0) made.close()
+    if (live.size === 0 && watchers.size === 0 && made.size() === 0 && ticker !== undefined) {
       clearInterval(ticker)
       ticker = undefined
-    } else if ((live.size > 0 || watchers.size > 0 || folderWatchers.size > 0) && ticker === undefined) {
+    } else if ((live.size > 0 || watchers.size > 0 || made.size() > 0) && ticker === undefined) {
       ticker = setInterval(tick, TICK_MS)
       ticker.unref()
     }
-  }
-
-  /**
-   * A new entry `name` in a watched folder `dir`: one with a control path's name, or a folder
-   * (made, or renamed in) holding any, is looked at now rather than at the next sweep — made
-   * since a running command started, it is moved aside. A new folder is watched too.
-   */
-  const onFolderEvent = (dir: string, type: string, name: string | null) => {
-    if (name === null) {
-      // The kernel's queue overflowed: what it held is looked for by the whole walk.
-      for (const t of live) if (!t.stopped) sweep(t)
-      return
-    }
-    if (type !== "rename" || live.size === 0) return
-    const path = NodePath.join(dir, name)
-    if (isControlName(name)) return lookSoon(dir, [path])
-    if (name === "node_modules" || NodeFs.lstatSync(path, { throwIfNoEntry: false })?.isDirectory() !== true) return
-    // A new folder (made, or renamed in with whatever it holds): watched, and what it holds looked at.
-    const walk = secretFilesIn([path])
-    watchFolders(walk.folders)
-    if (walk.controls.length > 0) lookSoon(dir, walk.controls)
-  }
-
-  /**
-   * Looks at `found` (new control-path entries below `dir`) once they have been still for
-   * SETTLE_MS — no change to them or their control paths' entries — and moves aside what is
-   * made: a command making one (`git init sub`, then a hook) is not cut off halfway, and what
-   * it made is out of the way a moment after, not at the next sweep. One that keeps changing
-   * is left to the sweep every second, as before.
-   */
-  const lookSoon = (dir: string, found: ReadonlyArray<string>) => {
-    const look = () => {
-      if (live.size === 0) return
-      const newest = Math.max(
-        0,
-        ...found.flatMap((f) =>
-          [f, ...CONTROL_PATHS.map((c) => NodePath.join(NodePath.dirname(f), c.path))].map(
-            (p) => NodeFs.lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? 0
-          )
-        )
-      )
-      const still = Date.now() - newest
-      if (still < SETTLE_MS) return void setTimeout(look, SETTLE_MS - still + 1).unref()
-      // Only what these bases hold is compared: `made`, never `replaced`, of a partial look.
-      const now = controlState([], found)
-      for (const t of live) {
-        if (t.stopped || !t.roots.some((r) => inside(r, dir))) continue
-        moveMade(t, controlChanges(t.start, now, t.skip).made)
-      }
-    }
-    setTimeout(look, SETTLE_MS).unref()
-  }
-
-  const watchFolders = (folders: ReadonlyArray<string>) => {
-    for (const dir of folders) {
-      if (folderWatchers.has(dir)) continue
-      if (folderWatchers.size >= MAX_FOLDER_WATCHES) return
-      try {
-        const w = NodeFs.watch(dir, { persistent: false }, (type, name) => onFolderEvent(dir, type, name))
-        w.on("error", () => {
-          w.close()
-          folderWatchers.delete(dir)
-        })
-        folderWatchers.set(dir, w)
-      } catch {} // gone already: nothing to make anything in
-    }
-  }
-
-  /**
-   * Moves aside what appeared since the start, and names what was replaced. A path moved aside is
-   * named to every running command that could have made it (absent when it started), not only
-   * to the one whose look found it first.
-   */
-  /**
-   * Moves each made path aside, every time it is found (made again after a move, it is moved
-   * again), and names it once to every running command that could have made it.
-   */
-  const moveMade = (t: Tracked, made: ReadonlyArray<string>) => {
-    for (const p of made) {
-      const to = moveAside(p, t.root, quarantine)
-      if (t.handled.has(p)) continue
-      const notice =
-        to === undefined
-          ? `sandbox: ${rel(t, p)} was made while this command ran and could not be moved aside. It is a control path (git hooks and config, editor or agent settings: they run code with your rights outside the sandbox): check it before using it.`
-          : `sandbox: moved ${rel(t, p)} aside to ${to}: it was made while this command ran, and it is a control path (git hooks and config, editor or agent settings run code with your rights outside the sandbox). Make such paths outside the sandbox (dangerouslyDisableSandbox), or move it back yourself if you meant it.`
-      for (const other of new Set([t, ...live])) {
-        if (other.handled.has(p) || other.start.has(p)) continue
-        other.handled.add(p)
-        other.notices.push(notice)
-      }
-    }
-  }
-
-  const sweep = (t: Tracked) => {
-    const walk = secretFilesIn(t.roots)
-    const changes = controlChanges(t.start, controlState(t.roots, walk.controls, walk.unlisted), t.skip)
-    moveMade(t, changes.made)
-    watchFolders(walk.folders)
-    for (const p of changes.replaced) {
-      if (t.handled.has(p) || t.replaced.has(p)) continue
-      t.handled.add(p)
-      t.notices.push(
-        `sandbox: ${rel(t, p)} was replaced or removed from outside the sandbox while this command ran (inside it is read-only); check that the new one is what you meant.`
-      )
-    }
-    if (!walk.complete)
-      t.notices.push("sandbox: the project is too large to audit completely for new control paths after this command.")
   }
 
   const end = (t: Tracked) => {
@@ -462,9 +338,9 @@ export const controlGuard = (quarantine: string): ControlGuard => {
   const close = () => {
     for (const t of [...live]) end(t)
     for (const t of [...stopping]) settle(t, false)
-    for (const w of [...watchers.values(), ...folderWatchers.values()]) w.close()
+    for (const w of watchers.values()) w.close()
     watchers.clear()
-    folderWatchers.clear()
+    made.close()
     if (ticker !== undefined) clearInterval(ticker)
     ticker = undefined
   }

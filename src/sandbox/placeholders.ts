@@ -21,20 +21,17 @@
  * one left, and removal is left to `collect` (the sandbox runs it every second while any remain):
  * removing a folder is the costly part.
  *
- * The registry is one per user and machine, whatever the environment says (not below TMPDIR: two
- * processes of one user with different TMPDIRs would judge each other's placeholders unknown),
- * and every folder on its way must be this user's or root's and writable by nobody else (a
- * shared folder only with the sticky bit): a registry another user made or could swap is
- * refused, never read. Another user's sandbox cannot be in it, so a placeholder is removed only
+ * The registry (placeholder-registry.ts) is one per user and machine, and refused unless it is
+ * this user's own. Another user's sandbox cannot be in it, so a placeholder is removed only
  * when no mount namespace this process can see (`/proc/PID/mountinfo`, readable by every user)
  * still has it mounted, and adopted or removed only when it is this user's own folder.
  */
 import { randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { DatabaseSync } from "node:sqlite"
 import { processWide } from "../process-wide/process-wide.ts"
 import { CONTROL_PATHS } from "./control-paths.ts"
+import { myUid, registryLock } from "./placeholder-registry.ts"
 
 /** The names a placeholder may stand for: the first name of every control path. */
 export const TOP_CONTROL_NAMES: ReadonlyArray<string> = [...new Set(CONTROL_PATHS.map((c) => c.path.split("/")[0]!))]
@@ -42,8 +39,6 @@ export const TOP_CONTROL_NAMES: ReadonlyArray<string> = [...new Set(CONTROL_PATH
 /** Without bubblewrap's answer, a manifest counts as live this long while its writer runs, and this long after. */
 const PENDING_MS = 60_000
 const ORPHAN_MS = 10_000
-/** How long to wait for the lock before the command is refused (it never runs unguarded). */
-const LOCK_WAIT_MS = 5_000
 
 interface Held {
   readonly path: string
@@ -107,67 +102,6 @@ const live = (m: Manifest, info: string | undefined, now: number): boolean => {
   const age = now - m.created
   if (age < ORPHAN_MS) return true
   return age < PENDING_MS && statFields(m.pid)?.[19] === m.start
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * The registry's lock: an exclusive SQLite transaction on `lock.db` in the registry (an fcntl
- * lock, freed by the kernel when its holder dies, honoured across network namespaces). Nobody
- * else can open the file: the registry folder is this user's, 0700. Waiting is polled on the
- * loop (busy timeout 0), never a blocked thread.
- */
-const locked = async <A>(db: () => DatabaseSync, body: () => A | Promise<A>): Promise<A> => {
-  const deadline = Date.now() + LOCK_WAIT_MS
-  for (;;) {
-    const conn = db()
-    let got = false
-    try {
-      conn.exec("BEGIN EXCLUSIVE")
-      got = true
-    } catch (e) {
-      if (!/locked|busy/i.test(String((e as Error).message))) throw e
-    }
-    if (got) {
-      try {
-        return await body()
-      } finally {
-        conn.exec("COMMIT")
-      }
-    }
-    if (Date.now() > deadline) throw new Error("another sandboxed command held the placeholder lock for over 5 s")
-    await sleep(2)
-  }
-}
-
-/** This process's user id (0 where there is none to ask: Linux always has one). */
-const myUid = (): number => process.getuid?.() ?? 0
-
-/**
- * `dir` and every folder above it are safe to trust: real folders (no link), each this user's or
- * root's, writable by no one else — or, for a shared folder such as /tmp, with the sticky bit, so
- * no one else can rename or remove what this user made in it. Throws a sentence otherwise.
- */
-export const checkPrivatePath = (dir: string): void => {
-  let p = dir
-  for (;;) {
-    const s = NodeFs.lstatSync(p, { throwIfNoEntry: false })
-    if (s === undefined || !s.isDirectory())
-      throw new Error(`${p} is not a folder (a link, or missing); the placeholder registry ${dir} is not used`)
-    const mine = s.uid === myUid()
-    if (!mine && s.uid !== 0)
-      throw new Error(
-        `${p} belongs to another user (uid ${s.uid}), who could change what the placeholder registry ${dir} holds; remove it, or let the sandbox use another registry`
-      )
-    const othersWrite = (s.mode & 0o022) !== 0
-    if (othersWrite && (p === dir || (s.mode & 0o1000) === 0))
-      throw new Error(
-        `${p} is writable by other users, who could change what the placeholder registry ${dir} holds; remove it or make it private`
-      )
-    const up = NodePath.dirname(p)
-    if (up === p) return
-    p = up
-  }
 }
 
 /** Still the folder made: this user's (another user's folder with the same numbers is not), same device and inode. */
@@ -280,31 +214,7 @@ interface Listed {
 
 /** The registry of `dir` (made 0700 when missing; refused unless it is this user's own folder). */
 export const placeholders = (dir: string): Placeholders => {
-  const registry = (): string => {
-    NodeFs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-    checkPrivatePath(dir)
-    return dir
-  }
-  // The lock's file, opened once; opened again when the file there is another one (a cleaner of
-  // /tmp removed the registry): a lock on a removed file would keep no one else out.
-  let conn: { readonly db: DatabaseSync; readonly ino: number } | undefined
-  const db = (): DatabaseSync => {
-    const file = NodePath.join(registry(), "lock.db")
-    const now = NodeFs.lstatSync(file, { throwIfNoEntry: false })
-    if (conn !== undefined && now?.ino === conn.ino) return conn.db
-    conn?.db.close()
-    const sqlite = process.getBuiltinModule("node:sqlite") as typeof import("node:sqlite")
-    const opened = new sqlite.DatabaseSync(file, { timeout: 0 })
-    conn = { db: opened, ino: NodeFs.lstatSync(file).ino }
-    return opened
-  }
-  let queue: Promise<unknown> = Promise.resolve()
-  // One at a time in this process too, so its own calls do not spin on the lock.
-  const serial = <A>(body: () => A | Promise<A>): Promise<A> => {
-    const next = queue.then(() => locked(db, body))
-    queue = next.catch(() => undefined)
-    return next
-  }
+  const { registry, serial } = registryLock(dir)
 
   /** Under the lock: every manifest, judged. */
   const list = (): Array<Listed> => {
@@ -401,10 +311,3 @@ export const placeholders = (dir: string): Placeholders => {
 
   return { hold, collect }
 }
-
-/**
- * This user's registry: one per machine and user, so every process of theirs shares it — in the
- * machine's /tmp, not TMPDIR (which differs between a user's processes). Another user who makes
- * this folder first gets it refused (checkPrivatePath), never trusted.
- */
-export const defaultRegistry = (): string => `/tmp/freecode-tools-${myUid()}/placeholders`

@@ -20,7 +20,8 @@ import { type BwrapHardening, bwrapLaunch } from "./bwrap.ts"
 import { controlState } from "./control-audit.ts"
 import { controlGuard } from "./control-guard.ts"
 import { asCommandLine, type CommandLine, type Launch, plainLaunch } from "./launch.ts"
-import { defaultRegistry, placeholders } from "./placeholders.ts"
+import { defaultRegistry } from "./placeholder-registry.ts"
+import { placeholders } from "./placeholders.ts"
 import { realPlaces, type SandboxPolicy, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
 import { seatbeltLine } from "./seatbelt.ts"
@@ -140,7 +141,7 @@ export interface SandboxPlaces {
   readonly path?: string
   /** Which system's sandbox to use (default: this one's); tests name another. */
   readonly platform?: NodeJS.Platform
-  /** Where placeholders' manifests are kept (default: one folder per user, placeholders.ts). */
+  /** Where placeholders' manifests are kept (default: one folder per user, placeholder-registry.ts). */
   readonly registry?: string
 }
 

@@ -1,5 +1,5 @@
 /**
- * What a mount cannot hold, held from the host (control-guard.ts, control-audit.ts):
+ * What a mount cannot hold, held from the host (control-guard.ts, made-control-watch.ts, control-audit.ts):
  * - control paths a command makes anywhere in the project (a new `sub/.git` with a hook,
  *   `d/.vscode/tasks.json`, a `.git/commondir`) are moved aside into the state folder and named
  *   in the result, at the end and while a command still runs;

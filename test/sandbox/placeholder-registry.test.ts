@@ -9,7 +9,8 @@ import { execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { defaultRegistry, placeholders, TOP_CONTROL_NAMES } from "../../src/sandbox/placeholders.ts"
+import { defaultRegistry } from "../../src/sandbox/placeholder-registry.ts"
+import { placeholders, TOP_CONTROL_NAMES } from "../../src/sandbox/placeholders.ts"
 import { canBeNobody, cleanUp, folder, giveToNobody, runnable } from "./inside.ts"
 
 afterAll(cleanUp)
@@ -176,7 +177,7 @@ describe("a registry another user made or could change is refused, never read", 
         [
           "--input-type=module",
           "-e",
-          `const { defaultRegistry } = await import(${JSON.stringify(NodePath.resolve("src/sandbox/placeholders.ts"))}); console.log(defaultRegistry())`
+          `const { defaultRegistry } = await import(${JSON.stringify(NodePath.resolve("src/sandbox/placeholder-registry.ts"))}); console.log(defaultRegistry())`
         ],
         { encoding: "utf8", env: { ...process.env, TMPDIR: tmpdir } }
       ).trim()

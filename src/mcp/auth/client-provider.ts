@@ -7,7 +7,7 @@
  *
  * Two uses. At `mcp-auth login` the person is sent to the authorization URL. While connecting
  * in the background nobody can be sent anywhere: a server that needs a login fails with
- * LoginNeeded, which names the command to run; a stored refresh token is still used. That holds
+ * LoginNeeded (login-needed.ts), which names the command to run; a stored refresh token is still used. That holds
  * for any request, not only the first: the transport's fetch tells the provider what a refusal
  * (a call's 401, a 403 for a wider scope) asked for (`challenged`), the LoginNeeded names that
  * scope and it is saved (`wanted`) for the next login to ask for; a 403 for no more than the last
@@ -25,6 +25,7 @@ import type {
   OAuthDiscoveryState,
   OAuthTokens
 } from "@modelcontextprotocol/client"
+import { type Challenge, LoginNeeded, scopesOf, scopeUnion } from "./login-needed.ts"
 import { readLogin, type StoredLogin, updateLogin } from "./token-store.ts"
 
 /** Per-server OAuth settings (`oauth` in an HTTP server's config). */
@@ -37,61 +38,6 @@ export interface OAuthClientSettings {
   readonly clientMetadataUrl?: string
   /** The scopes to ask for when neither the server's 401 nor its metadata names them. */
   readonly scope?: string
-}
-
-/** Scopes as a set: `a b` and `b a` are one scope string. */
-const scopesOf = (scope: string | undefined): ReadonlyArray<string> => (scope ?? "").split(/\s+/).filter(Boolean)
-
-/** The union of scope strings, in first-seen order; undefined when empty. */
-export const scopeUnion = (...scopes: ReadonlyArray<string | undefined>): string | undefined => {
-  const all = [...new Set(scopes.flatMap(scopesOf))]
-  return all.length === 0 ? undefined : all.join(" ")
-}
-
-/** What a refusing server said in its WWW-Authenticate header (seen by the transport's fetch). */
-export interface Challenge {
-  readonly status: number
-  readonly scope?: string
-  readonly resourceMetadataUrl?: string
-  readonly error?: string
-}
-
-/**
- * The server refused a request and no saved login answers it. `kind` says what the person can do:
- * - `login`: run `command` (the login asks for `scope` too, when the server named one);
- * - `token`: the server publishes no OAuth metadata; its token goes in the config's headers;
- * - `scope-refused`: it wants `scope`, which the last login already asked for and did not get:
- *   logging in again would only loop, so no command is given.
- */
-export class LoginNeeded extends Error {
-  readonly server: string
-  readonly kind: "login" | "token" | "scope-refused"
-  readonly command: string | undefined
-  readonly scope: string | undefined
-  constructor(server: string, why: string, kind: LoginNeeded["kind"] = "login", scope?: string) {
-    const command = kind === "login" ? `freecode-tools mcp-auth login ${server}` : undefined
-    super(
-      kind === "login"
-        ? `${server} needs a login (${why}${scope === undefined ? "" : `; it asks for scope "${scope}"`}): run \`${command}\``
-        : kind === "token"
-          ? `${server} answered 401 and publishes no OAuth metadata: give its token in the config's "headers" ({"Authorization": "Bearer \${TOKEN}"})`
-          : `${server} refuses this request for want of scope "${scope}", which the last login already asked for and the authorization server did not grant: logging in again will not help; ask whoever runs ${server} for that scope`
-    )
-    this.name = "LoginNeeded"
-    this.server = server
-    this.kind = kind
-    this.command = command
-    this.scope = scope
-  }
-}
-
-/** The LoginNeeded behind `e` (the SDK may wrap what the provider threw), if any. */
-export const loginNeededIn = (e: unknown): LoginNeeded | undefined => {
-  for (let at = e, depth = 0; at !== undefined && at !== null && depth < 5; depth++) {
-    if (at instanceof LoginNeeded) return at
-    at = (at as { cause?: unknown }).cause
-  }
-  return undefined
 }
 
 export interface LoginHooks {

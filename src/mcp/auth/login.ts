@@ -16,7 +16,8 @@ import {
   discoverOAuthProtectedResourceMetadata,
   extractWWWAuthenticateParams
 } from "@modelcontextprotocol/client"
-import { type OAuthClientSettings, StoredOAuthProvider, scopeUnion } from "./client-provider.ts"
+import { type OAuthClientSettings, StoredOAuthProvider } from "./client-provider.ts"
+import { scopeUnion } from "./login-needed.ts"
 import { readLogin, updateLogin, writeLogin } from "./token-store.ts"
 
 export interface LoginOptions {
