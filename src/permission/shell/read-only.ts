@@ -11,7 +11,8 @@
  * attached or in the next word, long options by any unambiguous prefix, nothing after `--`.
  */
 import type { SimpleCommand } from "./analysis.ts"
-import { type Kind, type Look, type Spec, TABLE } from "./read-only-table.ts"
+import type { Look } from "./read-only-look.ts"
+import { type Kind, type Spec, TABLE } from "./read-only-table.ts"
 
 import { awkProgramIsInert, sedCall, sedEffects } from "./scripts.ts"
 
