@@ -12,15 +12,10 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { FreecodeConfig } from "../../src/config/load.ts"
+import { Effect } from "effect"
 import type { FreecodeConfigData } from "../../src/layers/config.ts"
-import { PermissionEngine } from "../../src/permission/engine.ts"
 import { findProgram } from "../../src/sandbox/availability.ts"
-import type { Tool, ToolContext } from "../../src/tool/tool.ts"
-import { Workspace } from "../../src/tool/workspace.ts"
-import { BashTool } from "../../src/tools/bash.ts"
-import { nodeLayer } from "../fs/layers.ts"
+import { bashDecisions } from "./bash-decisions.ts"
 
 const base = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-docs-attacker-")))
 afterAll(() => NodeFs.rmSync(base, { recursive: true, force: true }))
@@ -62,25 +57,7 @@ const makeProject = (dir: string) => {
 const root = NodePath.join(base, "project")
 makeProject(root)
 
-const ctx: ToolContext = { sessionId: "docs-attacker", callId: "c", root, canSeeImages: false, emit: () => Effect.void }
-const engineWith = (config: FreecodeConfigData) =>
-  PermissionEngine.layer.pipe(
-    Layer.provide([FreecodeConfig.layerWith(config), Workspace.layer(root)]),
-    Layer.provideMerge(nodeLayer)
-  )
-
-type Behavior = "allow" | "ask" | "deny"
-/** Decides every command under `config`; returns those whose decision is not `want`, with the reason. */
-const wrong = (config: FreecodeConfigData, want: Behavior, commands: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const engine = yield* PermissionEngine
-    const out: Array<string> = []
-    for (const command of commands) {
-      const d = yield* engine.decide({ tool: BashTool as unknown as Tool, args: { command }, ctx })
-      if (d.behavior !== want) out.push(`${command} → ${d.behavior}: ${d.reason}`)
-    }
-    return out
-  }).pipe(Effect.provide(engineWith(config)))
+const { wrong } = bashDecisions(root, "docs-attacker")
 
 /** Runs `command` with bash in a fresh copy of the project. */
 const runLive = (command: string, prepare?: (dir: string) => void) => {

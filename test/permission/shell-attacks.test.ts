@@ -12,14 +12,12 @@ import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { FreecodeConfig } from "../../src/config/load.ts"
+import { Effect } from "effect"
 import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { PermissionEngine } from "../../src/permission/engine.ts"
-import type { Tool, ToolContext } from "../../src/tool/tool.ts"
-import { Workspace } from "../../src/tool/workspace.ts"
+import type { Tool } from "../../src/tool/tool.ts"
 import { BashTool } from "../../src/tools/bash.ts"
-import { nodeLayer } from "../fs/layers.ts"
+import { bashDecisions } from "./bash-decisions.ts"
 
 const base = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-attacks-")))
 afterAll(() => NodeFs.rmSync(base, { recursive: true, force: true }))
@@ -47,25 +45,7 @@ const makeProject = (dir: string) => {
 const root = NodePath.join(base, "project")
 makeProject(root)
 
-const ctx: ToolContext = { sessionId: "attacks", callId: "c", root, canSeeImages: false, emit: () => Effect.void }
-const engineWith = (config: FreecodeConfigData) =>
-  PermissionEngine.layer.pipe(
-    Layer.provide([FreecodeConfig.layerWith(config), Workspace.layer(root)]),
-    Layer.provideMerge(nodeLayer)
-  )
-
-type Behavior = "allow" | "ask" | "deny"
-/** Decides every command under `config`; returns those whose decision is not `want`, with the reason. */
-const wrong = (config: FreecodeConfigData, want: Behavior, commands: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const engine = yield* PermissionEngine
-    const out: Array<string> = []
-    for (const command of commands) {
-      const d = yield* engine.decide({ tool: BashTool as unknown as Tool, args: { command }, ctx })
-      if (d.behavior !== want) out.push(`${command} → ${d.behavior}: ${d.reason}`)
-    }
-    return out
-  }).pipe(Effect.provide(engineWith(config)))
+const { ctx, engineWith, wrong } = bashDecisions(root, "attacks")
 
 /** Runs `command` with bash in a fresh copy of the project; returns the output and the files it left. */
 const runLive = (command: string) => {
