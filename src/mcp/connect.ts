@@ -181,6 +181,11 @@ export interface ConnectOptions {
   readonly prepare: (client: Client) => void
   /** Where the server's saved OAuth login is, when there is a state folder. */
   readonly login?: SavedLogin
+  /**
+   * The caller gave up (its startup timeout, its scope closed): the attempt under way is closed
+   * (its server process ended) and no other is started, so no server outlives the caller.
+   */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -192,7 +197,9 @@ export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promi
   // A 2025-era server that never answers unknown requests costs this much before the handshake;
   // a loaded machine can take seconds to start a server, which must not be taken for silence.
   const probeMs = Math.max(1000, Math.floor(options.timeoutMs / 2))
+  const { signal } = options
   const attempt = async (era?: Era): Promise<Connected> => {
+    signal?.throwIfAborted()
     const client = new sdk.Client(CLIENT_INFO, {
       capabilities: CLIENT_CAPABILITIES,
       // A 2026 server's questions are answered by the call that got them (call.ts), in its own
@@ -208,11 +215,17 @@ export const connectClient = async (sdk: McpSdk, options: ConnectOptions): Promi
     })
     options.prepare(client)
     const transport = makeTransport(sdk, config, root, hooks, options.login)
+    const abandon = () => void client.close().catch(() => undefined)
+    signal?.addEventListener("abort", abandon, { once: true })
     try {
       await client.connect(transport, { timeout: options.timeoutMs })
+      // Connected just as the caller gave up: nobody will close this one but us.
+      signal?.throwIfAborted()
     } catch (e) {
       await client.close().catch(() => undefined)
       throw e
+    } finally {
+      signal?.removeEventListener("abort", abandon)
     }
     // The revision a server speaks is a date: 2026-07-28 and later are the stateless era.
     const version = client.getNegotiatedProtocolVersion() ?? ""

@@ -115,10 +115,13 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
     const connection = yield* startup(
       "connecting",
       Effect.tryPromise({
-        try: () =>
+        // The signal is aborted when the startup timeout interrupts this: a fallback attempt
+        // started after that would leave its server running with nobody to close it.
+        try: (signal) =>
           connectClient(sdk, {
             config,
             root: options.root,
+            signal,
             timeoutMs: startupTimeout,
             ...(stateDir === undefined ? {} : { login: { stateDir, name: options.name } }),
             hooks: {

@@ -10,6 +10,9 @@ import { McpClients, type McpServerStatus } from "../../src/mcp/clients.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import { BIN, FIXTURE_SERVER, fixtureServer, npmServer, systemWithMcp } from "./helpers.ts"
 
+/** Names the silent server's process, so a test can look for it after its system has closed. */
+const SILENT_MARK = `silent-server-${process.pid}-${Date.now()}`
+
 const call = (name: string, args: unknown, sessionId = "s") =>
   Effect.gen(function* () {
     const dispatcher = yield* Dispatcher
@@ -260,7 +263,7 @@ describe("McpClients against the fixture server", () => {
               },
               silent: {
                 command: process.execPath,
-                args: ["-e", "console.error('waiting forever'); setInterval(() => {}, 1000)"],
+                args: ["-e", `console.error('waiting forever'); setInterval(() => {}, 1000) // ${SILENT_MARK}`],
                 // Long enough for a loaded machine to start Node and let it speak once.
                 startupTimeout: 5000
               },
@@ -271,6 +274,22 @@ describe("McpClients against the fixture server", () => {
       ),
     60_000
   )
+
+  it("a server given up on at start-up is not left running: its process ends with the system", async () => {
+    // The silent server's start timed out and the system above has closed: no attempt of it may
+    // outlive that (a fallback to the 2025 era started after the timeout once did, forever).
+    const running = () =>
+      NodeFs.readdirSync("/proc").filter((pid) => {
+        if (!/^\d+$/.test(pid)) return false
+        try {
+          return NodeFs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(SILENT_MARK)
+        } catch {
+          return false
+        }
+      })
+    for (let i = 0; i < 200 && running().length > 0; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(running()).toEqual([])
+  })
 })
 
 describe("McpClients against the npm reference servers", () => {

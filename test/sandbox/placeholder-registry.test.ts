@@ -5,15 +5,23 @@
  * adopt one that is not their own. Real processes with real bubblewrap, as root and as `nobody`;
  * the project is checked afterwards.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { defaultRegistry } from "../../src/sandbox/placeholder-registry.ts"
 import { placeholders, TOP_CONTROL_NAMES } from "../../src/sandbox/placeholders.ts"
 import { canBeNobody, cleanUp, folder, giveToNobody, runnable } from "./inside.ts"
 
 afterAll(cleanUp)
+
+// A peer a failed test left waiting (its stop file never written) is killed with the test: its
+// bubblewrap dies with it (--die-with-parent), and nothing outlives the file.
+const peers = new Set<ChildProcess>()
+afterEach(() => {
+  for (const child of peers) child.kill("SIGKILL")
+  peers.clear()
+})
 
 const PEER = NodePath.resolve(import.meta.dirname, "sandbox-peer.ts")
 const NOBODY = 65534
@@ -42,12 +50,14 @@ const peer = (uid: number, root: string, tmp: string, script: string): Peer => {
     stdio: ["ignore", "pipe", "pipe"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, FREECODE_STATE_DIR: state }
   })
+  peers.add(child)
   let out = ""
   let err = ""
   child.stdout.on("data", (d) => (out += d))
   child.stderr.on("data", (d) => (err += d))
   const done = new Promise<{ output: string; notices: ReadonlyArray<string> }>((resolve, reject) =>
     child.on("close", (code) => {
+      peers.delete(child)
       try {
         resolve(JSON.parse(out))
       } catch {
