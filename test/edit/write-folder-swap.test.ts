@@ -7,22 +7,14 @@
  * `.git/hooks`; a write that finds another folder at `d` is refused and says so. Seeded and
  * bounded; the swapper is killed at the end.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
-import { LocalFs } from "../../src/fs/local-fs.ts"
-import { NativeFileSystem } from "../../src/fs/node-fs.ts"
-import { toolSystem } from "../../src/layers/system.ts"
-import { OutputConfig } from "../../src/output/config.ts"
-import { Approval } from "../../src/permission/approval.ts"
-import { ApplyPatchTool } from "../../src/tools/apply-patch.ts"
-import { EditTool } from "../../src/tools/edit.ts"
-import { WriteTool } from "../../src/tools/write.ts"
+import { exited, system } from "./native-write-system.ts"
 
 /**
  * During call `i` (the test writes `i` to `.token`), on the first temp staged: after a seeded
@@ -103,21 +95,6 @@ const callOf = (i: number): { name: string; args: Record<string, unknown> } => {
       }
   }
 }
-
-const system = (root: string) =>
-  toolSystem({
-    root,
-    outputConfig: OutputConfig.layerWith({}),
-    tools: [EditTool, WriteTool, ApplyPatchTool],
-    config: { permissions: { defaultMode: "acceptEdits" } },
-    approval: Approval.layerTest({ answer: "deny" }, [])
-  }).pipe(
-    Layer.provide(LocalFs.layerNative),
-    Layer.provideMerge(Layer.merge(NodeServices.layer, Layer.succeed(NativeFileSystem, true)))
-  )
-
-const exited = (child: ChildProcess) =>
-  Effect.promise(() => new Promise((done) => (child.exitCode === null ? child.once("exit", done) : done(0))))
 
 const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
 
