@@ -5,7 +5,7 @@
  *   node bench/bash-dist-child.mjs COMMAND
  */
 import { ConfigProvider, Layer, ManagedRuntime } from "effect"
-import { ToolSystem } from "../dist/src/layers/live.js"
+import { ToolSystem } from "../dist/layers/live.js"
 import { Orchestrator } from "../dist/src/orchestrator/orchestrator.js"
 
 const layer = ToolSystem.layer({ root: process.cwd() }).pipe(

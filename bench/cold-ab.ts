@@ -75,9 +75,9 @@ const argsOf = (own: string, n: number): unknown => {
 let sideCount = 0
 /** One checkout's Dispatcher (or Orchestrator, VIA=orchestrator), calling the tool. */
 const load = async (checkout: string) => {
-  // src/layers/ since the compositions moved into src/; layers/ in a checkout from before.
-  const live = ["src/layers/live.ts", "layers/live.ts"].map((p) => join(resolve(checkout), p)).find(existsSync)
-  const { ToolSystem } = await import(live ?? join(resolve(checkout), "src/layers/live.ts"))
+  // The compositions live in a top-level layers/; a checkout from the time they sat in src/layers/ is compared too.
+  const live = ["layers/live.ts", "src/layers/live.ts"].map((p) => join(resolve(checkout), p)).find(existsSync)
+  const { ToolSystem } = await import(live ?? join(resolve(checkout), "layers/live.ts"))
   const { Dispatcher } = await import(join(resolve(checkout), "src/dispatch/dispatcher.ts"))
   const { Orchestrator } = await import(join(resolve(checkout), "src/orchestrator/orchestrator.ts"))
   const { builtinTools } = await import(join(resolve(checkout), "src/tools/index.ts"))

@@ -28,7 +28,7 @@ const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10
 /** The server: prints its URL, then one line of figures for each "figures" line it reads. */
 const server = async (mode: Mode) => {
   const { ConfigProvider, Context, Effect, Layer, Scope } = await import("effect")
-  const { ToolSystem } = await import("../src/layers/live.ts")
+  const { ToolSystem } = await import("../layers/live.ts")
   const { serveHttp } = await import("../src/mcp/transports.ts")
   const { Sessions } = await import("../src/session/sessions.ts")
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined)

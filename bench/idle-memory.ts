@@ -30,7 +30,7 @@ const child = async (phase: Phase) => {
   if (phase === "node") return snapshot()
   // Imported here, so the first phase measures node alone.
   const { ConfigProvider, Layer, ManagedRuntime } = await import("effect")
-  const { ToolSystem } = await import("../src/layers/live.ts")
+  const { ToolSystem } = await import("../layers/live.ts")
   const { Orchestrator } = await import("../src/orchestrator/orchestrator.ts")
   // The whole system as an embedder gets it: every built-in, skills and websearch included.
   const layer = ToolSystem.layer({ root: process.cwd() }).pipe(

@@ -24,9 +24,9 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, ManagedRuntime } from "effect"
+import { ToolSystem } from "../layers/live.ts"
 import { Dispatcher } from "../src/dispatch/dispatcher.ts"
 import { RACY_MS } from "../src/fs/stat-cache.ts"
-import { ToolSystem } from "../src/layers/live.ts"
 import { fmt, paired, row, type Timing, time } from "./lib.ts"
 
 const REPO = resolve(import.meta.dirname, "..")

@@ -1,6 +1,6 @@
 /** One tool system per benchmark, built once, with the real Node services. */
 import { ConfigProvider, Layer, ManagedRuntime } from "effect"
-import { ToolSystem } from "../src/layers/live.ts"
+import { ToolSystem } from "../layers/live.ts"
 import { Orchestrator } from "../src/orchestrator/orchestrator.ts"
 import type { ToolResult } from "../src/tool/result.ts"
 import type { Tool } from "../src/tool/tool.ts"

@@ -6,7 +6,7 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Effect, ManagedRuntime } from "effect"
-import { ToolSystem } from "../src/layers/live.ts"
+import { ToolSystem } from "../layers/live.ts"
 import { Orchestrator } from "../src/orchestrator/orchestrator.ts"
 import { WebFetchTool } from "../src/tools/webfetch.ts"
 import { htmlToMarkdownWithImages } from "../src/web/convert.ts"

@@ -1,7 +1,8 @@
 /**
- * After tsc: what the package runs is bundled from dist/src/ (docs/benchmarks.md, "Start-up", has
- * the figures). Loading ~500 separate modules cost more than everything an MCP server then does
- * before its first tools/list, and made importing the library twice as slow as importing effect.
+ * After tsc: what the package runs is bundled from dist/src/ and dist/layers/ (docs/benchmarks.md,
+ * "Start-up", has the figures). Loading ~500 separate modules cost more than everything an MCP
+ * server then does before its first tools/list, and made importing the library twice as slow as
+ * importing effect.
  *
  * - dist/lib/: the library entries (index, layers, mcp), with the chunks they share, so every
  *   entry sees the same classes. Packages stay imports (effect above all): an embedder's code and
@@ -12,7 +13,7 @@
  *   call loads (src/load/lazy.ts), which bundling would not make start faster.
  *
  * Minified without renaming (whitespace and dead code only), so a stack trace still names
- * functions; no source maps are shipped (the unbundled dist/src/ is not either).
+ * functions; no source maps are shipped (the unbundled dist/src/ and dist/layers/ are not either).
  */
 import { rmSync } from "node:fs"
 import { build, type OutputOptions } from "rolldown"
@@ -38,7 +39,7 @@ const output = (dir: string): OutputOptions => ({
 
 for (const dir of ["dist/lib", "dist/cli"]) rmSync(dir, { recursive: true, force: true })
 await build({
-  input: { index: "dist/src/index.js", layers: "dist/src/layers/live.js", mcp: "dist/src/mcp/serving.js" },
+  input: { index: "dist/src/index.js", layers: "dist/layers/live.js", mcp: "dist/src/mcp/serving.js" },
   platform: "node",
   external: isPackage,
   logLevel: "warn",

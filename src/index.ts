@@ -6,6 +6,7 @@
  * does not load the MCP SDK's server side.
  */
 
+export { ToolSystem, type ToolSystemOptions } from "../layers/live.ts"
 export { AgentFailure, type LoopOptions, type LoopResult, runToolLoop } from "./agent/loop.ts"
 export {
   CurrentDispatcher,
@@ -40,7 +41,6 @@ export {
   type HookResponse,
   Hooks
 } from "./hooks/hooks.ts"
-export { ToolSystem, type ToolSystemOptions } from "./layers/live.ts"
 export { diagnosticsAfterEditEnabled, errorsAfterEdit } from "./lsp/after-edit.ts"
 export { SERVERS, type ServerSpec } from "./lsp/servers.ts"
 export { LspClients, type LspDocument, type LspSettings } from "./lsp/service.ts"

@@ -87,7 +87,7 @@ describe("docs/writing-a-tool.md", () => {
     const doc = readFileSync("docs/writing-a-tool.md", "utf8")
     const file = doc.match(/```ts\n([\s\S]*?)```/)![1]!
     const code = `${file.replaceAll('"../', '"./src/')}
-import { testToolSystem } from "./src/layers/test.ts"
+import { testToolSystem } from "./layers/test.ts"
 import { Orchestrator } from "./src/orchestrator/orchestrator.ts"
 const results = await Effect.runPromise(
   Orchestrator.use((o) =>

@@ -1,14 +1,19 @@
 /**
- * The shape of src/ stays true: no two top-level folders import each other (directly or round
- * a longer loop), no two files of one folder either (type-only imports count: a service's shape
- * lives apart from the layers that implement it), and no source file grows past 400 lines. Imports are read from the source
- * text, so the check needs no build and no dependency.
+ * The shape of the source stays true. Its folders are each top-level folder of src/, src/'s own
+ * files (the entry) as one more, and the compositions in the top-level layers/: no two folders
+ * import each other (directly or round a longer loop), no two files of one folder either
+ * (type-only imports count: a service's shape lives apart from the layers that implement it),
+ * and no source file grows past 400 lines. Imports are read from the source text, so the check
+ * needs no build and no dependency.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, normalize, relative, sep } from "node:path"
 import { describe, expect, it } from "vitest"
 
-const SRC = normalize(join(import.meta.dirname, "..", "src"))
+const REPO = normalize(join(import.meta.dirname, ".."))
+const SRC = join(REPO, "src")
+const LAYERS = join(REPO, "layers")
+const ROOTS = [SRC, LAYERS]
 
 /** Static `import … from`, `export … from`, side-effect `import "…"` and dynamic `import("…")`. */
 const IMPORT_PATTERNS: ReadonlyArray<RegExp> = [
@@ -33,40 +38,51 @@ const sourceFiles = (dir: string): Array<string> =>
     .filter((e) => e.isFile() && e.name.endsWith(".ts"))
     .map((e) => join(e.parentPath, e.name))
 
-/** The top-level folder of src/ a file belongs to ("." for a file directly in src/). */
+/** Every source file: src/ and layers/. */
+const allSourceFiles = (): Array<string> => ROOTS.flatMap(sourceFiles)
+
+const isSource = (file: string): boolean => ROOTS.some((root) => file.startsWith(root + sep))
+
+/**
+ * The folder a file belongs to, named from the repository: "src/<folder>" for a top-level
+ * folder of src/, "src" for a file directly in src/, "layers" for the compositions.
+ */
 const folderOf = (file: string): string => {
-  const parts = relative(SRC, file).split(sep)
-  return parts.length > 1 ? parts[0]! : "."
+  const parts = relative(REPO, file).split(sep)
+  if (parts[0] === "src") return parts.length > 2 ? `src/${parts[1]}` : "src"
+  return parts[0]!
 }
 
-/** Every import from one top-level folder of src/ into another. */
+/** The relative imports of a source file that land in a source file, resolved. */
+const targetsOf = (file: string): Array<string> =>
+  importsOf(readFileSync(file, "utf8"))
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => normalize(join(dirname(file), spec)))
+    .filter(isSource)
+
+/** Every import from one folder into another. */
 const folderEdges = (): Array<Edge> =>
-  sourceFiles(SRC).flatMap((file) =>
-    importsOf(readFileSync(file, "utf8"))
-      .filter((spec) => spec.startsWith("."))
-      .map((spec) => normalize(join(dirname(file), spec)))
-      .filter((target) => target.startsWith(SRC + sep))
+  allSourceFiles().flatMap((file) =>
+    targetsOf(file)
       .map((target) => ({
         from: folderOf(file),
         to: folderOf(target),
-        fromFile: relative(SRC, file),
-        toFile: relative(SRC, target)
+        fromFile: relative(REPO, file),
+        toFile: relative(REPO, target)
       }))
       .filter((e) => e.from !== e.to)
   )
 
-/** Every import from one file of src/ into another file of the same folder (below it too). */
+/** Every import from one file into another file of the same folder (below it too). */
 const fileEdges = (): Array<Edge> =>
-  sourceFiles(SRC).flatMap((file) =>
-    importsOf(readFileSync(file, "utf8"))
-      .filter((spec) => spec.startsWith("."))
-      .map((spec) => normalize(join(dirname(file), spec)))
-      .filter((target) => target.startsWith(SRC + sep) && folderOf(target) === folderOf(file))
+  allSourceFiles().flatMap((file) =>
+    targetsOf(file)
+      .filter((target) => folderOf(target) === folderOf(file))
       .map((target) => ({
-        from: relative(SRC, file),
-        to: relative(SRC, target),
-        fromFile: relative(SRC, file),
-        toFile: relative(SRC, target)
+        from: relative(REPO, file),
+        to: relative(REPO, target),
+        fromFile: relative(REPO, file),
+        toFile: relative(REPO, target)
       }))
   )
 
@@ -147,11 +163,14 @@ describe("the import reader", () => {
   })
 })
 
-describe("src/", () => {
+describe("src/ and layers/", () => {
   it("has no folder that imports a folder importing it back", () => {
     const edges = folderEdges()
-    // The reader sees the real graph: the root module imports the tool contract.
-    expect(edges.some((e) => e.from === "." && e.to === "tool")).toBe(true)
+    // The reader sees the real graph: the root module imports the tool contract, the
+    // compositions import the services, and the CLI imports the compositions.
+    expect(edges.some((e) => e.from === "src" && e.to === "src/tool")).toBe(true)
+    expect(edges.some((e) => e.from === "layers" && e.to === "src/tools")).toBe(true)
+    expect(edges.some((e) => e.from === "src/cli" && e.to === "layers")).toBe(true)
     const cycles = folderCycles(edges).map((set) => ({
       folders: set,
       imports: edges
@@ -164,20 +183,28 @@ describe("src/", () => {
 
   it("has no cycle between the files of one folder, type-only imports included", () => {
     const edges = fileEdges()
-    expect(edges.some((e) => e.from === "orchestrator/call-path.ts" && e.to === "orchestrator/prepare.ts")).toBe(true)
+    expect(
+      edges.some((e) => e.from === "src/orchestrator/call-path.ts" && e.to === "src/orchestrator/prepare.ts")
+    ).toBe(true)
+    expect(edges.some((e) => e.from === "layers/live.ts" && e.to === "layers/system.ts")).toBe(true)
     expect(folderCycles(edges)).toEqual([])
   })
 
   it("keeps the pure helpers a leaf: path/, text/ and load/ import no other folder of src/", () => {
-    const out = folderEdges().filter((e) => e.from === "path" || e.from === "text" || e.from === "load")
+    const out = folderEdges().filter((e) => e.from === "src/path" || e.from === "src/text" || e.from === "src/load")
     expect(out.map((e) => `${e.fromFile} -> ${e.toFile}`)).toEqual([])
   })
 
+  it("keeps layers/ at the top: only the entry (src/index.ts) and the CLI (src/cli/) import it", () => {
+    const into = folderEdges().filter((e) => e.to === "layers" && e.from !== "src" && e.from !== "src/cli")
+    expect(into.map((e) => `${e.fromFile} -> ${e.toFile}`)).toEqual([])
+  })
+
   it("has no source file over 400 lines", () => {
-    const files = sourceFiles(SRC)
-    expect(files.length).toBeGreaterThan(0)
+    const files = allSourceFiles()
+    expect(files.some((file) => file.startsWith(LAYERS + sep))).toBe(true)
     const long = files
-      .map((file) => ({ file: relative(SRC, file), lines: readFileSync(file, "utf8").split("\n").length - 1 }))
+      .map((file) => ({ file: relative(REPO, file), lines: readFileSync(file, "utf8").split("\n").length - 1 }))
       .filter((f) => f.lines > 400)
     expect(long).toEqual([])
   })

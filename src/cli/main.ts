@@ -28,7 +28,7 @@ const services = Layer.mergeAll(
   // Every tool's module loads only for a command that builds a tool system, not for --version or --help.
   ToolSystemFactory.layer((root) =>
     Layer.unwrap(
-      Effect.promise(() => import("../layers/live.ts")).pipe(Effect.map((m) => m.ToolSystem.layer({ root })))
+      Effect.promise(() => import("../../layers/live.ts")).pipe(Effect.map((m) => m.ToolSystem.layer({ root })))
     )
   )
 )

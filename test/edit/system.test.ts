@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer } from "effect"
+import { testToolSystem } from "../../layers/test.ts"
 import type { ToolEvents } from "../../src/events/events.ts"
-import { testToolSystem } from "../../src/layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { joinPath } from "../../src/path/path.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"

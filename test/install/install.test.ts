@@ -85,16 +85,21 @@ describe.runIf(INSTALL_TESTS !== "")("a new user's first run", () => {
         "entry/cli.js",
         "entry/index.js",
         "entry/mcp.js",
+        "entry/layers.js",
         "dist/lib/index.js",
+        "dist/lib/layers.js",
         "dist/cli/main.js",
         "dist/src/index.d.ts",
+        "dist/layers/live.d.ts",
         "dist/src/permission/tree-sitter-bash.wasm"
       ]) {
         expect(NodeFs.existsSync(NodePath.join(root, file)), file).toBe(true)
       }
       const files = NodeFs.readdirSync(root, { recursive: true }).map(String)
       // The unbundled build is what the bundles are made from (scripts/bundle.ts); nothing runs it.
-      expect(files.filter((f) => f.startsWith("dist/src/") && f.endsWith(".js"))).toEqual([])
+      expect(
+        files.filter((f) => (f.startsWith("dist/src/") || f.startsWith("dist/layers/")) && f.endsWith(".js"))
+      ).toEqual([])
       expect(files.filter((f) => f.endsWith(".map"))).toEqual([])
       expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([])
       expect(NodeFs.existsSync(NodePath.join(consumer, "node_modules/tree-sitter-bash"))).toBe(false)

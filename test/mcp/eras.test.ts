@@ -12,7 +12,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Context, Effect, Layer, Schema } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { serveHttp } from "../../src/mcp/transports.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import { Sessions } from "../../src/session/sessions.ts"

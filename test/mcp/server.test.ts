@@ -14,7 +14,7 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer, Schema } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { toCallToolResult } from "../../src/mcp/tool-wire.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"

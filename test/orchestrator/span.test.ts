@@ -1,7 +1,7 @@
 /** A span per call, for an embedder's tracer (what it costs with none: bench/cold-ab.ts, docs/benchmarks.md). */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Tracer } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { Echo } from "./fixtures.ts"
 

@@ -6,7 +6,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Effect, Fiber, FileSystem, Layer, Option } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import type { OutputSettings } from "../../src/output/config.ts"
 import { OutputStore } from "../../src/output/store.ts"

@@ -1,7 +1,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import {
   budgetHistory,

@@ -5,8 +5,8 @@
  * each with the engine's reason.
  */
 import { Effect, Layer } from "effect"
+import type { FreecodeConfigData } from "../../layers/config.ts"
 import { FreecodeConfig } from "../../src/config/load.ts"
-import type { FreecodeConfigData } from "../../src/layers/config.ts"
 import { PermissionEngine } from "../../src/permission/engine.ts"
 import type { Tool, ToolContext } from "../../src/tool/tool.ts"
 import { Workspace } from "../../src/tool/workspace.ts"

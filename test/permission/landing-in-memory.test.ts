@@ -8,9 +8,9 @@
 import * as NodeFs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer } from "effect"
+import { ToolSystem } from "../../layers/live.ts"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { MemoryFileSystem } from "../../src/fs/memory.ts"
-import { ToolSystem } from "../../src/layers/live.ts"
 import { Approval, type ApprovalQuestion } from "../../src/permission/approval.ts"
 
 const root = "/memory-landing"

@@ -13,7 +13,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { FreecodeConfigData } from "../../src/layers/config.ts"
+import type { FreecodeConfigData } from "../../layers/config.ts"
 import { findProgram } from "../../src/sandbox/availability.ts"
 import { bashDecisions } from "./bash-decisions.ts"
 

@@ -51,7 +51,7 @@ describe("process-wide state", () => {
     ])
   })
 
-  it("is the only module-level state in src/: what else a module keeps at its top is a memo of a pure answer", () => {
+  it("is the only module-level state in src/ and layers/: what else a module keeps at its top is a memo of a pure answer", () => {
     // Each of these is the same whatever the system or test: a module loaded on first use, or
     // what a pure function made of a constant key. Anything else a module kept would be state
     // two systems or two tests share without resetProcessWide reaching it.
@@ -68,15 +68,19 @@ describe("process-wide state", () => {
       "src/web/address.ts: let v6",
       "src/web/network.ts: let undici" // the HTTP client, loaded on first use
     ])
-    const SRC = NodePath.resolve(import.meta.dirname, "../../src")
+    const REPO = NodePath.resolve(import.meta.dirname, "../..")
     const kept: Array<string> = []
-    for (const file of NodeFs.readdirSync(SRC, { recursive: true, encoding: "utf8" })) {
+    const files = ["src", "layers"].flatMap((top) =>
+      NodeFs.readdirSync(NodePath.join(REPO, top), { recursive: true, encoding: "utf8" }).map((f) => `${top}/${f}`)
+    )
+    expect(files).toContain("layers/live.ts")
+    for (const file of files) {
       if (!file.endsWith(".ts")) continue
-      const text = NodeFs.readFileSync(NodePath.join(SRC, file), "utf8")
+      const text = NodeFs.readFileSync(NodePath.join(REPO, file), "utf8")
       for (const m of text.matchAll(
         /^(?:export )?(?:(let|var) (\w+)|const (\w+)(?:: [^=]+)? = new (?:Map|Set|WeakMap|WeakSet)(?:<.*>)?\(\))/gm
       )) {
-        kept.push(`src/${file}: ${m[1] === undefined ? `const ${m[3]}` : `let ${m[2]}`}`)
+        kept.push(`${file}: ${m[1] === undefined ? `const ${m[3]}` : `let ${m[2]}`}`)
       }
     }
     expect(kept.filter((k) => !memos.has(k.replace(": var ", ": let ")))).toEqual([])

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { OutputTool } from "../../src/tools/output.ts"
 import { Lines } from "../orchestrator/fixtures.ts"

@@ -8,7 +8,7 @@
 import { isIP } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { WebFetchTool, webfetchHost } from "../../src/tools/webfetch.ts"
 import { isInternalAddress, type Resolve } from "../../src/web/address.ts"

@@ -7,7 +7,7 @@
 import { isIP } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import type { ToolResult } from "../../src/tool/result.ts"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import { testToolSystem } from "../../src/layers/test.ts"
+import { testToolSystem } from "../../layers/test.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import { searchSetup, webSearchUnavailableReason } from "../../src/web/search/config.ts"

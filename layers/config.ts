@@ -11,22 +11,22 @@ import {
   type LoadOptions,
   loadConfigFiles,
   parseConfigWith
-} from "../config/load.ts"
-import type { ConfigSection, KnownTool } from "../config/section.ts"
-import type { LocalFs } from "../fs/local-fs.ts"
-import { hooksSection } from "../hooks/config.ts"
-import { lspSection } from "../lsp/config.ts"
-import { mcpServersSection } from "../mcp/config.ts"
-import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "../mcp/resource-names.ts"
-import { permissionsSection, profilesSection } from "../permission/config.ts"
-import type { ToolRegistry } from "../registry/registry.ts"
-import { sandboxSection } from "../sandbox/settings.ts"
-import { modelsSection, surfaceSection } from "../surface/config.ts"
-import { CALL_TOOL, SEARCH_TOOL } from "../surface/surface.ts"
-import { AgentTool } from "../tools/agent.ts"
-import { builtinTools } from "../tools/index.ts"
-import { makeSkillTool } from "../tools/skill.ts"
-import { WebSearchTool } from "../tools/websearch.ts"
+} from "../src/config/load.ts"
+import type { ConfigSection, KnownTool } from "../src/config/section.ts"
+import type { LocalFs } from "../src/fs/local-fs.ts"
+import { hooksSection } from "../src/hooks/config.ts"
+import { lspSection } from "../src/lsp/config.ts"
+import { mcpServersSection } from "../src/mcp/config.ts"
+import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "../src/mcp/resource-names.ts"
+import { permissionsSection, profilesSection } from "../src/permission/config.ts"
+import type { ToolRegistry } from "../src/registry/registry.ts"
+import { sandboxSection } from "../src/sandbox/settings.ts"
+import { modelsSection, surfaceSection } from "../src/surface/config.ts"
+import { CALL_TOOL, SEARCH_TOOL } from "../src/surface/surface.ts"
+import { AgentTool } from "../src/tools/agent.ts"
+import { builtinTools } from "../src/tools/index.ts"
+import { makeSkillTool } from "../src/tools/skill.ts"
+import { WebSearchTool } from "../src/tools/websearch.ts"
 
 export const CONFIG_SECTIONS = [
   permissionsSection,

@@ -3,7 +3,7 @@
  * directories), fixed output settings instead of the environment.
  */
 import { Layer } from "effect"
-import { OutputConfig, type OutputSettings } from "../output/config.ts"
+import { OutputConfig, type OutputSettings } from "../src/output/config.ts"
 import { nodePlatform } from "./live.ts"
 import { type ToolSystemOptions, toolSystem } from "./system.ts"
 
