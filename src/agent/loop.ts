@@ -55,52 +55,51 @@ const toolMessage = (results: ReadonlyArray<HeldResult>) =>
     })
   ])
 
-export const runToolLoop = (
+export const runToolLoop = Effect.fnUntraced(function* (
   options: LoopOptions
-): Effect.Effect<LoopResult, AgentFailure, LanguageModel.LanguageModel | HistoryBudget> =>
-  Effect.gen(function* () {
-    const tools = yield* options.dispatcher.tools
-    const budget = yield* HistoryBudget
-    const toolkit = toolkitFrom(tools)
-    const start = Prompt.make([
-      { role: "system", content: options.system },
-      { role: "user", content: options.prompt }
-    ])
-    const exchanges: Array<{ readonly response: Prompt.Prompt; readonly results: ReadonlyArray<HeldResult> }> = []
-    /** The conversation so far, its tool results held to the history budget. */
-    const conversation = Effect.gen(function* () {
-      const held = exchanges.flatMap((e) => e.results)
-      const budgeted = yield* budget.apply(
-        options.sessionId,
-        held.map((r) => ({ id: r.id, tool: r.name, content: r.content }))
-      )
-      budgeted.results.forEach((r, i) => {
-        held[i]!.content = r.content
-      })
-      return exchanges.reduce((p, e) => Prompt.concat(Prompt.concat(p, e.response), toolMessage(e.results)), start)
+): Effect.fn.Return<LoopResult, AgentFailure, LanguageModel.LanguageModel | HistoryBudget> {
+  const tools = yield* options.dispatcher.tools
+  const budget = yield* HistoryBudget
+  const toolkit = toolkitFrom(tools)
+  const start = Prompt.make([
+    { role: "system", content: options.system },
+    { role: "user", content: options.prompt }
+  ])
+  const exchanges: Array<{ readonly response: Prompt.Prompt; readonly results: ReadonlyArray<HeldResult> }> = []
+  /** The conversation so far, its tool results held to the history budget. */
+  const conversation = Effect.gen(function* () {
+    const held = exchanges.flatMap((e) => e.results)
+    const budgeted = yield* budget.apply(
+      options.sessionId,
+      held.map((r) => ({ id: r.id, tool: r.name, content: r.content }))
+    )
+    budgeted.results.forEach((r, i) => {
+      held[i]!.content = r.content
     })
-    let toolCalls = 0
-    for (let turn = 1; turn <= options.maxTurns; turn++) {
-      const response = yield* LanguageModel.generateText({
-        prompt: yield* conversation,
-        toolkit,
-        disableToolCallResolution: true,
-        // Our Dispatcher validates arguments (and repairs a wrong-case name); the model gets its errors.
-        toolCallValidation: "deferred"
-      }).pipe(Effect.mapError((e) => new AgentFailure({ message: `the model failed: ${e.message}` })))
-      const calls = response.toolCalls
-      if (calls.length === 0) return { text: response.text, turns: turn, toolCalls }
-      toolCalls += calls.length
-      const results = yield* options.dispatcher.dispatchBatch(
-        calls.map((c) => ({ id: c.id, name: c.name, args: c.params })),
-        { sessionId: options.sessionId }
-      )
-      exchanges.push({
-        response: Prompt.fromResponseParts(response.content),
-        results: results.map((r) => ({ id: r.id, name: r.tool, isFailure: r.status !== "ok", content: r.modelOutput }))
-      })
-    }
-    return yield* new AgentFailure({
-      message: `the sub-agent used all ${options.maxTurns} turns without finishing; give it a narrower task.`
-    })
+    return exchanges.reduce((p, e) => Prompt.concat(Prompt.concat(p, e.response), toolMessage(e.results)), start)
   })
+  let toolCalls = 0
+  for (let turn = 1; turn <= options.maxTurns; turn++) {
+    const response = yield* LanguageModel.generateText({
+      prompt: yield* conversation,
+      toolkit,
+      disableToolCallResolution: true,
+      // Our Dispatcher validates arguments (and repairs a wrong-case name); the model gets its errors.
+      toolCallValidation: "deferred"
+    }).pipe(Effect.mapError((e) => new AgentFailure({ message: `the model failed: ${e.message}` })))
+    const calls = response.toolCalls
+    if (calls.length === 0) return { text: response.text, turns: turn, toolCalls }
+    toolCalls += calls.length
+    const results = yield* options.dispatcher.dispatchBatch(
+      calls.map((c) => ({ id: c.id, name: c.name, args: c.params })),
+      { sessionId: options.sessionId }
+    )
+    exchanges.push({
+      response: Prompt.fromResponseParts(response.content),
+      results: results.map((r) => ({ id: r.id, name: r.tool, isFailure: r.status !== "ok", content: r.modelOutput }))
+    })
+  }
+  return yield* new AgentFailure({
+    message: `the sub-agent used all ${options.maxTurns} turns without finishing; give it a narrower task.`
+  })
+})

@@ -28,20 +28,19 @@ export const toolkitFrom = (tools: ReadonlyArray<Tool<unknown>>) => Toolkit.make
  * The toolkit of a dispatcher's tools and a layer of handlers that dispatch each call under
  * `context` (its session id, approvals). Provide the layer to `generateText({ toolkit })`.
  */
-export const dispatcherToolkit = (context: CallContext, dispatcher?: DispatcherShape) =>
-  Effect.gen(function* () {
-    const d = dispatcher ?? (yield* Dispatcher)
-    const tools = yield* d.tools
-    const toolkit = toolkitFrom(tools)
-    const handlers = Object.fromEntries(
-      tools.map((tool) => [
-        tool.id,
-        (params: unknown, meta: { readonly toolCallId?: string | undefined }) =>
-          Effect.map(
-            d.dispatch({ id: meta.toolCallId ?? `call_${tool.id}`, name: tool.id, args: params }, context),
-            (result) => result.modelOutput
-          )
-      ])
-    )
-    return { toolkit, handlers: toolkit.toLayer(handlers as never) }
-  })
+export const dispatcherToolkit = Effect.fnUntraced(function* (context: CallContext, dispatcher?: DispatcherShape) {
+  const d = dispatcher ?? (yield* Dispatcher)
+  const tools = yield* d.tools
+  const toolkit = toolkitFrom(tools)
+  const handlers = Object.fromEntries(
+    tools.map((tool) => [
+      tool.id,
+      (params: unknown, meta: { readonly toolCallId?: string | undefined }) =>
+        Effect.map(
+          d.dispatch({ id: meta.toolCallId ?? `call_${tool.id}`, name: tool.id, args: params }, context),
+          (result) => result.modelOutput
+        )
+    ])
+  )
+  return { toolkit, handlers: toolkit.toLayer(handlers as never) }
+})

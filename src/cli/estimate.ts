@@ -37,13 +37,14 @@ export interface DeclarationSize {
 }
 
 /** The size of one declaration as it is sent: compact JSON. */
-export const declarationSize = (declaration: unknown): Effect.Effect<DeclarationSize, never, Tokenizer.Tokenizer> =>
-  Effect.gen(function* () {
-    const text = JSON.stringify(declaration) ?? ""
-    const tokenizer = yield* Tokenizer.Tokenizer
-    const tokens = yield* tokenizer.tokenize(text).pipe(Effect.orDie)
-    return { chars: text.length, tokens: tokens.length }
-  })
+export const declarationSize = Effect.fnUntraced(function* (
+  declaration: unknown
+): Effect.fn.Return<DeclarationSize, never, Tokenizer.Tokenizer> {
+  const text = JSON.stringify(declaration) ?? ""
+  const tokenizer = yield* Tokenizer.Tokenizer
+  const tokens = yield* tokenizer.tokenize(text).pipe(Effect.orDie)
+  return { chars: text.length, tokens: tokens.length }
+})
 
 /** The same, synchronously with o200k_base (benches, tests, auto-deferral). */
 export { countTokens } from "../surface/tokens.ts"

@@ -36,29 +36,28 @@ const write = (stream: NodeJS.WritableStream, text: string): Effect.Effect<void>
     stream.write(text, () => resume(Effect.void))
   })
 
-const nodeLines = (source: string): Effect.Effect<LineSource, Misuse, Scope.Scope> =>
-  Effect.gen(function* () {
-    const label = source === "-" ? "stdin" : source
-    const input: NodeJS.ReadableStream =
-      source === "-"
-        ? process.stdin
-        : yield* Effect.tryPromise({
-            try: async () => {
-              const stat = await NodeFs.promises.stat(source)
-              if (stat.isDirectory()) throw new Error("it is a directory")
-              return NodeFs.createReadStream(source)
-            },
-            catch: (e) => new Misuse({ message: `cannot read ${label}: ${(e as Error).message}` })
-          })
-    const rl = yield* Effect.acquireRelease(
-      Effect.sync(() => NodeReadline.createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })),
-      (rl) => Effect.sync(() => rl.close())
-    )
-    const iterator = rl[Symbol.asyncIterator]()
-    return {
-      next: Effect.tryPromise({
-        try: () => iterator.next(),
-        catch: (e) => new Misuse({ message: `cannot read ${label}: ${(e as Error).message}` })
-      }).pipe(Effect.map((r) => (r.done === true ? Option.none() : Option.some(r.value))))
-    }
-  })
+const nodeLines = Effect.fnUntraced(function* (source: string): Effect.fn.Return<LineSource, Misuse, Scope.Scope> {
+  const label = source === "-" ? "stdin" : source
+  const input: NodeJS.ReadableStream =
+    source === "-"
+      ? process.stdin
+      : yield* Effect.tryPromise({
+          try: async () => {
+            const stat = await NodeFs.promises.stat(source)
+            if (stat.isDirectory()) throw new Error("it is a directory")
+            return NodeFs.createReadStream(source)
+          },
+          catch: (e) => new Misuse({ message: `cannot read ${label}: ${(e as Error).message}` })
+        })
+  const rl = yield* Effect.acquireRelease(
+    Effect.sync(() => NodeReadline.createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })),
+    (rl) => Effect.sync(() => rl.close())
+  )
+  const iterator = rl[Symbol.asyncIterator]()
+  return {
+    next: Effect.tryPromise({
+      try: () => iterator.next(),
+      catch: (e) => new Misuse({ message: `cannot read ${label}: ${(e as Error).message}` })
+    }).pipe(Effect.map((r) => (r.done === true ? Option.none() : Option.some(r.value))))
+  }
+})

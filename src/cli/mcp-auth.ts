@@ -30,15 +30,17 @@ interface Target {
   readonly settings?: typeof OAuthClientConfig.Type
 }
 
-const servers = (input: { readonly root: Option.Option<string>; readonly config: Option.Option<string> }) =>
-  Effect.gen(function* () {
-    const path = yield* Path.Path
-    const dir = path.resolve(Option.getOrElse(input.root, () => "."))
-    return yield* loadMcpServers(dir, Option.getOrUndefined(input.config)).pipe(
-      Effect.provide(LocalFs.layer),
-      Effect.mapError((e) => new Misuse({ message: e.message }))
-    )
-  })
+const servers = Effect.fnUntraced(function* (input: {
+  readonly root: Option.Option<string>
+  readonly config: Option.Option<string>
+}) {
+  const path = yield* Path.Path
+  const dir = path.resolve(Option.getOrElse(input.root, () => "."))
+  return yield* loadMcpServers(dir, Option.getOrUndefined(input.config)).pipe(
+    Effect.provide(LocalFs.layer),
+    Effect.mapError((e) => new Misuse({ message: e.message }))
+  )
+})
 
 /** Tokens travel to the server: over https, or plain http only to this machine. */
 const checkedUrl = (name: string, href: string, settings: Target["settings"]): Effect.Effect<Target, Misuse> => {

@@ -97,37 +97,36 @@ const readIntrospectionClient = (file: string): Effect.Effect<OAuthIntrospection
   })
 
 /** The resource-server settings when `--auth oauth` was given (`on`); misuse for stray or missing flags. */
-export const oauthResourceAuth = (
+export const oauthResourceAuth = Effect.fnUntraced(function* (
   input: OAuthInput,
   on: boolean
-): Effect.Effect<OAuthResourceAuth | undefined, Misuse> =>
-  Effect.gen(function* () {
-    if (!on) {
-      const stray = oauthFlagsGiven(input)
-      if (stray.length === 0) return undefined
-      return yield* new Misuse({ message: `${stray.join(", ")} applies to --auth oauth only.` })
-    }
-    if (Option.isNone(input.issuer)) {
-      return yield* new Misuse({
-        message: "--auth oauth needs --issuer URL: the authorization server whose access tokens this server accepts."
-      })
-    }
-    const issuer = yield* checkedUrl("--issuer", input.issuer.value, true)
-    const audience = Option.isSome(input.audience)
-      ? yield* checkedUrl("--audience", input.audience.value, false)
-      : undefined
-    const scopes = Option.isSome(input.scope) ? input.scope.value.split(/\s+/).filter((s) => s !== "") : []
-    const introspection = Option.isSome(input.introspectionClient)
-      ? yield* readIntrospectionClient(input.introspectionClient.value)
-      : undefined
-    return {
-      kind: "oauth",
-      issuer,
-      ...(audience === undefined ? {} : { audience }),
-      ...(scopes.length === 0 ? {} : { scopes }),
-      ...(introspection === undefined ? {} : { introspection })
-    }
-  })
+): Effect.fn.Return<OAuthResourceAuth | undefined, Misuse> {
+  if (!on) {
+    const stray = oauthFlagsGiven(input)
+    if (stray.length === 0) return undefined
+    return yield* new Misuse({ message: `${stray.join(", ")} applies to --auth oauth only.` })
+  }
+  if (Option.isNone(input.issuer)) {
+    return yield* new Misuse({
+      message: "--auth oauth needs --issuer URL: the authorization server whose access tokens this server accepts."
+    })
+  }
+  const issuer = yield* checkedUrl("--issuer", input.issuer.value, true)
+  const audience = Option.isSome(input.audience)
+    ? yield* checkedUrl("--audience", input.audience.value, false)
+    : undefined
+  const scopes = Option.isSome(input.scope) ? input.scope.value.split(/\s+/).filter((s) => s !== "") : []
+  const introspection = Option.isSome(input.introspectionClient)
+    ? yield* readIntrospectionClient(input.introspectionClient.value)
+    : undefined
+  return {
+    kind: "oauth",
+    issuer,
+    ...(audience === undefined ? {} : { audience }),
+    ...(scopes.length === 0 ? {} : { scopes }),
+    ...(introspection === undefined ? {} : { introspection })
+  }
+})
 
 /** The serving line's second half: where clients log in and where the metadata is. */
 export const oauthServingLine = (auth: OAuthResourceAuth, servedUrl: string): string => {

@@ -115,52 +115,53 @@ const broadRoot = (root: string): Effect.Effect<string | undefined> =>
   })
 
 /** Checks --root and --config; every problem is a Misuse naming the flag. */
-export const checkOptions = (options: SystemOptions): Effect.Effect<Setup, Misuse, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const root = path.resolve(Option.getOrElse(options.root, () => "."))
-    const info = yield* fs
-      .stat(root)
-      .pipe(Effect.mapError(() => new Misuse({ message: `--root ${root} does not exist.` })))
-    if (info.type !== "Directory") return yield* new Misuse({ message: `--root ${root} is not a directory.` })
-    if (Option.isNone(options.root)) {
-      const broad = yield* broadRoot(root)
-      if (broad !== undefined) return yield* new Misuse({ message: broad })
-    }
-    const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
-    // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
-    // Read as the system will read it: through the LocalFs the context's FileSystem asks for.
-    const config = yield* loadConfig(root, configFile, options.trust === true ? { trusted: true } : {}).pipe(
-      Effect.provide(LocalFs.layer),
-      Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
-    )
-    const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
-    const session = options.session === undefined ? undefined : Option.getOrUndefined(options.session)
-    const store = options.store === undefined ? undefined : Option.getOrUndefined(options.store)
-    const model = options.model === undefined ? undefined : Option.getOrUndefined(options.model)
-    const core = options.core === undefined ? undefined : Option.getOrUndefined(options.core)
-    // A flag wins over freecode.json, which wins over the defaults.
-    const fromFile = sectionOf(config, surfaceSection)
-    return {
-      root,
-      configFile,
-      config,
-      profile,
-      session,
-      store,
-      surface: Option.getOrElse(options.surface, () => fromFile?.mode ?? "all"),
-      model,
-      strategy: Option.getOrElse(options.strategy ?? Option.none(), () => fromFile?.strategy ?? "bridge"),
-      core:
-        core
-          ?.split(",")
-          .map((n) => n.trim())
-          .filter((n) => n !== "") ?? fromFile?.core,
-      autoDeferTokens: fromFile?.autoDeferTokens,
-      models: sectionOf(config, modelsSection)
-    }
-  })
+export const checkOptions = Effect.fnUntraced(function* (
+  options: SystemOptions
+): Effect.fn.Return<Setup, Misuse, FileSystem.FileSystem | Path.Path> {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const root = path.resolve(Option.getOrElse(options.root, () => "."))
+  const info = yield* fs
+    .stat(root)
+    .pipe(Effect.mapError(() => new Misuse({ message: `--root ${root} does not exist.` })))
+  if (info.type !== "Directory") return yield* new Misuse({ message: `--root ${root} is not a directory.` })
+  if (Option.isNone(options.root)) {
+    const broad = yield* broadRoot(root)
+    if (broad !== undefined) return yield* new Misuse({ message: broad })
+  }
+  const configFile = Option.isNone(options.config) ? undefined : path.resolve(options.config.value)
+  // Validated now, so a bad file is misuse (exit 2) naming the key, before anything runs.
+  // Read as the system will read it: through the LocalFs the context's FileSystem asks for.
+  const config = yield* loadConfig(root, configFile, options.trust === true ? { trusted: true } : {}).pipe(
+    Effect.provide(LocalFs.layer),
+    Effect.mapError((e) => new Misuse({ message: configFile === undefined ? e.message : `--config ${e.message}` }))
+  )
+  const profile = options.profile === undefined ? undefined : Option.getOrUndefined(options.profile)
+  const session = options.session === undefined ? undefined : Option.getOrUndefined(options.session)
+  const store = options.store === undefined ? undefined : Option.getOrUndefined(options.store)
+  const model = options.model === undefined ? undefined : Option.getOrUndefined(options.model)
+  const core = options.core === undefined ? undefined : Option.getOrUndefined(options.core)
+  // A flag wins over freecode.json, which wins over the defaults.
+  const fromFile = sectionOf(config, surfaceSection)
+  return {
+    root,
+    configFile,
+    config,
+    profile,
+    session,
+    store,
+    surface: Option.getOrElse(options.surface, () => fromFile?.mode ?? "all"),
+    model,
+    strategy: Option.getOrElse(options.strategy ?? Option.none(), () => fromFile?.strategy ?? "bridge"),
+    core:
+      core
+        ?.split(",")
+        .map((n) => n.trim())
+        .filter((n) => n !== "") ?? fromFile?.core,
+    autoDeferTokens: fromFile?.autoDeferTokens,
+    models: sectionOf(config, modelsSection)
+  }
+})
 
 /**
  * Builds the tool system for the scope; a failure to build (bad FREECODE_* settings) is a Misuse.
@@ -257,32 +258,35 @@ export const sandboxState = (system: Context.Context<never>): Effect.Effect<stri
   Effect.map(Context.get(system, Sandbox).status, describeSandbox)
 
 /** A bash `call` says in one line when the sandbox is on but cannot start (it then falls back). */
-export const announceSandboxUnavailable = (system: Context.Context<never>): Effect.Effect<void, never, Io> =>
-  Effect.gen(function* () {
-    const sandbox = Context.get(system, Sandbox)
-    if (sandbox.settings?.enabled !== true) return
-    const status = yield* sandbox.status
-    if (status.state === "unavailable") yield* (yield* Io).err(`freecode-tools: ${describeSandbox(status)}\n`)
-  })
+export const announceSandboxUnavailable = Effect.fnUntraced(function* (
+  system: Context.Context<never>
+): Effect.fn.Return<void, never, Io> {
+  const sandbox = Context.get(system, Sandbox)
+  if (sandbox.settings?.enabled !== true) return
+  const status = yield* sandbox.status
+  if (status.state === "unavailable") yield* (yield* Io).err(`freecode-tools: ${describeSandbox(status)}\n`)
+})
 
 /** What the CLI says when MCP tools were deferred because declaring them all would cost too much. */
 export const autoDeferralNote = (auto: AutoDeferral): string =>
   `MCP tools deferred automatically: declaring every tool would cost ${auto.tokens} tokens, over ${AUTO_DEFER_NAME}=${auto.threshold}; the ${auto.deferred} MCP tools are found through tool_search.`
 
 /** `call`, `run` and `mcp` say on stderr when the surface deferred MCP tools on its own. */
-export const announceAutoDeferral = (surface: SurfacedDispatcher): Effect.Effect<void, never, Io> =>
-  Effect.gen(function* () {
-    const auto = yield* surface.autoDeferred
-    if (auto !== undefined) yield* (yield* Io).err(`freecode-tools: ${autoDeferralNote(auto)}\n`)
-  })
+export const announceAutoDeferral = Effect.fnUntraced(function* (
+  surface: SurfacedDispatcher
+): Effect.fn.Return<void, never, Io> {
+  const auto = yield* surface.autoDeferred
+  if (auto !== undefined) yield* (yield* Io).err(`freecode-tools: ${autoDeferralNote(auto)}\n`)
+})
 
 /** The same for `mcp`, whose servers connect in the background: once they have connected. */
-export const announceAutoDeferralWhenReady = (system: Context.Context<ToolSurface>): Effect.Effect<void, never, Io> =>
-  Effect.gen(function* () {
-    const mcp = Context.getOption(system, McpClients)
-    if (Option.isSome(mcp)) yield* mcp.value.ready
-    yield* announceAutoDeferral(Context.get(system, ToolSurface))
-  })
+export const announceAutoDeferralWhenReady = Effect.fnUntraced(function* (
+  system: Context.Context<ToolSurface>
+): Effect.fn.Return<void, never, Io> {
+  const mcp = Context.getOption(system, McpClients)
+  if (Option.isSome(mcp)) yield* mcp.value.ready
+  yield* announceAutoDeferral(Context.get(system, ToolSurface))
+})
 
 export interface CallOptions {
   readonly session: Option.Option<string>
@@ -291,21 +295,20 @@ export interface CallOptions {
 }
 
 /** The CallContext for this process's calls; Ctrl-C is listened for while the scope is open. */
-export const callContext = (
+export const callContext = Effect.fnUntraced(function* (
   options: CallOptions
-): Effect.Effect<
+): Effect.fn.Return<
   { readonly context: CallContext; readonly cancellation: Cancellation },
   never,
   Interrupts | Scope.Scope
-> =>
-  Effect.gen(function* () {
-    const interrupts = yield* Interrupts
-    const cancellation = yield* interrupts.listen
-    const context: CallContext = {
-      sessionId: Option.getOrElse(options.session, () => randomUUID()),
-      canSeeImages: options.images,
-      cancelled: cancellation.cancelled,
-      ...(options.yes ? { approve: () => Effect.succeed(true) } : {})
-    }
-    return { context, cancellation }
-  })
+> {
+  const interrupts = yield* Interrupts
+  const cancellation = yield* interrupts.listen
+  const context: CallContext = {
+    sessionId: Option.getOrElse(options.session, () => randomUUID()),
+    canSeeImages: options.images,
+    cancelled: cancellation.cancelled,
+    ...(options.yes ? { approve: () => Effect.succeed(true) } : {})
+  }
+  return { context, cancellation }
+})

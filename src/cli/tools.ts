@@ -33,34 +33,37 @@ interface Unavailable {
  * What a person would expect in the list but will not find, and why: websearch without a
  * configured search API, MCP servers that failed to start, MCP tools whose schema was broken.
  */
-const unavailableTools = (context: Context.Context<ToolRegistry>, registered: ReadonlySet<string>, root: string) =>
-  Effect.gen(function* () {
-    const out: Array<Unavailable> = []
-    if (!registered.has("agent")) {
-      out.push({
-        id: "agent",
-        reason:
-          "no language model to run sub-agents: an embedder provides one (ToolSystem.layer({ agent: { model } })); the CLI has none"
-      })
+const unavailableTools = Effect.fnUntraced(function* (
+  context: Context.Context<ToolRegistry>,
+  registered: ReadonlySet<string>,
+  root: string
+) {
+  const out: Array<Unavailable> = []
+  if (!registered.has("agent")) {
+    out.push({
+      id: "agent",
+      reason:
+        "no language model to run sub-agents: an embedder provides one (ToolSystem.layer({ agent: { model } })); the CLI has none"
+    })
+  }
+  if (!registered.has("skill")) {
+    const dirs = yield* skillDirsConfig(root).pipe(Effect.orElseSucceed(() => defaultSkillDirs(root)))
+    out.push({ id: "skill", reason: `no SKILL.md found in ${dirs.join(", ")} (or set ${SKILL_DIRS_NAME})` })
+  }
+  const search = yield* searchSetup
+  if (!registered.has("websearch") && search._tag === "NotConfigured")
+    out.push({ id: "websearch", reason: search.reason })
+  const mcp = Context.getOption(context, McpClients)
+  for (const server of Option.isSome(mcp) ? yield* mcp.value.status : []) {
+    if (server.state === "failed") {
+      const stderr =
+        server.stderr.trim() === "" ? "" : ` (stderr: ${server.stderr.trim().split("\n").slice(-2).join(" | ")})`
+      out.push({ id: `mcp server ${server.name}`, reason: `${server.error ?? "failed to start"}${stderr}` })
     }
-    if (!registered.has("skill")) {
-      const dirs = yield* skillDirsConfig(root).pipe(Effect.orElseSucceed(() => defaultSkillDirs(root)))
-      out.push({ id: "skill", reason: `no SKILL.md found in ${dirs.join(", ")} (or set ${SKILL_DIRS_NAME})` })
-    }
-    const search = yield* searchSetup
-    if (!registered.has("websearch") && search._tag === "NotConfigured")
-      out.push({ id: "websearch", reason: search.reason })
-    const mcp = Context.getOption(context, McpClients)
-    for (const server of Option.isSome(mcp) ? yield* mcp.value.status : []) {
-      if (server.state === "failed") {
-        const stderr =
-          server.stderr.trim() === "" ? "" : ` (stderr: ${server.stderr.trim().split("\n").slice(-2).join(" | ")})`
-        out.push({ id: `mcp server ${server.name}`, reason: `${server.error ?? "failed to start"}${stderr}` })
-      }
-      for (const skipped of server.skipped) out.push({ id: `${server.name}/${skipped.name}`, reason: skipped.reason })
-    }
-    return out
-  })
+    for (const skipped of server.skipped) out.push({ id: `${server.name}/${skipped.name}`, reason: skipped.reason })
+  }
+  return out
+})
 
 const table = (rows: ReadonlyArray<readonly [string, string, string, string]>): string => {
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)))

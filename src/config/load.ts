@@ -190,63 +190,61 @@ const mergeAll = (layers: ReadonlyArray<ConfigFileValues>, sections: Sections): 
  * project's freecode.json. Project files of an untrusted folder keep everything but what starts
  * a program; what was left out is in `skipped`.
  */
-export const loadConfigFiles = (
+export const loadConfigFiles = Effect.fnUntraced(function* (
   root: string,
   options: LoadOptions
-): Effect.Effect<FreecodeConfigShape, ConfigError, Path.Path | LocalFs> =>
-  Effect.gen(function* () {
-    const path = yield* Path.Path
-    const { sections } = options
-    const trusted = options.trusted ?? (yield* isTrusted(root))
-    const read = (file: string, required: boolean, allowed: Sections, own: boolean) =>
-      Effect.gen(function* () {
-        const json = yield* readJsonFile(file, required)
-        if (json === undefined) return undefined
-        const values = yield* Effect.fromResult(parseConfigWith(json, file, allowed))
-        return { file, values, own } satisfies Layered
-      })
-
-    const layers: Array<Layered> = []
-    const mainFile = options.file === undefined ? path.join(root, "freecode.json") : path.resolve(root, options.file)
-    const userFile = options.userFile ?? (yield* userConfigFile)
-    // Your own file given as the project's (`--config` it, or work in its folder) is read once,
-    // so its hooks do not run twice and its rules are not listed twice.
-    if (userFile !== false && !(yield* sameFile(userFile, mainFile))) {
-      const user = yield* read(userFile, false, sections, true)
-      if (user !== undefined) layers.push(user)
-    }
-    const companions = [...new Set(sections.flatMap((s) => (s.alsoIn === undefined ? [] : [s.alsoIn])))]
-    for (const name of companions) {
-      const layer = yield* read(
-        path.join(root, name),
-        false,
-        sections.filter((s) => s.alsoIn === name),
-        false
-      )
-      if (layer !== undefined) layers.push(layer)
-    }
-    const main = yield* read(mainFile, options.file !== undefined, sections, options.file !== undefined)
-    if (main !== undefined) layers.push(main)
-
-    const skipped: Array<string> = []
-    const sources = layers.map(({ file, values, own }): ConfigFileValues => {
-      if (own || trusted) return { file, values }
-      const kept: Record<string, unknown> = {}
-      for (const section of sections) {
-        const value = values[section.key]
-        if (value === undefined) continue
-        if (section.withoutPrograms === undefined) {
-          kept[section.key] = value
-          continue
-        }
-        const split = section.withoutPrograms(value)
-        if (split.kept !== undefined) kept[section.key] = split.kept
-        for (const s of split.skipped) skipped.push(`${s} (${path.basename(file)})`)
-      }
-      return { file, values: kept }
-    })
-    return { file: main?.file, values: mergeAll(sources, sections), sources, skipped, trusted }
+): Effect.fn.Return<FreecodeConfigShape, ConfigError, Path.Path | LocalFs> {
+  const path = yield* Path.Path
+  const { sections } = options
+  const trusted = options.trusted ?? (yield* isTrusted(root))
+  const read = Effect.fnUntraced(function* (file: string, required: boolean, allowed: Sections, own: boolean) {
+    const json = yield* readJsonFile(file, required)
+    if (json === undefined) return undefined
+    const values = yield* Effect.fromResult(parseConfigWith(json, file, allowed))
+    return { file, values, own } satisfies Layered
   })
+
+  const layers: Array<Layered> = []
+  const mainFile = options.file === undefined ? path.join(root, "freecode.json") : path.resolve(root, options.file)
+  const userFile = options.userFile ?? (yield* userConfigFile)
+  // Your own file given as the project's (`--config` it, or work in its folder) is read once,
+  // so its hooks do not run twice and its rules are not listed twice.
+  if (userFile !== false && !(yield* sameFile(userFile, mainFile))) {
+    const user = yield* read(userFile, false, sections, true)
+    if (user !== undefined) layers.push(user)
+  }
+  const companions = [...new Set(sections.flatMap((s) => (s.alsoIn === undefined ? [] : [s.alsoIn])))]
+  for (const name of companions) {
+    const layer = yield* read(
+      path.join(root, name),
+      false,
+      sections.filter((s) => s.alsoIn === name),
+      false
+    )
+    if (layer !== undefined) layers.push(layer)
+  }
+  const main = yield* read(mainFile, options.file !== undefined, sections, options.file !== undefined)
+  if (main !== undefined) layers.push(main)
+
+  const skipped: Array<string> = []
+  const sources = layers.map(({ file, values, own }): ConfigFileValues => {
+    if (own || trusted) return { file, values }
+    const kept: Record<string, unknown> = {}
+    for (const section of sections) {
+      const value = values[section.key]
+      if (value === undefined) continue
+      if (section.withoutPrograms === undefined) {
+        kept[section.key] = value
+        continue
+      }
+      const split = section.withoutPrograms(value)
+      if (split.kept !== undefined) kept[section.key] = split.kept
+      for (const s of split.skipped) skipped.push(`${s} (${path.basename(file)})`)
+    }
+    return { file, values: kept }
+  })
+  return { file: main?.file, values: mergeAll(sources, sections), sources, skipped, trusted }
+})
 
 /**
  * Checks that need the tools there are (a rule naming a tool that does not exist); every

@@ -1,18 +1,18 @@
 /**
  * What a loop (and the CLI, and the MCP server) calls for each model tool call: the one door
- * (`CallPath`, src/orchestrator/call-path.ts) on a route with every gate — the permission engine
- * under this dispatcher's profiles, PreToolUse and PostToolUse hooks, and the system's Approval.
- * A thin facade: it makes its routes once and adds the profiles' narrowing.
+ * (`CallPath`, src/orchestrator/call-path.ts) built on the gated route — the permission engine
+ * under this dispatcher's profiles, PreToolUse and PostToolUse hooks, and the system's Approval,
+ * taken from context once, when the layer is built (a narrowed dispatcher builds its own door
+ * once). A thin facade: it adds the profiles' narrowing.
  * The decision and the hook outcomes go into the result's metadata (`permission`, `hooks`).
  */
 import { Context, Effect, Layer } from "effect"
 import type { ConfigError } from "../config/load.ts"
-import { Hooks } from "../hooks/hooks.ts"
-import { CallPath } from "../orchestrator/call-path.ts"
+import { CallPath, type Door } from "../orchestrator/call-path.ts"
 import type { CallContext } from "../orchestrator/context.ts"
 import type { Catalog } from "../orchestrator/prepare.ts"
-import { Approval } from "../permission/approval.ts"
-import { PermissionEngine, type Policy } from "../permission/engine.ts"
+import { Route } from "../orchestrator/route.ts"
+import type { Policy } from "../permission/engine.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { describedFor } from "../tool/reach.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
@@ -58,19 +58,14 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
     Effect.gen(function* () {
       const path = yield* CallPath
       const registry = yield* ToolRegistry
-      const engine = yield* PermissionEngine
-      const hooks = yield* Hooks
-      const approval = yield* Approval
+      const gated = yield* Route
+      const { engine } = gated
 
-      const make = (chain: ReadonlyArray<Policy>): DispatcherShape => {
-        const own = path.route({ engine, chain, hooks, approval })
-        const dispatch = (call: ToolCall, context: CallContext) => path.run(call, context, own)
-        const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-          path.runBatch(calls, context, own)
-        // A surface's catalog: the same gates (a route is two fields; made per call, nothing cached).
-        const dispatchIn = (catalog: Catalog, call: ToolCall, context: CallContext) =>
-          path.run(call, context, { catalog, gates: own.gates })
+      // The door for this chain, built once: its calls find their gates in it.
+      const make = (chain: ReadonlyArray<Policy>): Effect.Effect<DispatcherShape> =>
+        Effect.map(Effect.provideService(path.door, Route, { ...gated, chain }), (door) => shapeOf(chain, door))
 
+      const shapeOf = (chain: ReadonlyArray<Policy>, door: Door): DispatcherShape => {
         // The tools under this chain, each described for what the chain reaches (made once per
         // registry list: the list is a new array after every change).
         let listed: readonly [ReadonlyArray<Tool>, ReadonlyArray<Tool>] | undefined
@@ -83,15 +78,17 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
         }
 
         // A narrowed dispatcher runs its calls as the CurrentDispatcher, so an `agent` call made
-        // through it starts its child from these rules, never from the wider system's.
+        // through it starts its child from these rules, never from the wider system's; the
+        // system's own is the default, and its calls go straight through its door.
         const asCurrent = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
-          chain.length === 0 ? effect : Effect.provideService(effect, CurrentDispatcher, shape)
+          Effect.provideService(effect, CurrentDispatcher, shape)
         const shape: DispatcherShape = {
-          dispatch: (call, context) => asCurrent(dispatch(call, context)),
-          dispatchIn: (c, call, context) => asCurrent(dispatchIn(c, call, context)),
-          dispatchBatch: (calls, context) => asCurrent(dispatchBatch(calls, context)),
+          dispatch: chain.length === 0 ? door.run : (call, context) => asCurrent(door.run(call, context)),
+          dispatchIn: chain.length === 0 ? door.runIn : (c, call, context) => asCurrent(door.runIn(c, call, context)),
+          dispatchBatch:
+            chain.length === 0 ? door.runBatch : (calls, context) => asCurrent(door.runBatch(calls, context)),
           withProfile: (profile) =>
-            Effect.map(typeof profile === "string" ? engine.profile(profile) : Effect.succeed(profile), (p) =>
+            Effect.flatMap(typeof profile === "string" ? engine.profile(profile) : Effect.succeed(profile), (p) =>
               make([...chain, p])
             ),
           tools: Effect.map(registry.tools, toolsFor),
@@ -100,7 +97,7 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
         return shape
       }
 
-      return Dispatcher.of(make([]))
+      return Dispatcher.of(yield* make([]))
     })
-  )
+  ).pipe(Layer.provide(Route.gated))
 }

@@ -165,34 +165,33 @@ const io = <A>(key: string, run: () => A) =>
  * Takes the machine-wide lock of `key` (a real path) for `staging` (this call's staging
  * folder); `recover` is run on a dead owner's staging folder before its lock is broken.
  */
-export const acquireFileLock = (
+export const acquireFileLock = Effect.fnUntraced(function* (
   key: string,
   staging: string,
   recover: (staging: string) => Effect.Effect<void>
-): Effect.Effect<string, PlatformError.PlatformError> =>
-  Effect.gen(function* () {
-    const file = yield* io(key, () => lockFileOf(key))
-    const folder = lockFolder.get()
-    if (folder.notice !== undefined) {
-      const notice = folder.notice
-      folder.notice = undefined
-      yield* Effect.logWarning(notice)
+): Effect.fn.Return<string, PlatformError.PlatformError> {
+  const file = yield* io(key, () => lockFileOf(key))
+  const folder = lockFolder.get()
+  if (folder.notice !== undefined) {
+    const notice = folder.notice
+    folder.notice = undefined
+    yield* Effect.logWarning(notice)
+  }
+  const deadline = Date.now() + Duration.toMillis(WAIT)
+  let pause = 2
+  for (;;) {
+    if (yield* io(key, () => tryCreate(file, staging))) return file
+    const holder = yield* io(key, () => readHolder(file))
+    if (holder === undefined) continue // released meanwhile
+    if (stale(holder)) {
+      if (holder.staging !== undefined) yield* recover(holder.staging)
+      if (yield* io(key, () => breakStale(file, holder))) continue
     }
-    const deadline = Date.now() + Duration.toMillis(WAIT)
-    let pause = 2
-    for (;;) {
-      if (yield* io(key, () => tryCreate(file, staging))) return file
-      const holder = yield* io(key, () => readHolder(file))
-      if (holder === undefined) continue // released meanwhile
-      if (stale(holder)) {
-        if (holder.staging !== undefined) yield* recover(holder.staging)
-        if (yield* io(key, () => breakStale(file, holder))) continue
-      }
-      if (Date.now() > deadline) return yield* Effect.fail(busy(key, holder))
-      yield* Effect.sleep(Duration.millis(pause + Math.random() * pause))
-      pause = Math.min(pause * 2, 50)
-    }
-  })
+    if (Date.now() > deadline) return yield* Effect.fail(busy(key, holder))
+    yield* Effect.sleep(Duration.millis(pause + Math.random() * pause))
+    pause = Math.min(pause * 2, 50)
+  }
+})
 
 export const releaseFileLock = (file: string): Effect.Effect<void> =>
   Effect.sync(() => {

@@ -56,53 +56,52 @@ export interface CommitSteps {
   readonly endJournal: (journal: string) => Effect.Effect<void>
 }
 
-export const commitWith = (
+export const commitWith = Effect.fnUntraced(function* (
   steps: CommitSteps,
   changes: ReadonlyArray<Change>
-): Effect.Effect<void, PlatformError.PlatformError> =>
-  Effect.gen(function* () {
-    const puts = changes.filter((c) => c.bytes !== undefined)
-    const removals = changes.filter((c) => c.bytes === undefined)
-    const temps: Array<string> = []
-    // Suspended: the temps are those staged by the time it runs.
-    const dropTemps = Effect.suspend(() => Effect.forEach(temps, steps.drop, { discard: true }))
-    // Stage: nothing in place changes yet.
-    yield* Effect.gen(function* () {
-      for (const c of puts) {
-        yield* steps.makeParent(c.target)
-        temps.push(yield* steps.stage(c.target, c.bytes!, c.expect))
-      }
-    }).pipe(Effect.onError(() => dropTemps))
-    const entries: Array<JournalEntry> = [
-      ...puts.map((c, i): JournalEntry => ({ op: "put", temp: temps[i]!, target: c.target })),
-      ...removals.map((c): JournalEntry => ({ op: "remove", target: c.target }))
-    ]
-    // The commit point.
-    const journal = yield* steps.journal(entries).pipe(Effect.onError(() => dropTemps))
-    const restore = (change: Change) =>
-      change.before === undefined
-        ? steps.remove(change.target)
-        : Effect.flatMap(steps.stage(change.target, change.before), (t) => steps.place(t, change.target))
-    const done: Array<Change> = []
-    const apply = Effect.gen(function* () {
-      for (const [i, e] of entries.entries()) {
-        const change = i < puts.length ? puts[i]! : removals[i - puts.length]!
-        if (e.op === "put") yield* steps.place(e.temp, e.target, change.folder)
-        else yield* steps.remove(e.target, change.folder)
-        done.push(change)
-      }
-    })
-    yield* apply.pipe(
-      Effect.onError(() =>
-        Effect.gen(function* () {
-          // Best effort: the original error is what is reported.
-          for (const c of done.reverse()) yield* Effect.ignore(restore(c))
-          yield* dropTemps
-        })
-      ),
-      Effect.ensuring(journal === undefined ? Effect.void : steps.endJournal(journal))
-    )
+): Effect.fn.Return<void, PlatformError.PlatformError> {
+  const puts = changes.filter((c) => c.bytes !== undefined)
+  const removals = changes.filter((c) => c.bytes === undefined)
+  const temps: Array<string> = []
+  // Suspended: the temps are those staged by the time it runs.
+  const dropTemps = Effect.suspend(() => Effect.forEach(temps, steps.drop, { discard: true }))
+  // Stage: nothing in place changes yet.
+  yield* Effect.gen(function* () {
+    for (const c of puts) {
+      yield* steps.makeParent(c.target)
+      temps.push(yield* steps.stage(c.target, c.bytes!, c.expect))
+    }
+  }).pipe(Effect.onError(() => dropTemps))
+  const entries: Array<JournalEntry> = [
+    ...puts.map((c, i): JournalEntry => ({ op: "put", temp: temps[i]!, target: c.target })),
+    ...removals.map((c): JournalEntry => ({ op: "remove", target: c.target }))
+  ]
+  // The commit point.
+  const journal = yield* steps.journal(entries).pipe(Effect.onError(() => dropTemps))
+  const restore = (change: Change) =>
+    change.before === undefined
+      ? steps.remove(change.target)
+      : Effect.flatMap(steps.stage(change.target, change.before), (t) => steps.place(t, change.target))
+  const done: Array<Change> = []
+  const apply = Effect.gen(function* () {
+    for (const [i, e] of entries.entries()) {
+      const change = i < puts.length ? puts[i]! : removals[i - puts.length]!
+      if (e.op === "put") yield* steps.place(e.temp, e.target, change.folder)
+      else yield* steps.remove(e.target, change.folder)
+      done.push(change)
+    }
   })
+  yield* apply.pipe(
+    Effect.onError(() =>
+      Effect.gen(function* () {
+        // Best effort: the original error is what is reported.
+        for (const c of done.reverse()) yield* Effect.ignore(restore(c))
+        yield* dropTemps
+      })
+    ),
+    Effect.ensuring(journal === undefined ? Effect.void : steps.endJournal(journal))
+  )
+})
 
 /** The steps on node:fs: temps synced in `staging`, a synced journal there (none without a staging folder). */
 export const nativeCommitSteps = (fs: FileSystem.FileSystem, staging: string | undefined): CommitSteps => ({

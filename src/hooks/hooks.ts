@@ -268,93 +268,92 @@ export class Hooks extends Context.Service<
 }
 
 /** Runs a hook within its timeout and turns its answer into an outcome. */
-const runOne = (hook: Runnable, input: HookInput) =>
-  Effect.gen(function* () {
-    const started = Date.now()
-    const answer = yield* hook.run(input).pipe(Effect.timeoutOption(hook.timeout))
-    const durationMs = Date.now() - started
-    const base = { event: hook.event, hook: hook.name, durationMs }
-    if (answer._tag === "None") {
-      const outcome: HookOutcome = {
-        ...base,
-        outcome: "timed out",
-        reason: `the hook "${hook.name}" did not answer within ${Duration.format(hook.timeout)}`
-      }
-      return { outcome, response: undefined }
-    }
-    if (answer.value.kind === "crashed") {
-      const outcome: HookOutcome = {
-        ...base,
-        outcome: "crashed",
-        reason: `the hook "${hook.name}" ${answer.value.reason}`
-      }
-      return { outcome, response: undefined }
-    }
-    const r = answer.value.response
+const runOne = Effect.fnUntraced(function* (hook: Runnable, input: HookInput) {
+  const started = Date.now()
+  const answer = yield* hook.run(input).pipe(Effect.timeoutOption(hook.timeout))
+  const durationMs = Date.now() - started
+  const base = { event: hook.event, hook: hook.name, durationMs }
+  if (answer._tag === "None") {
     const outcome: HookOutcome = {
       ...base,
-      outcome: r.decision ?? "continue",
-      ...(r.reason === undefined ? {} : { reason: r.reason }),
-      ...(r.updatedInput === undefined ? {} : { updatedInput: true }),
-      ...(r.additionalContext === undefined ? {} : { additionalContext: r.additionalContext })
+      outcome: "timed out",
+      reason: `the hook "${hook.name}" did not answer within ${Duration.format(hook.timeout)}`
     }
-    return { outcome, response: r }
-  })
+    return { outcome, response: undefined }
+  }
+  if (answer.value.kind === "crashed") {
+    const outcome: HookOutcome = {
+      ...base,
+      outcome: "crashed",
+      reason: `the hook "${hook.name}" ${answer.value.reason}`
+    }
+    return { outcome, response: undefined }
+  }
+  const r = answer.value.response
+  const outcome: HookOutcome = {
+    ...base,
+    outcome: r.decision ?? "continue",
+    ...(r.reason === undefined ? {} : { reason: r.reason }),
+    ...(r.updatedInput === undefined ? {} : { updatedInput: true }),
+    ...(r.additionalContext === undefined ? {} : { additionalContext: r.additionalContext })
+  }
+  return { outcome, response: r }
+})
 
 /** The Hooks service over a list of runnable hooks (shared by the config and function forms). */
 const makeHooks = (hooks: ReadonlyArray<Runnable>): Hooks["Service"] => {
   const matching = (event: HookEventName, tool: string) =>
     hooks.filter((h) => h.event === event && matcherMatches(h.matcher, tool))
 
-  const pre = (base: Omit<HookInput, "hook_event_name" | "tool_response">): Effect.Effect<PreResult> =>
-    Effect.gen(function* () {
-      const outcomes: Array<HookOutcome> = []
-      const context: Array<string> = []
-      let decision: PreResult["decision"]
-      let reason: string | undefined
-      let updatedInput: Record<string, unknown> | undefined
-      // In order: each hook sees the input as the hooks before it left it.
-      for (const hook of matching("PreToolUse", base.tool_name)) {
-        const input: HookInput = {
-          ...base,
-          hook_event_name: "PreToolUse",
-          tool_input: updatedInput ?? base.tool_input
-        }
-        const { outcome, response } = yield* runOne(hook, input)
-        outcomes.push(outcome)
-        if (response === undefined) {
-          // Crashed or timed out: it was meant to guard the call, so the call does not run.
-          return {
-            decision: "deny",
-            reason: `${outcome.reason}; the call was not run.`,
-            updatedInput,
-            context,
-            outcomes
-          }
-        }
-        if (response.additionalContext !== undefined) context.push(response.additionalContext)
-        if (response.updatedInput !== undefined) updatedInput = response.updatedInput
-        if (response.decision !== undefined && (decision === undefined || RANK[response.decision] > RANK[decision])) {
-          decision = response.decision
-          reason = response.reason
-        }
-        if (decision === "deny") break
+  const pre = Effect.fnUntraced(function* (
+    base: Omit<HookInput, "hook_event_name" | "tool_response">
+  ): Effect.fn.Return<PreResult> {
+    const outcomes: Array<HookOutcome> = []
+    const context: Array<string> = []
+    let decision: PreResult["decision"]
+    let reason: string | undefined
+    let updatedInput: Record<string, unknown> | undefined
+    // In order: each hook sees the input as the hooks before it left it.
+    for (const hook of matching("PreToolUse", base.tool_name)) {
+      const input: HookInput = {
+        ...base,
+        hook_event_name: "PreToolUse",
+        tool_input: updatedInput ?? base.tool_input
       }
-      return { decision, reason, updatedInput, context, outcomes }
-    })
+      const { outcome, response } = yield* runOne(hook, input)
+      outcomes.push(outcome)
+      if (response === undefined) {
+        // Crashed or timed out: it was meant to guard the call, so the call does not run.
+        return {
+          decision: "deny",
+          reason: `${outcome.reason}; the call was not run.`,
+          updatedInput,
+          context,
+          outcomes
+        }
+      }
+      if (response.additionalContext !== undefined) context.push(response.additionalContext)
+      if (response.updatedInput !== undefined) updatedInput = response.updatedInput
+      if (response.decision !== undefined && (decision === undefined || RANK[response.decision] > RANK[decision])) {
+        decision = response.decision
+        reason = response.reason
+      }
+      if (decision === "deny") break
+    }
+    return { decision, reason, updatedInput, context, outcomes }
+  })
 
-  const post = (base: Omit<HookInput, "hook_event_name">): Effect.Effect<PostResult> =>
-    Effect.gen(function* () {
-      const outcomes: Array<HookOutcome> = []
-      const feedback: Array<string> = []
-      for (const hook of matching("PostToolUse", base.tool_name)) {
-        const { outcome, response } = yield* runOne(hook, { ...base, hook_event_name: "PostToolUse" })
-        outcomes.push(outcome)
-        if (response?.decision === "deny" && response.reason !== undefined) feedback.push(response.reason)
-        if (response?.additionalContext !== undefined) feedback.push(response.additionalContext)
-      }
-      return { feedback, outcomes }
-    })
+  const post = Effect.fnUntraced(function* (base: Omit<HookInput, "hook_event_name">): Effect.fn.Return<PostResult> {
+    const outcomes: Array<HookOutcome> = []
+    const feedback: Array<string> = []
+    for (const hook of matching("PostToolUse", base.tool_name)) {
+      const { outcome, response } = yield* runOne(hook, { ...base, hook_event_name: "PostToolUse" })
+      outcomes.push(outcome)
+      if (response?.decision === "deny" && response.reason !== undefined) feedback.push(response.reason)
+      if (response?.additionalContext !== undefined) feedback.push(response.additionalContext)
+    }
+    return { feedback, outcomes }
+  })
 
   return Hooks.of({ pre, post, has: (event, tool) => matching(event, tool).length > 0 })
 }

@@ -37,55 +37,58 @@ export const followJob = (job: Job, target: FollowTarget): Effect.Effect<void> =
     (handle) => Effect.promise(() => handle?.close().catch(() => undefined) ?? Promise.resolve())
   )
 
-const follow = (job: Job, target: FollowTarget, handle: FileHandle): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const decoder = new TextDecoder("utf-8")
-    const buffer = Buffer.allocUnsafe(CHUNK)
-    let bytes = 0
-    let chars = 0
+const follow = Effect.fnUntraced(function* (
+  job: Job,
+  target: FollowTarget,
+  handle: FileHandle
+): Effect.fn.Return<void> {
+  const decoder = new TextDecoder("utf-8")
+  const buffer = Buffer.allocUnsafe(CHUNK)
+  let bytes = 0
+  let chars = 0
 
-    /** Reads what arrived (at most LOOK_BYTES) and publishes its newest part; true at the end of the file. */
-    const look = Effect.gen(function* () {
-      let text = ""
-      let atEnd = false
-      const from = bytes
-      while (bytes - from < LOOK_BYTES) {
-        const { bytesRead } = yield* Effect.promise(() => handle.read(buffer, 0, CHUNK, bytes))
-        if (bytesRead > 0) {
-          const piece = buffer.subarray(0, bytesRead)
-          const decoded = decoder.decode(piece, { stream: true })
-          chars += decoded.length
-          bytes += bytesRead
-          text = tailOf(text + decoded, SHOW_CHARS)
-        }
-        if (bytesRead < CHUNK) {
-          atEnd = true
-          break
-        }
+  /** Reads what arrived (at most LOOK_BYTES) and publishes its newest part; true at the end of the file. */
+  const look = Effect.gen(function* () {
+    let text = ""
+    let atEnd = false
+    const from = bytes
+    while (bytes - from < LOOK_BYTES) {
+      const { bytesRead } = yield* Effect.promise(() => handle.read(buffer, 0, CHUNK, bytes))
+      if (bytesRead > 0) {
+        const piece = buffer.subarray(0, bytesRead)
+        const decoded = decoder.decode(piece, { stream: true })
+        chars += decoded.length
+        bytes += bytesRead
+        text = tailOf(text + decoded, SHOW_CHARS)
       }
-      if (text !== "") {
-        const at = chars - text.length
-        yield* Effect.forEach(
-          windows(text, target.windowChars),
-          (w) => target.events.publish({ ...base(job, target), offset: at + w.offset, chunk: w.chunk }),
-          { discard: true }
-        )
+      if (bytesRead < CHUNK) {
+        atEnd = true
+        break
       }
-      return atEnd
-    })
-
-    while (job.state().state === "running") {
-      yield* Effect.raceFirst(
-        Effect.sleep(FOLLOW_MS),
-        Effect.promise(() => job.exited)
-      )
-      if (target.events.listening()) yield* look
     }
-    // The job has stopped writing: what it printed last goes out too, then how it ended.
-    if (!target.events.listening()) return
-    while (!(yield* look)) {}
-    yield* target.events.publish({ ...base(job, target), offset: chars, chunk: "", jobState: job.state() })
+    if (text !== "") {
+      const at = chars - text.length
+      yield* Effect.forEach(
+        windows(text, target.windowChars),
+        (w) => target.events.publish({ ...base(job, target), offset: at + w.offset, chunk: w.chunk }),
+        { discard: true }
+      )
+    }
+    return atEnd
   })
+
+  while (job.state().state === "running") {
+    yield* Effect.raceFirst(
+      Effect.sleep(FOLLOW_MS),
+      Effect.promise(() => job.exited)
+    )
+    if (target.events.listening()) yield* look
+  }
+  // The job has stopped writing: what it printed last goes out too, then how it ended.
+  if (!target.events.listening()) return
+  while (!(yield* look)) {}
+  yield* target.events.publish({ ...base(job, target), offset: chars, chunk: "", jobState: job.state() })
+})
 
 const base = (job: Job, target: FollowTarget) =>
   ({

@@ -174,71 +174,70 @@ const make = (overrides: Partial<JobsSettings> = {}) =>
     watch.unref()
     yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watch)))
 
-    const start = (request: StartRequest): Effect.Effect<Job, JobError> =>
-      Effect.gen(function* () {
-        const session = bySession.getOrCreate(request.sessionId, () => new Map<string, Job>())
-        const live = [...session.values()].filter(running)
-        if (live.length >= settings.maxPerSession) {
-          return yield* new JobError({
-            message: `This session already runs ${live.length} background jobs (${JOBS_MAX_NAME}=${settings.maxPerSession}): stop one with job {"id": …, "stop": true} first (${live.map((j) => j.id).join(", ")}).`
-          })
-        }
-        // Numbered per session, after every job the session ever recorded: an id is never reused.
-        const recorded = Option.isSome(records) ? yield* records.value.list(request.sessionId) : []
-        const id = `job-${Math.max(0, ...[...session.keys(), ...recorded.map((r) => r.id)].map(jobNumber)) + 1}`
-        const file = NodePath.join(dir(), `${id}.out`)
-        const plain: CommandLine = [
-          "/bin/bash",
-          "--norc",
-          "-c",
-          'exec /bin/bash --norc -c "$1" > "$2" 2>&1',
-          "bash",
-          request.command,
-          file
-        ]
-        const launched = yield* launchIn(request.sandbox, plain, {
-          sessionId: request.sessionId,
-          cwd: request.cwd,
-          writable: [dir()]
-        }).pipe(Effect.mapError((e) => new JobError({ message: e.message })))
-        // A sandboxed line already has a PID namespace of its own under bubblewrap (Seatbelt has none to add).
-        const prefix = launched.line === plain ? yield* lifetime : []
-        const line = [...prefix, ...launched.line] as unknown as CommandLine
-        const job = yield* Effect.try({
-          try: () =>
-            startJob({ id, command: request.command, line, descriptors: launched.descriptors, file, cwd: request.cwd }),
-          catch: (e) =>
-            new JobError({
-              message: `The job could not start: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again.`
-            })
+    const start = Effect.fnUntraced(function* (request: StartRequest): Effect.fn.Return<Job, JobError> {
+      const session = bySession.getOrCreate(request.sessionId, () => new Map<string, Job>())
+      const live = [...session.values()].filter(running)
+      if (live.length >= settings.maxPerSession) {
+        return yield* new JobError({
+          message: `This session already runs ${live.length} background jobs (${JOBS_MAX_NAME}=${settings.maxPerSession}): stop one with job {"id": …, "stop": true} first (${live.map((j) => j.id).join(", ")}).`
         })
-        session.set(id, job)
-        sessionOf.set(job, request.sessionId)
-        yield* record(job)
-        // Its live output goes to whoever listens, and its last state to the record, once it exits.
-        const follow = Option.isSome(events)
-          ? followJob(job, {
-              sessionId: request.sessionId,
-              callId: request.callId ?? id,
-              events: events.value,
-              windowChars: EVENT_WINDOW_CHARS
-            })
-          : Effect.promise(() => job.exited)
-        // What the sandbox did about control paths while it ran goes after its output, for the next look.
-        const audit = request.sandbox.audit
-        const notices =
-          audit === undefined
-            ? Effect.void
-            : Effect.flatMap(audit(launched), (ns) =>
-                Effect.sync(() => {
-                  try {
-                    if (ns.length > 0) NodeFs.appendFileSync(file, `${ns.map((n) => `\n[${n}]`).join("")}\n`)
-                  } catch {} // the session's output folder is gone: nobody is left to read it
-                })
-              )
-        yield* Effect.forkIn(Effect.andThen(Effect.andThen(follow, notices), record(job)), scope)
-        return job
+      }
+      // Numbered per session, after every job the session ever recorded: an id is never reused.
+      const recorded = Option.isSome(records) ? yield* records.value.list(request.sessionId) : []
+      const id = `job-${Math.max(0, ...[...session.keys(), ...recorded.map((r) => r.id)].map(jobNumber)) + 1}`
+      const file = NodePath.join(dir(), `${id}.out`)
+      const plain: CommandLine = [
+        "/bin/bash",
+        "--norc",
+        "-c",
+        'exec /bin/bash --norc -c "$1" > "$2" 2>&1',
+        "bash",
+        request.command,
+        file
+      ]
+      const launched = yield* launchIn(request.sandbox, plain, {
+        sessionId: request.sessionId,
+        cwd: request.cwd,
+        writable: [dir()]
+      }).pipe(Effect.mapError((e) => new JobError({ message: e.message })))
+      // A sandboxed line already has a PID namespace of its own under bubblewrap (Seatbelt has none to add).
+      const prefix = launched.line === plain ? yield* lifetime : []
+      const line = [...prefix, ...launched.line] as unknown as CommandLine
+      const job = yield* Effect.try({
+        try: () =>
+          startJob({ id, command: request.command, line, descriptors: launched.descriptors, file, cwd: request.cwd }),
+        catch: (e) =>
+          new JobError({
+            message: `The job could not start: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again.`
+          })
       })
+      session.set(id, job)
+      sessionOf.set(job, request.sessionId)
+      yield* record(job)
+      // Its live output goes to whoever listens, and its last state to the record, once it exits.
+      const follow = Option.isSome(events)
+        ? followJob(job, {
+            sessionId: request.sessionId,
+            callId: request.callId ?? id,
+            events: events.value,
+            windowChars: EVENT_WINDOW_CHARS
+          })
+        : Effect.promise(() => job.exited)
+      // What the sandbox did about control paths while it ran goes after its output, for the next look.
+      const audit = request.sandbox.audit
+      const notices =
+        audit === undefined
+          ? Effect.void
+          : Effect.flatMap(audit(launched), (ns) =>
+              Effect.sync(() => {
+                try {
+                  if (ns.length > 0) NodeFs.appendFileSync(file, `${ns.map((n) => `\n[${n}]`).join("")}\n`)
+                } catch {} // the session's output folder is gone: nobody is left to read it
+              })
+            )
+      yield* Effect.forkIn(Effect.andThen(Effect.andThen(follow, notices), record(job)), scope)
+      return job
+    })
 
     return Jobs.of({
       available: true,

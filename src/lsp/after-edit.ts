@@ -72,22 +72,21 @@ export const errorsAfterEdit = (
  * when FREECODE_LSP_DIAGNOSTICS_AFTER_EDIT is on, so the model sees a break it just made.
  * Language servers are optional: without LspClients in the context, nothing is added.
  */
-export const appendErrorsAfterEdit = (
+export const appendErrorsAfterEdit = Effect.fnUntraced(function* (
   output: ToolOutput,
   paths: ReadonlyArray<string>,
   projectRoot: string
-): Effect.Effect<ToolOutput> =>
-  Effect.gen(function* () {
-    const lsp = yield* Effect.serviceOption(LspClients)
-    if (Option.isNone(lsp) || !(yield* diagnosticsAfterEditEnabled)) return output
-    const found = yield* Effect.forEach(paths, (path) =>
-      errorsAfterEdit(path, projectRoot).pipe(Effect.provideService(LspClients, lsp.value))
-    )
-    const notes = found.filter((text): text is string => text !== undefined)
-    if (notes.length === 0) return output
-    return {
-      ...output,
-      output: [output.output, ...notes].join("\n\n"),
-      metadata: { ...output.metadata, filesWithErrors: notes.length }
-    }
-  })
+): Effect.fn.Return<ToolOutput> {
+  const lsp = yield* Effect.serviceOption(LspClients)
+  if (Option.isNone(lsp) || !(yield* diagnosticsAfterEditEnabled)) return output
+  const found = yield* Effect.forEach(paths, (path) =>
+    errorsAfterEdit(path, projectRoot).pipe(Effect.provideService(LspClients, lsp.value))
+  )
+  const notes = found.filter((text): text is string => text !== undefined)
+  if (notes.length === 0) return output
+  return {
+    ...output,
+    output: [output.output, ...notes].join("\n\n"),
+    metadata: { ...output.metadata, filesWithErrors: notes.length }
+  }
+})

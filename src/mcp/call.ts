@@ -62,52 +62,51 @@ const outputOf = (link: McpLink, tool: string, raw: unknown): Effect.Effect<Tool
  * turn, then the call sent again with the answers and the state; a question nobody can answer
  * ends the call with the refusal, and the server's state is dropped unsent.
  */
-const callRounds = (
+const callRounds = Effect.fnUntraced(function* (
   link: McpLink,
   tool: string,
   params: Record<string, unknown>,
   ask: Asker,
   headers: Readonly<Record<string, string>> | undefined
-): Effect.Effect<unknown, ToolFailure> =>
-  Effect.gen(function* () {
-    const modern = link.era === "2026-07-28"
-    const send = (p: Record<string, unknown>) =>
-      rawRequest(link, "tools/call", p, link.timeoutMs, modern, headers).pipe(
-        Effect.mapError((e) => requestFailure(link, tool, e))
+): Effect.fn.Return<unknown, ToolFailure> {
+  const modern = link.era === "2026-07-28"
+  const send = (p: Record<string, unknown>) =>
+    rawRequest(link, "tools/call", p, link.timeoutMs, modern, headers).pipe(
+      Effect.mapError((e) => requestFailure(link, tool, e))
+    )
+  let raw = yield* send(params)
+  for (let round = 1; isRecord(raw) && raw.resultType === "input_required"; round++) {
+    if (round > MAX_ROUNDS)
+      return yield* fail(
+        `The ${link.server} MCP server asked for input ${MAX_ROUNDS} times in one call of ${tool} without finishing; the call was stopped and its effect is unknown.`
       )
-    let raw = yield* send(params)
-    for (let round = 1; isRecord(raw) && raw.resultType === "input_required"; round++) {
-      if (round > MAX_ROUNDS)
+    const requests = isRecord(raw.inputRequests) ? raw.inputRequests : {}
+    const answers: Record<string, unknown> = {}
+    for (const [key, entry] of Object.entries(requests)) {
+      const method = isRecord(entry) ? entry.method : undefined
+      if (method !== "elicitation/create")
         return yield* fail(
-          `The ${link.server} MCP server asked for input ${MAX_ROUNDS} times in one call of ${tool} without finishing; the call was stopped and its effect is unknown.`
+          `The ${link.server} MCP server asked this client for ${String(method)} during ${tool}, which it does not offer (only questions for the person); the call did not finish.`
         )
-      const requests = isRecord(raw.inputRequests) ? raw.inputRequests : {}
-      const answers: Record<string, unknown> = {}
-      for (const [key, entry] of Object.entries(requests)) {
-        const method = isRecord(entry) ? entry.method : undefined
-        if (method !== "elicitation/create")
-          return yield* fail(
-            `The ${link.server} MCP server asked this client for ${String(method)} during ${tool}, which it does not offer (only questions for the person); the call did not finish.`
-          )
-        const question = questionOf((entry as Record<string, unknown>).params)
-        if (typeof question === "string")
-          return yield* fail(
-            `The ${link.server} MCP server asked the person something during ${tool}, but the question is malformed (${question}); the call did not finish.`
-          )
-        const relayed = yield* relay(link.server, question, ask)
-        if (relayed._tag === "Refused") return yield* fail(relayed.message)
-        answers[key] = relayed.answer
-      }
-      if (Object.keys(answers).length === 0) yield* Effect.sleep(STATE_ONLY_PAUSE_MS)
-      raw = yield* send({
-        ...params,
-        ...(Object.keys(answers).length === 0 ? {} : { inputResponses: answers }),
-        // Sent back exactly as it came, and only when it came.
-        ...(typeof raw.requestState === "string" ? { requestState: raw.requestState } : {})
-      })
+      const question = questionOf((entry as Record<string, unknown>).params)
+      if (typeof question === "string")
+        return yield* fail(
+          `The ${link.server} MCP server asked the person something during ${tool}, but the question is malformed (${question}); the call did not finish.`
+        )
+      const relayed = yield* relay(link.server, question, ask)
+      if (relayed._tag === "Refused") return yield* fail(relayed.message)
+      answers[key] = relayed.answer
     }
-    return raw
-  })
+    if (Object.keys(answers).length === 0) yield* Effect.sleep(STATE_ONLY_PAUSE_MS)
+    raw = yield* send({
+      ...params,
+      ...(Object.keys(answers).length === 0 ? {} : { inputResponses: answers }),
+      // Sent back exactly as it came, and only when it came.
+      ...(typeof raw.requestState === "string" ? { requestState: raw.requestState } : {})
+    })
+  }
+  return raw
+})
 
 const NOBODY: Asker = () => Effect.succeed({ _tag: "Unavailable", reason: "this host has no way to ask the person" })
 

@@ -100,28 +100,27 @@ export const parseMcpServers = (value: unknown, source: string): Effect.Effect<M
  * Read as every config file is (src/config/read-file.ts): a dangling link, a FIFO or a
  * duplicate key is an error, not a silently empty list.
  */
-export const loadMcpServers = (
+export const loadMcpServers = Effect.fnUntraced(function* (
   root: string,
   configFile?: string
-): Effect.Effect<McpServers, McpConfigError, Path.Path | LocalFs> =>
-  Effect.gen(function* () {
-    const path = yield* Path.Path
-    const servers: Record<string, McpServerConfig> = {}
-    const sources: ReadonlyArray<readonly [string, boolean]> = [
-      [path.join(root, ".mcp.json"), false],
-      configFile === undefined ? [path.join(root, "freecode.json"), false] : [path.resolve(root, configFile), true]
-    ]
-    for (const [file, required] of sources) {
-      const json = yield* readJsonFile(file, required).pipe(
-        Effect.mapError((e) => new McpConfigError({ message: e.message }))
-      )
-      if (json === undefined) continue
-      if (!isRecord(json)) return yield* new McpConfigError({ message: `${file} must hold a JSON object.` })
-      if (json.mcpServers === undefined) continue
-      Object.assign(servers, yield* parseMcpServers(json.mcpServers, file))
-    }
-    return servers
-  })
+): Effect.fn.Return<McpServers, McpConfigError, Path.Path | LocalFs> {
+  const path = yield* Path.Path
+  const servers: Record<string, McpServerConfig> = {}
+  const sources: ReadonlyArray<readonly [string, boolean]> = [
+    [path.join(root, ".mcp.json"), false],
+    configFile === undefined ? [path.join(root, "freecode.json"), false] : [path.resolve(root, configFile), true]
+  ]
+  for (const [file, required] of sources) {
+    const json = yield* readJsonFile(file, required).pipe(
+      Effect.mapError((e) => new McpConfigError({ message: e.message }))
+    )
+    if (json === undefined) continue
+    if (!isRecord(json)) return yield* new McpConfigError({ message: `${file} must hold a JSON object.` })
+    if (json.mcpServers === undefined) continue
+    Object.assign(servers, yield* parseMcpServers(json.mcpServers, file))
+  }
+  return servers
+})
 
 const serverNames = (servers: McpServers) => Object.keys(servers).join(", ")
 

@@ -286,60 +286,58 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number, options: 
       })
   })
 
-  const startWith = (
+  const startWith = Effect.fnUntraced(function* (
     binding: StateBinding,
     request: RequestIo,
     run: (round: InputRoundShape, io: CallIo) => Effect.Effect<R>,
     presets: Array<Given>
-  ): Effect.Effect<HeldOutcome<R>> =>
-    Effect.gen(function* () {
-      const h: Held<R> = {
-        id: randomUUID(),
-        binding,
-        steps: yield* Queue.unbounded<Step<R>>(),
-        cancel: yield* Deferred.make<void>(),
-        fiber: undefined,
-        io: request,
-        pending: undefined,
-        expired: false,
-        timer: undefined,
-        started: false,
-        answers: [],
-        presets
-      }
-      const io: CallIo = {
-        onOutput: (chunk, offset) => h.io.onOutput(chunk, offset),
-        cancelled: Deferred.await(h.cancel)
-      }
-      held.set(h.id, h)
-      h.fiber = yield* Effect.forkDetach(
-        Effect.flatMap(run(roundOf(h), io), (result) => Queue.offer(h.steps, { _tag: "Done", result }))
-      )
-      return yield* answering(h, request, next(h))
-    })
+  ): Effect.fn.Return<HeldOutcome<R>> {
+    const h: Held<R> = {
+      id: randomUUID(),
+      binding,
+      steps: yield* Queue.unbounded<Step<R>>(),
+      cancel: yield* Deferred.make<void>(),
+      fiber: undefined,
+      io: request,
+      pending: undefined,
+      expired: false,
+      timer: undefined,
+      started: false,
+      answers: [],
+      presets
+    }
+    const io: CallIo = {
+      onOutput: (chunk, offset) => h.io.onOutput(chunk, offset),
+      cancelled: Deferred.await(h.cancel)
+    }
+    held.set(h.id, h)
+    h.fiber = yield* Effect.forkDetach(
+      Effect.flatMap(run(roundOf(h), io), (result) => Queue.offer(h.steps, { _tag: "Done", result }))
+    )
+    return yield* answering(h, request, next(h))
+  })
 
   /** Hands an answer to a call held here (its state already checked and used up). */
-  const answerHere = (
+  const answerHere = Effect.fnUntraced(function* (
     id: string,
     key: string,
     inputResponses: Record<string, unknown> | undefined,
     request: RequestIo
-  ): Effect.Effect<HeldOutcome<R>> =>
-    Effect.gen(function* () {
-      const h = held.get(id)
-      const asked = h?.pending
-      if (h === undefined || asked === undefined || asked.key !== key) {
-        return { _tag: "Refused", problem: "not-held", message: NOT_HELD } as const
-      }
-      const answer = elicitationAnswer(inputResponses?.[asked.key])
-      // No answer to the question asked: ask it again, under a new state.
-      if (answer === undefined) return inputRequired(h, asked)
-      h.pending = undefined
-      h.io = request
-      if (!h.started) h.answers.push({ form: formHash(asked.form), answer })
-      yield* Deferred.succeed(asked.reply, { _tag: "Answer", answer })
-      return yield* answering(h, request, next(h))
-    })
+  ): Effect.fn.Return<HeldOutcome<R>> {
+    const h = held.get(id)
+    const asked = h?.pending
+    if (h === undefined || asked === undefined || asked.key !== key) {
+      return { _tag: "Refused", problem: "not-held", message: NOT_HELD } as const
+    }
+    const answer = elicitationAnswer(inputResponses?.[asked.key])
+    // No answer to the question asked: ask it again, under a new state.
+    if (answer === undefined) return inputRequired(h, asked)
+    h.pending = undefined
+    h.io = request
+    if (!h.started) h.answers.push({ form: formHash(asked.form), answer })
+    yield* Deferred.succeed(asked.reply, { _tag: "Answer", answer })
+    return yield* answering(h, request, next(h))
+  })
 
   return {
     start: (binding, request, run) => startWith(binding, request, run, []),

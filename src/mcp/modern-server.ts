@@ -83,167 +83,163 @@ const canVisit = (ctx: ServerContext): boolean => {
  * With a shared store, the store's key and used-state record, so a retry may reach any replica;
  * else the state dir's key file and this process's record.
  */
-const signer = (system: ServedSystem, options: ModernOptions) =>
-  Effect.gen(function* () {
-    const store = Context.getOption(system as unknown as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
-    if (Option.isSome(store)) {
-      const sql = store.value
-      return yield* storedStateKey(sql).pipe(
-        Effect.map((key): RequestStates => makeRequestStates(key, sqlNonceStore(sql), options.now)),
-        Effect.result
-      )
-    }
-    const dir =
-      options.stateDir ??
-      (yield* stateDirConfig.pipe(
-        Effect.orElseSucceed(() => NodePath.join(homedir(), ".local", "state", "freecode-tools"))
-      ))
-    return yield* Effect.try({
-      try: (): RequestStates => makeRequestStates(loadStateKey(dir), memoryNonceStore(options.now), options.now),
-      catch: (e) => (e instanceof Error ? e.message : String(e))
-    }).pipe(Effect.result)
-  })
+const signer = Effect.fnUntraced(function* (system: ServedSystem, options: ModernOptions) {
+  const store = Context.getOption(system as unknown as Context.Context<SqlClient.SqlClient>, SqlClient.SqlClient)
+  if (Option.isSome(store)) {
+    const sql = store.value
+    return yield* storedStateKey(sql).pipe(
+      Effect.map((key): RequestStates => makeRequestStates(key, sqlNonceStore(sql), options.now)),
+      Effect.result
+    )
+  }
+  const dir =
+    options.stateDir ??
+    (yield* stateDirConfig.pipe(
+      Effect.orElseSucceed(() => NodePath.join(homedir(), ".local", "state", "freecode-tools"))
+    ))
+  return yield* Effect.try({
+    try: (): RequestStates => makeRequestStates(loadStateKey(dir), memoryNonceStore(options.now), options.now),
+    catch: (e) => (e instanceof Error ? e.message : String(e))
+  }).pipe(Effect.result)
+})
 
 /**
  * A factory of 2026-era servers over the system, all running calls under `sessionId`.
  * `toolsFound` is told when a tool_search found tools for the session (its list grew).
  */
-export const makeModernFactory = (
+export const makeModernFactory = Effect.fnUntraced(function* (
   system: ServedSystem,
   sessionId: string,
   options: ModernOptions,
   toolsFound: () => void
-) =>
-  Effect.gen(function* () {
-    const sdk = yield* Effect.promise(loadModernServer)
-    // The SDK's default validator, from the chunk the server side already loaded.
-    const { AjvJsonSchemaValidator } = yield* Effect.promise(
-      () => import("@modelcontextprotocol/server/validators/ajv")
-    )
-    const dispatcher = Context.get(system, Dispatcher)
-    const run = Effect.runPromiseWith(Context.merge(yield* Effect.context<never>(), system))
-    const surface = Context.getOption(system, ToolSurface)
-    const declared = Option.isSome(surface) ? surface.value.declared(sessionId) : dispatcher.tools
-    const expands = Option.isSome(surface) && surface.value.strategy === "expand"
-    const states = yield* signer(system, options)
-    const ttlMs = options.stateTtlMs ?? DEFAULT_STATE_TTL_MS
-    // With a shared store, a retry for a call held on another replica is run again here or
-    // handed to it (held-calls.ts, held-handoff.ts).
-    const handoff =
-      states._tag === "Success" ? yield* makeHeldHandoff(system as unknown as Context.Context<never>, ttlMs) : undefined
-    const held =
-      states._tag === "Success"
-        ? makeHeldCalls<ToolResult>(
-            states.success,
-            ttlMs,
-            handoff === undefined
-              ? {}
-              : { place: handoff.place, forward: handoff.forward, dropElsewhere: handoff.dropElsewhere }
-          )
-        : undefined
-    if (held !== undefined) yield* Effect.addFinalizer(() => held.close)
-    const callPrefix = randomPrefix()
-    let calls = 0
-
-    /** An outcome as the wire carries it (a refusal is an error, below). */
-    const asWire = (outcome: HeldOutcome<ToolResult>): unknown => {
-      if (outcome._tag === "Result") return toCallToolResult(outcome.result)
-      if (outcome._tag === "Wire") return outcome.wire
-      if (outcome._tag === "InputRequired") {
-        return {
-          resultType: "input_required",
-          inputRequests: outcome.inputRequests,
-          requestState: outcome.requestState
-        }
-      }
-      return undefined
-    }
-    const wire = (outcome: HeldOutcome<ToolResult>) => {
-      if (outcome._tag !== "Refused") return asWire(outcome)
-      // The program was lost with its replica: not a bad state, a server that is gone.
-      const lost = outcome.problem === "replica-lost" || outcome.problem === "replica-lost-after-answer"
-      throw new sdk.ProtocolError(lost ? -32603 : -32602, outcome.message, {
-        reason: lost ? "replica_lost" : "invalid_request_state",
-        problem: outcome.problem
-      })
-    }
-    if (held !== undefined && handoff !== undefined) yield* handoff.serve(held, asWire)
-
-    const factory = (): ModernServer => {
-      const server = new sdk.Server(SERVER_INFO, {
-        capabilities: { tools: { listChanged: true }, logging: {} },
-        jsonSchemaValidator: validatorOnFirstUse(() => new AjvJsonSchemaValidator()),
-        instructions: INSTRUCTIONS
-      })
-      // Cacheable for a minute, per principal: a change within it reaches every listening client
-      // as list_changed, which drops the cached list.
-      server.setRequestHandler("tools/list", () =>
-        run(
-          Effect.map(declared, (tools) => ({
-            tools: tools.map(toMcpTool) as never,
-            ttlMs: TOOL_LIST_TTL_MS,
-            cacheScope: "private" as const
-          }))
+) {
+  const sdk = yield* Effect.promise(loadModernServer)
+  // The SDK's default validator, from the chunk the server side already loaded.
+  const { AjvJsonSchemaValidator } = yield* Effect.promise(() => import("@modelcontextprotocol/server/validators/ajv"))
+  const dispatcher = Context.get(system, Dispatcher)
+  const run = Effect.runPromiseWith(Context.merge(yield* Effect.context<never>(), system))
+  const surface = Context.getOption(system, ToolSurface)
+  const declared = Option.isSome(surface) ? surface.value.declared(sessionId) : dispatcher.tools
+  const expands = Option.isSome(surface) && surface.value.strategy === "expand"
+  const states = yield* signer(system, options)
+  const ttlMs = options.stateTtlMs ?? DEFAULT_STATE_TTL_MS
+  // With a shared store, a retry for a call held on another replica is run again here or
+  // handed to it (held-calls.ts, held-handoff.ts).
+  const handoff =
+    states._tag === "Success" ? yield* makeHeldHandoff(system as unknown as Context.Context<never>, ttlMs) : undefined
+  const held =
+    states._tag === "Success"
+      ? makeHeldCalls<ToolResult>(
+          states.success,
+          ttlMs,
+          handoff === undefined
+            ? {}
+            : { place: handoff.place, forward: handoff.forward, dropElsewhere: handoff.dropElsewhere }
         )
-      )
-      server.setRequestHandler("tools/call", (request, ctx) => {
-        const { name, args } = callParams(request.params)
-        const callId = `mcp_${String(ctx.mcpReq.id)}_${callPrefix}${(calls++).toString(36)}`
-        const progressToken = request.params._meta?.progressToken
-        const io: RequestIo = {
-          onOutput: (chunk, offset) => {
-            ctx.mcpReq.log("info", chunk, name).catch(() => undefined)
-            if (progressToken === undefined) return
-            ctx.mcpReq
-              .notify({ method: "notifications/progress", params: { progressToken, progress: offset + chunk.length } })
-              .catch(() => undefined)
-          },
-          canElicit: canElicit(ctx),
-          canVisit: canVisit(ctx),
-          signal: ctx.mcpReq.signal
-        }
-        const binding = { tool: name, args, client: clientOf(ctx) }
-        const dispatched = (io: { onOutput: RequestIo["onOutput"]; cancelled: Effect.Effect<void> }) => {
-          const result = dispatcher.dispatch(
-            { id: callId, name, args },
-            { sessionId, cancelled: io.cancelled, onOutput: io.onOutput }
-          )
-          return expands
-            ? Effect.tap(result, (r) =>
-                Effect.sync(() => {
-                  if (r.tool === "tool_search" && r.status === "ok") toolsFound()
-                })
-              )
-            : result
-        }
-        const state = ctx.mcpReq.requestState()
-        if (held === undefined) {
-          // No signer: the call runs, and whatever would ask the person is refused saying why.
-          const reason = `the key that signs approvals cannot be used (${states._tag === "Failure" ? states.failure : ""})`
-          const cancelled = Effect.callback<void>((resume) => {
-            if (io.signal.aborted) return resume(Effect.void)
-            io.signal.addEventListener("abort", () => resume(Effect.void), { once: true })
-          })
-          return run(
-            Effect.map(
-              Effect.provideService(dispatched({ onOutput: io.onOutput, cancelled }), InputRound, {
-                elicit: () => Effect.succeed({ _tag: "Unavailable", reason })
-              }),
-              toCallToolResult
-            )
-          ) as never
-        }
-        const runCall = (round: InputRoundShape, callIo: CallIo) =>
-          Effect.provideService(dispatched(callIo), InputRound, round)
-        const outcome =
-          typeof state === "string"
-            ? held.resume(binding, state, ctx.mcpReq.inputResponses, io, runCall)
-            : held.start(binding, io, runCall)
-        return run(Effect.map(outcome, wire)) as never
-      })
-      return server
+      : undefined
+  if (held !== undefined) yield* Effect.addFinalizer(() => held.close)
+  const callPrefix = randomPrefix()
+  let calls = 0
+
+  /** An outcome as the wire carries it (a refusal is an error, below). */
+  const asWire = (outcome: HeldOutcome<ToolResult>): unknown => {
+    if (outcome._tag === "Result") return toCallToolResult(outcome.result)
+    if (outcome._tag === "Wire") return outcome.wire
+    if (outcome._tag === "InputRequired") {
+      return {
+        resultType: "input_required",
+        inputRequests: outcome.inputRequests,
+        requestState: outcome.requestState
+      }
     }
-    return { factory, held }
-  })
+    return undefined
+  }
+  const wire = (outcome: HeldOutcome<ToolResult>) => {
+    if (outcome._tag !== "Refused") return asWire(outcome)
+    // The program was lost with its replica: not a bad state, a server that is gone.
+    const lost = outcome.problem === "replica-lost" || outcome.problem === "replica-lost-after-answer"
+    throw new sdk.ProtocolError(lost ? -32603 : -32602, outcome.message, {
+      reason: lost ? "replica_lost" : "invalid_request_state",
+      problem: outcome.problem
+    })
+  }
+  if (held !== undefined && handoff !== undefined) yield* handoff.serve(held, asWire)
+
+  const factory = (): ModernServer => {
+    const server = new sdk.Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      jsonSchemaValidator: validatorOnFirstUse(() => new AjvJsonSchemaValidator()),
+      instructions: INSTRUCTIONS
+    })
+    // Cacheable for a minute, per principal: a change within it reaches every listening client
+    // as list_changed, which drops the cached list.
+    server.setRequestHandler("tools/list", () =>
+      run(
+        Effect.map(declared, (tools) => ({
+          tools: tools.map(toMcpTool) as never,
+          ttlMs: TOOL_LIST_TTL_MS,
+          cacheScope: "private" as const
+        }))
+      )
+    )
+    server.setRequestHandler("tools/call", (request, ctx) => {
+      const { name, args } = callParams(request.params)
+      const callId = `mcp_${String(ctx.mcpReq.id)}_${callPrefix}${(calls++).toString(36)}`
+      const progressToken = request.params._meta?.progressToken
+      const io: RequestIo = {
+        onOutput: (chunk, offset) => {
+          ctx.mcpReq.log("info", chunk, name).catch(() => undefined)
+          if (progressToken === undefined) return
+          ctx.mcpReq
+            .notify({ method: "notifications/progress", params: { progressToken, progress: offset + chunk.length } })
+            .catch(() => undefined)
+        },
+        canElicit: canElicit(ctx),
+        canVisit: canVisit(ctx),
+        signal: ctx.mcpReq.signal
+      }
+      const binding = { tool: name, args, client: clientOf(ctx) }
+      const dispatched = (io: { onOutput: RequestIo["onOutput"]; cancelled: Effect.Effect<void> }) => {
+        const result = dispatcher.dispatch(
+          { id: callId, name, args },
+          { sessionId, cancelled: io.cancelled, onOutput: io.onOutput }
+        )
+        return expands
+          ? Effect.tap(result, (r) =>
+              Effect.sync(() => {
+                if (r.tool === "tool_search" && r.status === "ok") toolsFound()
+              })
+            )
+          : result
+      }
+      const state = ctx.mcpReq.requestState()
+      if (held === undefined) {
+        // No signer: the call runs, and whatever would ask the person is refused saying why.
+        const reason = `the key that signs approvals cannot be used (${states._tag === "Failure" ? states.failure : ""})`
+        const cancelled = Effect.callback<void>((resume) => {
+          if (io.signal.aborted) return resume(Effect.void)
+          io.signal.addEventListener("abort", () => resume(Effect.void), { once: true })
+        })
+        return run(
+          Effect.map(
+            Effect.provideService(dispatched({ onOutput: io.onOutput, cancelled }), InputRound, {
+              elicit: () => Effect.succeed({ _tag: "Unavailable", reason })
+            }),
+            toCallToolResult
+          )
+        ) as never
+      }
+      const runCall = (round: InputRoundShape, callIo: CallIo) =>
+        Effect.provideService(dispatched(callIo), InputRound, round)
+      const outcome =
+        typeof state === "string"
+          ? held.resume(binding, state, ctx.mcpReq.inputResponses, io, runCall)
+          : held.start(binding, io, runCall)
+      return run(Effect.map(outcome, wire)) as never
+    })
+    return server
+  }
+  return { factory, held }
+})
 
 const randomPrefix = () => Math.random().toString(36).slice(2, 10)

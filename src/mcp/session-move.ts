@@ -108,217 +108,215 @@ const syntheticPost = (sessionId: string | undefined, version: string | undefine
  * The moving side for a system with a shared store, or undefined without one (then nothing
  * changes: sessions stay with the replica that initialized them).
  */
-export const sessionMoving = (
+export const sessionMoving = Effect.fnUntraced(function* (
   system: Context.Context<never>,
   auth: HttpAuth,
-  /** Ends this replica's copy of a session another replica's client ended. */
   endHere: (sessionId: string) => void
-): Effect.Effect<SessionMoving | undefined, never, Scope.Scope> =>
-  Effect.gen(function* () {
-    const shared = sharedStoreOf(system)
-    if (shared === undefined) return undefined
-    const { sql, lease } = shared
-    const workspace = lease.workspace
-    const run = Effect.runPromiseWith(yield* Effect.context<never>())
-    const now = () => Date.now()
+): Effect.fn.Return<SessionMoving | undefined, never, Scope.Scope> {
+  const shared = sharedStoreOf(system)
+  if (shared === undefined) return undefined
+  const { sql, lease } = shared
+  const workspace = lease.workspace
+  const run = Effect.runPromiseWith(yield* Effect.context<never>())
+  const now = () => Date.now()
 
-    const store = (): EventStore & { bind: (sessionId: string) => void } => {
-      let session: string | undefined
-      let stored = 0
-      const streamOf = (eventId: string) =>
-        /^\d{1,18}$/.test(eventId) && session !== undefined
-          ? Effect.map(
-              sql<{
-                stream_id: string
-              }>`SELECT stream_id FROM fc_mcp_events WHERE id = ${Number(eventId)} AND session_id = ${session}`,
-              (rows) => rows[0]?.stream_id
-            )
-          : Effect.succeed(undefined)
-      return {
-        bind: (id) => {
-          session = id
-        },
-        storeEvent: (streamId, message) =>
-          run(
-            Effect.gen(function* () {
-              if (session === undefined) return yield* Effect.die(new Error("an event before the session had an id"))
-              const rows = yield* sql<{
-                id: number | string
-              }>`INSERT INTO fc_mcp_events (session_id, stream_id, message, created_at)
-                SELECT ${session}, ${streamId}, ${JSON.stringify(message)}, ${now()} ${lease.held} RETURNING id`
-              yield* lease.expectHeld(rows)
-              if (++stored % 100 === 0) {
-                yield* sql`DELETE FROM fc_mcp_events WHERE session_id = ${session} AND id <= ${Number(rows[0]!.id) - EVENTS_KEPT}`
-              }
-              return String(rows[0]!.id)
-            })
-          ),
-        getStreamIdForEventId: (eventId) => run(streamOf(eventId)),
-        replayEventsAfter: (lastEventId, { send }) =>
-          run(
-            Effect.gen(function* () {
-              const streamId = yield* streamOf(lastEventId)
-              if (streamId === undefined) return ""
-              const rows = yield* sql<{ id: number | string; message: string }>`SELECT id, message FROM fc_mcp_events
-                WHERE session_id = ${session!} AND stream_id = ${streamId} AND id > ${Number(lastEventId)} ORDER BY id`
-              for (const row of rows) {
-                const message = JSON.parse(row.message) as JSONRPCMessage
-                // A priming event (`{}`) only carried its id; the client has one.
-                if (!("jsonrpc" in message)) continue
-                yield* Effect.promise(() => send(String(row.id), message))
-              }
-              return streamId
-            })
+  const store = (): EventStore & { bind: (sessionId: string) => void } => {
+    let session: string | undefined
+    let stored = 0
+    const streamOf = (eventId: string) =>
+      /^\d{1,18}$/.test(eventId) && session !== undefined
+        ? Effect.map(
+            sql<{
+              stream_id: string
+            }>`SELECT stream_id FROM fc_mcp_events WHERE id = ${Number(eventId)} AND session_id = ${session}`,
+            (rows) => rows[0]?.stream_id
           )
-      }
-    }
-
-    // Sessions the store holds that this replica serves, and when it last said they are in use.
-    const touched = new Map<string, number>()
-    const touch = (sessionId: string) => {
-      const last = touched.get(sessionId)
-      if (last === undefined || now() - last < TOUCH_EVERY_MS) return
-      touched.set(sessionId, now())
-      void run(
-        sql<{ ok: number }>`UPDATE fc_sessions SET seen_at = ${now()}
-          WHERE session_id = ${sessionId} AND workspace = ${workspace} RETURNING 1 AS ok`.pipe(
-          // Gone from the store: its client ended it through another replica.
-          Effect.flatMap((rows) => (rows.length === 0 ? Effect.sync(() => ended(sessionId)) : Effect.void)),
-          Effect.ignore
-        )
-      )
-    }
-    const ended = (sessionId: string) => {
-      if (!touched.delete(sessionId)) return
-      endHere(sessionId)
-    }
-
-    // On PostgreSQL a session ended on one replica is announced to the others, which end their
-    // copies at once; elsewhere (one machine's node:sqlite) the next minute's touch finds it gone.
-    const pg = "listen" in sql && "notify" in sql ? (sql as unknown as PgListen) : undefined
-    if (pg !== undefined) {
-      const listenOnce = Effect.scoped(
-        Effect.gen(function* () {
-          const queue = yield* pg.listen(SESSIONS_CHANNEL)
-          while (true) ended((yield* Queue.take(queue)).payload)
-        })
-      ).pipe(Effect.ignoreCause)
-      yield* Effect.forkScoped(Effect.forever(Effect.andThen(listenOnce, Effect.sleep(200))))
-    }
-
-    const forgetting = (sessionId: string) =>
-      Effect.andThen(
-        sql`DELETE FROM fc_sessions WHERE session_id = ${sessionId}`,
-        sql`DELETE FROM fc_mcp_events WHERE session_id = ${sessionId}`
-      ).pipe(Effect.andThen(pg === undefined ? Effect.void : Effect.ignore(pg.notify(SESSIONS_CHANNEL, sessionId))))
-
-    // Sessions nobody used for the TTL go, with their events.
-    yield* Effect.forkScoped(
-      Effect.repeat(
-        Effect.ignore(
+        : Effect.succeed(undefined)
+    return {
+      bind: (id) => {
+        session = id
+      },
+      storeEvent: (streamId, message) =>
+        run(
           Effect.gen(function* () {
-            const old = yield* sql<{ session_id: string }>`SELECT session_id FROM fc_sessions
-              WHERE workspace = ${workspace} AND seen_at < ${now() - STORED_SESSION_TTL_MS}`
-            for (const { session_id } of old) yield* forgetting(session_id)
+            if (session === undefined) return yield* Effect.die(new Error("an event before the session had an id"))
+            const rows = yield* sql<{
+              id: number | string
+            }>`INSERT INTO fc_mcp_events (session_id, stream_id, message, created_at)
+                SELECT ${session}, ${streamId}, ${JSON.stringify(message)}, ${now()} ${lease.held} RETURNING id`
+            yield* lease.expectHeld(rows)
+            if (++stored % 100 === 0) {
+              yield* sql`DELETE FROM fc_mcp_events WHERE session_id = ${session} AND id <= ${Number(rows[0]!.id) - EVENTS_KEPT}`
+            }
+            return String(rows[0]!.id)
           })
         ),
-        Schedule.spaced(STORED_SESSION_TTL_MS / 3)
+      getStreamIdForEventId: (eventId) => run(streamOf(eventId)),
+      replayEventsAfter: (lastEventId, { send }) =>
+        run(
+          Effect.gen(function* () {
+            const streamId = yield* streamOf(lastEventId)
+            if (streamId === undefined) return ""
+            const rows = yield* sql<{ id: number | string; message: string }>`SELECT id, message FROM fc_mcp_events
+                WHERE session_id = ${session!} AND stream_id = ${streamId} AND id > ${Number(lastEventId)} ORDER BY id`
+            for (const row of rows) {
+              const message = JSON.parse(row.message) as JSONRPCMessage
+              // A priming event (`{}`) only carried its id; the client has one.
+              if (!("jsonrpc" in message)) continue
+              yield* Effect.promise(() => send(String(row.id), message))
+            }
+            return streamId
+          })
+        )
+    }
+  }
+
+  // Sessions the store holds that this replica serves, and when it last said they are in use.
+  const touched = new Map<string, number>()
+  const touch = (sessionId: string) => {
+    const last = touched.get(sessionId)
+    if (last === undefined || now() - last < TOUCH_EVERY_MS) return
+    touched.set(sessionId, now())
+    void run(
+      sql<{ ok: number }>`UPDATE fc_sessions SET seen_at = ${now()}
+          WHERE session_id = ${sessionId} AND workspace = ${workspace} RETURNING 1 AS ok`.pipe(
+        // Gone from the store: its client ended it through another replica.
+        Effect.flatMap((rows) => (rows.length === 0 ? Effect.sync(() => ended(sessionId)) : Effect.void)),
+        Effect.ignore
       )
     )
+  }
+  const ended = (sessionId: string) => {
+    if (!touched.delete(sessionId)) return
+    endHere(sessionId)
+  }
 
-    const restoring = new Map<string, Promise<{ transport: MovableTransport; server: Server } | undefined>>()
-
-    const restoreOnce = async (
-      sessionId: string,
-      connect: (transport: WebStandardStreamableHTTPServerTransport) => Promise<Server>
-    ) => {
-      const rows = await run(
-        sql<{
-          era: string
-          client_info: string
-          capabilities: string
-          seen_at: number | string
-        }>`SELECT era, client_info, capabilities, seen_at
-          FROM fc_sessions WHERE session_id = ${sessionId} AND workspace = ${workspace}`
-      )
-      const row = rows[0]
-      if (row === undefined) return undefined
-      if (Number(row.seen_at) < now() - STORED_SESSION_TTL_MS) {
-        await run(Effect.ignore(forgetting(sessionId)))
-        return undefined
-      }
-      const { WebStandardStreamableHTTPServerTransport } = await webTransport()
-      const events = store()
-      events.bind(sessionId)
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => sessionId,
-        eventStore: events
+  // On PostgreSQL a session ended on one replica is announced to the others, which end their
+  // copies at once; elsewhere (one machine's node:sqlite) the next minute's touch finds it gone.
+  const pg = "listen" in sql && "notify" in sql ? (sql as unknown as PgListen) : undefined
+  if (pg !== undefined) {
+    const listenOnce = Effect.scoped(
+      Effect.gen(function* () {
+        const queue = yield* pg.listen(SESSIONS_CHANNEL)
+        while (true) ended((yield* Queue.take(queue)).payload)
       })
-      const server = await connect(transport)
-      const initialize = {
-        jsonrpc: "2.0",
-        id: "replica-restore",
-        method: "initialize",
-        params: {
-          protocolVersion: row.era,
-          clientInfo: JSON.parse(row.client_info) as unknown,
-          capabilities: JSON.parse(row.capabilities) as unknown
-        }
-      }
-      const answer = await transport.handleRequest(syntheticPost(undefined, undefined, initialize))
-      await answer.text()
-      if (!answer.ok || transport.sessionId !== sessionId) {
-        await transport.close().catch(() => undefined)
-        return undefined
-      }
-      const ready = await transport.handleRequest(
-        syntheticPost(sessionId, row.era, { jsonrpc: "2.0", method: "notifications/initialized" })
-      )
-      await ready.text()
-      touched.set(sessionId, 0)
-      touch(sessionId)
-      const movable: MovableTransport = {
-        handleRequest: async (req, res, body) => {
-          const request = toWebRequest(req, body === undefined ? undefined : JSON.stringify(body))
-          await sendWebResponse(await transport.handleRequest(request, { parsedBody: body }), res)
-        },
-        close: () => transport.close()
-      }
-      return { transport: movable, server }
-    }
+    ).pipe(Effect.ignoreCause)
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(listenOnce, Effect.sleep(200))))
+  }
 
-    const moving: SessionMoving = {
-      modernSessionId: modernSessionIdFor(auth),
-      eventStore: store,
-      remember: (sessionId, initialize) => {
-        const params = initializeParams(initialize)
-        if (params === undefined) return Promise.resolve()
-        return run(
-          sql`INSERT INTO fc_sessions (session_id, workspace, era, client_info, capabilities, created_at, seen_at)
+  const forgetting = (sessionId: string) =>
+    Effect.andThen(
+      sql`DELETE FROM fc_sessions WHERE session_id = ${sessionId}`,
+      sql`DELETE FROM fc_mcp_events WHERE session_id = ${sessionId}`
+    ).pipe(Effect.andThen(pg === undefined ? Effect.void : Effect.ignore(pg.notify(SESSIONS_CHANNEL, sessionId))))
+
+  // Sessions nobody used for the TTL go, with their events.
+  yield* Effect.forkScoped(
+    Effect.repeat(
+      Effect.ignore(
+        Effect.gen(function* () {
+          const old = yield* sql<{ session_id: string }>`SELECT session_id FROM fc_sessions
+              WHERE workspace = ${workspace} AND seen_at < ${now() - STORED_SESSION_TTL_MS}`
+          for (const { session_id } of old) yield* forgetting(session_id)
+        })
+      ),
+      Schedule.spaced(STORED_SESSION_TTL_MS / 3)
+    )
+  )
+
+  const restoring = new Map<string, Promise<{ transport: MovableTransport; server: Server } | undefined>>()
+
+  const restoreOnce = async (
+    sessionId: string,
+    connect: (transport: WebStandardStreamableHTTPServerTransport) => Promise<Server>
+  ) => {
+    const rows = await run(
+      sql<{
+        era: string
+        client_info: string
+        capabilities: string
+        seen_at: number | string
+      }>`SELECT era, client_info, capabilities, seen_at
+          FROM fc_sessions WHERE session_id = ${sessionId} AND workspace = ${workspace}`
+    )
+    const row = rows[0]
+    if (row === undefined) return undefined
+    if (Number(row.seen_at) < now() - STORED_SESSION_TTL_MS) {
+      await run(Effect.ignore(forgetting(sessionId)))
+      return undefined
+    }
+    const { WebStandardStreamableHTTPServerTransport } = await webTransport()
+    const events = store()
+    events.bind(sessionId)
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => sessionId,
+      eventStore: events
+    })
+    const server = await connect(transport)
+    const initialize = {
+      jsonrpc: "2.0",
+      id: "replica-restore",
+      method: "initialize",
+      params: {
+        protocolVersion: row.era,
+        clientInfo: JSON.parse(row.client_info) as unknown,
+        capabilities: JSON.parse(row.capabilities) as unknown
+      }
+    }
+    const answer = await transport.handleRequest(syntheticPost(undefined, undefined, initialize))
+    await answer.text()
+    if (!answer.ok || transport.sessionId !== sessionId) {
+      await transport.close().catch(() => undefined)
+      return undefined
+    }
+    const ready = await transport.handleRequest(
+      syntheticPost(sessionId, row.era, { jsonrpc: "2.0", method: "notifications/initialized" })
+    )
+    await ready.text()
+    touched.set(sessionId, 0)
+    touch(sessionId)
+    const movable: MovableTransport = {
+      handleRequest: async (req, res, body) => {
+        const request = toWebRequest(req, body === undefined ? undefined : JSON.stringify(body))
+        await sendWebResponse(await transport.handleRequest(request, { parsedBody: body }), res)
+      },
+      close: () => transport.close()
+    }
+    return { transport: movable, server }
+  }
+
+  const moving: SessionMoving = {
+    modernSessionId: modernSessionIdFor(auth),
+    eventStore: store,
+    remember: (sessionId, initialize) => {
+      const params = initializeParams(initialize)
+      if (params === undefined) return Promise.resolve()
+      return run(
+        sql`INSERT INTO fc_sessions (session_id, workspace, era, client_info, capabilities, created_at, seen_at)
             SELECT ${sessionId}, ${workspace}, ${String(params.protocolVersion ?? "")}, ${JSON.stringify(params.clientInfo ?? {})},
               ${JSON.stringify(params.capabilities ?? {})}, ${now()}, ${now()} ${lease.held} RETURNING 1 AS ok`.pipe(
-            Effect.flatMap(lease.expectHeld),
-            Effect.andThen(Effect.sync(() => void touched.set(sessionId, now()))),
-            Effect.catchCause((cause) =>
-              Effect.logWarning(
-                `MCP session ${sessionId} could not be shared (${String(cause).split("\n")[0]}): only this replica can continue it`
-              )
+          Effect.flatMap(lease.expectHeld),
+          Effect.andThen(Effect.sync(() => void touched.set(sessionId, now()))),
+          Effect.catchCause((cause) =>
+            Effect.logWarning(
+              `MCP session ${sessionId} could not be shared (${String(cause).split("\n")[0]}): only this replica can continue it`
             )
           )
         )
-      },
-      restore: (sessionId, connect) => {
-        const pending = restoring.get(sessionId)
-        if (pending !== undefined) return pending
-        const started = restoreOnce(sessionId, connect).finally(() => restoring.delete(sessionId))
-        restoring.set(sessionId, started)
-        return started
-      },
-      touch,
-      forget: (sessionId) => {
-        touched.delete(sessionId)
-        return run(Effect.ignore(forgetting(sessionId)))
-      }
+      )
+    },
+    restore: (sessionId, connect) => {
+      const pending = restoring.get(sessionId)
+      if (pending !== undefined) return pending
+      const started = restoreOnce(sessionId, connect).finally(() => restoring.delete(sessionId))
+      restoring.set(sessionId, started)
+      return started
+    },
+    touch,
+    forget: (sessionId) => {
+      touched.delete(sessionId)
+      return run(Effect.ignore(forgetting(sessionId)))
     }
-    return moving
-  })
+  }
+  return moving
+})

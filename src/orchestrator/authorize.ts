@@ -73,11 +73,14 @@ export const nobodyToAsk: Approval["Service"] = {
  * held for a 2026-era MCP client (an InputRound): its question goes back in its result and the
  * client asks its person, so a call whose client never retries must not hold up the others.
  */
-const ask = (gates: Gates, context: CallContext, q: ApprovalQuestion): Effect.Effect<ApprovalAnswer> =>
-  Effect.gen(function* () {
-    const asking = askAnyone(gates, context, q)
-    return yield* (yield* InputRound) === undefined ? Semaphore.withPermit(gates.person, asking) : asking
-  })
+const ask = Effect.fnUntraced(function* (
+  gates: Gates,
+  context: CallContext,
+  q: ApprovalQuestion
+): Effect.fn.Return<ApprovalAnswer> {
+  const asking = askAnyone(gates, context, q)
+  return yield* (yield* InputRound) === undefined ? Semaphore.withPermit(gates.person, asking) : asking
+})
 
 const askAnyone = (gates: Gates, context: CallContext, q: ApprovalQuestion): Effect.Effect<ApprovalAnswer> =>
   context.approve !== undefined

@@ -11,85 +11,51 @@
  *   build (result.ts)         the ToolResult
  *   publish (publish.ts)      events
  *
- * What differs between callers is a Route: where names resolve (a Catalog) and the gates a
- * call passes (the engine under its profiles, the hooks, the Approval). The Dispatcher's carries
- * the permission engine, the hooks and the system's Approval; `ungated` (what
- * `Orchestrator.execute` uses) carries the allow-all engine, no hooks and nobody to ask, so
- * authorize runs the same steps on every route and only the tool's own checks can refuse.
- * Routes are values made once per dispatcher or surface and handed to the door, not provided
- * in the Effect context per call (tried: with that, the ungated no-op call took 29% more CPU
- * in bench/cold-ab.ts, VIA=orchestrator).
+ * What differs between callers is a Route (route.ts): where names resolve (a Catalog) and the
+ * gates a call passes (the engine under its profiles, the hooks, the Approval). A door is built
+ * for one route, once, taking it from context (`CallPath.door`): the Dispatcher's on
+ * `Route.gated` (the permission engine, the hooks and the system's Approval), the
+ * Orchestrator's on `Route.ungated` (the allow-all engine, no hooks, nobody to ask), so
+ * authorize runs the same steps on every route and only the tool's own checks can refuse there.
+ * A call pays nothing to find its gates: they are the door's.
  * Nothing lossy happens before the put. Every failure becomes a ToolResult; none escapes.
  */
 import { Context, Effect, FileSystem, Layer, Result, Semaphore, Tracer } from "effect"
 import { EVENT_WINDOW_CHARS, ToolEvents } from "../events/events.ts"
-import { type Hooks, hooksOf } from "../hooks/hooks.ts"
 import { compressEnabledConfig } from "../output/compress/index.ts"
 import { OutputConfig } from "../output/config.ts"
 import { OutputStore } from "../output/store.ts"
-import { allowAllEngine } from "../permission/allow-all.ts"
-import type { Approval } from "../permission/approval.ts"
-import type { PermissionEngineShape, Policy } from "../permission/engine.ts"
 import { InputRound } from "../prompt/input-round.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import type { ToolCall, ToolResult } from "../tool/result.ts"
 import type { Operation, Searchability, Tool, ToolContext } from "../tool/tool.ts"
 import { Workspace } from "../tool/workspace.ts"
 import { attempt } from "./attempt.ts"
-import {
-  authorize,
-  type GateState,
-  type Gates,
-  gateMetadata,
-  nobodyToAsk,
-  reported,
-  type Verdict
-} from "./authorize.ts"
+import { authorize, type GateState, type Gates, gateMetadata, reported, type Verdict } from "./authorize.ts"
 import { runInBatches } from "./batching.ts"
 import { conclude, type Finishing, type Opened } from "./conclude.ts"
 import type { CallContext } from "./context.ts"
 import { liveOutput } from "./live.ts"
 import { type Catalog, prepare } from "./prepare.ts"
 import { announce, type EventBase, type EventSink, showLive } from "./publish.ts"
+import { Route, type RouteShape, registryCatalog } from "./route.ts"
 
-/** Where a call's name resolves and which gates it passes. */
-export interface Route {
-  readonly catalog: Catalog
-  readonly gates: Gates
+/** One door: a route's calls, run through every stage. */
+export interface Door {
+  /** Runs one call. */
+  readonly run: (call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
+  /** Runs one call with its name resolved in `catalog` (a surface's), on the same gates. */
+  readonly runIn: (catalog: Catalog, call: ToolCall, context: CallContext) => Effect.Effect<ToolResult>
+  /** Runs one turn's calls in planned batches; results come back in call order. */
+  readonly runBatch: (calls: ReadonlyArray<ToolCall>, context: CallContext) => Effect.Effect<ReadonlyArray<ToolResult>>
 }
-
-/**
- * What a route is made of; what is left out lets everything by: the allow-all engine (the
- * tool's own checks alone), no hooks, nobody to ask.
- */
-export interface RouteOptions {
-  readonly catalog?: Catalog
-  readonly engine?: PermissionEngineShape
-  readonly chain?: ReadonlyArray<Policy>
-  readonly hooks?: Hooks["Service"]
-  readonly approval?: Approval["Service"]
-}
-
-/** The registry as a catalog: exact ids, wrong-case names repaired, no strict-null reading. */
-export const registryCatalog = (registry: ToolRegistry["Service"]): Catalog => ({
-  find: (name) => registry.lookup(name),
-  names: () => registry.toolsNow().map((t) => t.id),
-  strictNulls: false
-})
 
 export interface CallPathShape {
-  /** Runs one call on a route. */
-  readonly run: (call: ToolCall, context: CallContext, route: Route) => Effect.Effect<ToolResult>
-  /** Runs one turn's calls on a route in planned batches; results come back in call order. */
-  readonly runBatch: (
-    calls: ReadonlyArray<ToolCall>,
-    context: CallContext,
-    route: Route
-  ) => Effect.Effect<ReadonlyArray<ToolResult>>
-  /** A route over this system (its root; one person asked at a time across all its routes). */
-  readonly route: (options: RouteOptions) => Route
-  /** The registry with the tool's own checks alone: the allow-all engine, no hooks, nobody to ask. */
-  readonly ungated: Route
+  /**
+   * The door for the Route in context, read once here (one person asked at a time across all
+   * the doors of this system).
+   */
+  readonly door: Effect.Effect<Door, never, Route>
 }
 
 const NONE: Readonly<Record<string, unknown>> = {}
@@ -130,9 +96,6 @@ const toolStarts: Effect.Effect<void> = Effect.flatMap(Effect.service(InputRound
   round?.started === undefined ? Effect.void : round.started
 )
 
-/** No hooks: a real Hooks value with none configured. */
-const NO_HOOKS = hooksOf([])
-
 const NO_OPERATIONS: ReadonlyArray<Operation> = []
 const NO_PATHS: ReadonlyArray<string> = []
 
@@ -169,18 +132,7 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
       const compress = yield* compressEnabledConfig
       const fs = yield* FileSystem.FileSystem
 
-      const route = (options: RouteOptions): Route => ({
-        catalog: options.catalog ?? registryCatalog(registry),
-        gates: {
-          root,
-          engine: options.engine ?? allowAllEngine,
-          chain: options.chain ?? [],
-          hooks: options.hooks ?? NO_HOOKS,
-          approval: options.approval ?? nobodyToAsk,
-          person
-        }
-      })
-      const ungated = route({})
+      const registered = registryCatalog(registry)
 
       const open = (call: ToolCall, context: CallContext, started: number, id: string, tool: Tool | undefined) => {
         const base: EventBase =
@@ -218,14 +170,16 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
         // (Guarded here, not run as a no-op: most calls have no listener.)
         events.listening() ? Effect.andThen(announce(sink, opened.base, input, paths, operations), next) : next
 
-      const run = (call: ToolCall, context: CallContext, r: Route): Effect.Effect<ToolResult> =>
-        traced(call, unTraced(call, context, r))
-
-      const unTraced = (call: ToolCall, context: CallContext, r: Route): Effect.Effect<ToolResult> =>
+      const unTraced = (
+        call: ToolCall,
+        context: CallContext,
+        catalog: Catalog,
+        gates: Gates
+      ): Effect.Effect<ToolResult> =>
         Effect.clockWith((clock) => {
           const env = finishing(() => clock.currentTimeMillisUnsafe())
           const at = clock.currentTimeMillisUnsafe()
-          const prepared = prepare(r.catalog, call, {
+          const prepared = prepare(catalog, call, {
             sessionId: context.sessionId,
             root,
             ...(context.canSeeImages === undefined ? {} : { canSeeImages: context.canSeeImages })
@@ -244,7 +198,7 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
           }
           const inv = prepared.success
           const opened = open(call, context, at, inv.tool.id, inv.tool)
-          return Effect.flatMap(authorize(r.gates, inv, context, toolContext(opened)), (verdict: Verdict) => {
+          return Effect.flatMap(authorize(gates, inv, context, toolContext(opened)), (verdict: Verdict) => {
             const { state } = verdict
             const final = state.invocation
             const metadata = pathMetadata(state)
@@ -270,7 +224,7 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
                   attempts: a.attempts,
                   outputKind: final.outputKind,
                   metadata,
-                  after: { hooks: r.gates.hooks, state }
+                  after: { hooks: gates.hooks, state }
                 })
               )
             )
@@ -278,17 +232,33 @@ export class CallPath extends Context.Service<CallPath, CallPathShape>()("freeco
           })
         })
 
-      const runBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext, r: Route) =>
-        runInBatches(
-          calls,
-          (call) => {
-            const found = r.catalog.find(call.name, context.sessionId)
-            return found !== undefined && !("_tag" in found) && found.concurrencySafe
-          },
-          (call) => run(call, context, r)
-        )
+      const door = (route: RouteShape): Door => {
+        const catalog = route.catalog ?? registered
+        const gates: Gates = {
+          root,
+          engine: route.engine,
+          chain: route.chain,
+          hooks: route.hooks,
+          approval: route.approval,
+          person
+        }
+        const run = (call: ToolCall, context: CallContext) => traced(call, unTraced(call, context, catalog, gates))
+        return {
+          run,
+          runIn: (other, call, context) => traced(call, unTraced(call, context, other, gates)),
+          runBatch: (calls, context) =>
+            runInBatches(
+              calls,
+              (call) => {
+                const found = catalog.find(call.name, context.sessionId)
+                return found !== undefined && !("_tag" in found) && found.concurrencySafe
+              },
+              (call) => run(call, context)
+            )
+        }
+      }
 
-      return CallPath.of({ run, runBatch, route, ungated })
+      return CallPath.of({ door: Effect.map(Effect.service(Route), door) })
     })
   )
 }

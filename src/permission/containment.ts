@@ -53,35 +53,34 @@ const MAX_LINKS = 40
  * through it creates the file at its target (what src/edit/landing.ts lands a write on). A
  * loop of links is taken as it is (the write itself refuses it).
  */
-const realPathOfMissing = (fs: RealPaths, abs: string): Effect.Effect<string> =>
-  Effect.gen(function* () {
-    let path = abs
-    let links = 0
+const realPathOfMissing = Effect.fnUntraced(function* (fs: RealPaths, abs: string): Effect.fn.Return<string> {
+  let path = abs
+  let links = 0
+  for (;;) {
+    const missing: Array<string> = []
+    let at = path
+    let next: string | undefined
     for (;;) {
-      const missing: Array<string> = []
-      let at = path
-      let next: string | undefined
-      for (;;) {
-        const link = yield* Effect.orElseSucceed(fs.readLink(at), () => undefined)
-        if (link !== undefined) {
-          next = NodePath.resolve(NodePath.dirname(at), link, ...missing.reverse())
-          break
-        }
-        // `abs` itself was just tried by the caller: start asking realpath(3) from its parent.
-        const real = at === abs ? undefined : yield* Effect.option(fs.realPath(at))
-        if (real !== undefined && real._tag === "Some")
-          return missing.length === 0 ? real.value : NodePath.join(real.value, ...missing.reverse())
-        const parent = NodePath.dirname(at)
-        if (parent === at) return NodePath.resolve(path)
-        missing.push(NodePath.basename(at))
-        at = parent
+      const link = yield* Effect.orElseSucceed(fs.readLink(at), () => undefined)
+      if (link !== undefined) {
+        next = NodePath.resolve(NodePath.dirname(at), link, ...missing.reverse())
+        break
       }
-      if (++links > MAX_LINKS) return NodePath.resolve(path)
-      path = next
-      const whole = yield* Effect.option(fs.realPath(path))
-      if (whole._tag === "Some") return whole.value
+      // `abs` itself was just tried by the caller: start asking realpath(3) from its parent.
+      const real = at === abs ? undefined : yield* Effect.option(fs.realPath(at))
+      if (real !== undefined && real._tag === "Some")
+        return missing.length === 0 ? real.value : NodePath.join(real.value, ...missing.reverse())
+      const parent = NodePath.dirname(at)
+      if (parent === at) return NodePath.resolve(path)
+      missing.push(NodePath.basename(at))
+      at = parent
     }
-  })
+    if (++links > MAX_LINKS) return NodePath.resolve(path)
+    path = next
+    const whole = yield* Effect.option(fs.realPath(path))
+    if (whole._tag === "Some") return whole.value
+  }
+})
 
 /** True when `abs` is `dir` or lies below it (both already resolved). */
 export const within = (dir: string, abs: string): boolean =>

@@ -56,30 +56,34 @@ export interface SubjectsRequest {
   readonly paths?: ReadonlyArray<string>
 }
 
-const shellSubjects = (grammar: Grammar, sandbox: SandboxShape, id: string, args: unknown): Effect.Effect<Subjects> =>
-  Effect.gen(function* () {
-    const command =
-      typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
-    grammar.loaded ??= yield* bashParser
-    const analysis = analyzeWith(grammar.loaded, command)
-    const sandboxed = yield* sandboxAllows(sandbox, args)
-    // One plain simple command is saved as its words, as a rule would match it: `npm  test`
-    // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
-    const only = analysis.concerns.length === 0 && analysis.commands.length === 1 ? analysis.commands[0] : undefined
-    const plain = only !== undefined && !only.dynamic && only.words.length > 0 ? only.words : undefined
-    const text = plain === undefined ? command.trim() : plain.join(" ")
-    return {
-      kind: "shell",
-      shell: { command, analysis, sandboxed },
-      paths: [],
-      hosts: [],
-      grant: {
-        tool: id,
-        key: plain === undefined ? `cmd:${text}` : `argv:${JSON.stringify(plain)}`,
-        display: `${id}(${text})`
-      }
+const shellSubjects = Effect.fnUntraced(function* (
+  grammar: Grammar,
+  sandbox: SandboxShape,
+  id: string,
+  args: unknown
+): Effect.fn.Return<Subjects> {
+  const command =
+    typeof (args as { command?: unknown })?.command === "string" ? (args as { command: string }).command : ""
+  grammar.loaded ??= yield* bashParser
+  const analysis = analyzeWith(grammar.loaded, command)
+  const sandboxed = yield* sandboxAllows(sandbox, args)
+  // One plain simple command is saved as its words, as a rule would match it: `npm  test`
+  // and `npm 'test'` are the approved `npm test`. Anything else is saved as its exact text.
+  const only = analysis.concerns.length === 0 && analysis.commands.length === 1 ? analysis.commands[0] : undefined
+  const plain = only !== undefined && !only.dynamic && only.words.length > 0 ? only.words : undefined
+  const text = plain === undefined ? command.trim() : plain.join(" ")
+  return {
+    kind: "shell",
+    shell: { command, analysis, sandboxed },
+    paths: [],
+    hosts: [],
+    grant: {
+      tool: id,
+      key: plain === undefined ? `cmd:${text}` : `argv:${JSON.stringify(plain)}`,
+      display: `${id}(${text})`
     }
-  })
+  }
+})
 
 const fileSubjects = (id: string, paths: ReadonlyArray<CheckedPath>): Subjects => {
   const reals = paths.length === 1 ? [paths[0]!.real] : [...new Set(paths.map((p) => p.real))].sort()

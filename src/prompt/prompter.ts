@@ -113,23 +113,24 @@ const lock = Semaphore.makeUnsafe(1).withPermits(1)
 /** The choice that lets the person type an answer of their own. */
 const OTHER = "\u0000other"
 
-const askOne = (q: Question): Effect.Effect<Answer, Terminal.QuitError, Prompt.Environment> =>
-  Effect.gen(function* () {
-    const message = q.header === undefined ? q.question : `[${q.header}] ${q.question}`
-    const choices = [
-      ...q.options.map((o) => ({
-        title: o.label,
-        value: o.label,
-        ...(o.description === undefined ? {} : { description: o.description })
-      })),
-      { title: "Type my own answer", value: OTHER }
-    ]
-    const picked =
-      q.multiple === true
-        ? yield* Prompt.run(Prompt.MultiSelect({ message, choices }))
-        : [yield* Prompt.run(Prompt.Select({ message, choices }))]
-    const selected = picked.filter((p) => p !== OTHER)
-    if (!picked.includes(OTHER)) return { question: q.question, selected }
-    const custom = yield* Prompt.run(Prompt.String({ message: "Your answer:" }))
-    return { question: q.question, selected, custom }
-  })
+const askOne = Effect.fnUntraced(function* (
+  q: Question
+): Effect.fn.Return<Answer, Terminal.QuitError, Prompt.Environment> {
+  const message = q.header === undefined ? q.question : `[${q.header}] ${q.question}`
+  const choices = [
+    ...q.options.map((o) => ({
+      title: o.label,
+      value: o.label,
+      ...(o.description === undefined ? {} : { description: o.description })
+    })),
+    { title: "Type my own answer", value: OTHER }
+  ]
+  const picked =
+    q.multiple === true
+      ? yield* Prompt.run(Prompt.MultiSelect({ message, choices }))
+      : [yield* Prompt.run(Prompt.Select({ message, choices }))]
+  const selected = picked.filter((p) => p !== OTHER)
+  if (!picked.includes(OTHER)) return { question: q.question, selected }
+  const custom = yield* Prompt.run(Prompt.String({ message: "Your answer:" }))
+  return { question: q.question, selected, custom }
+})

@@ -49,15 +49,14 @@ const askField = (key: string, field: Field): Prompt.Prompt<unknown> => {
   return Prompt.String({ message, ...(typeof fallback === "string" ? { default: fallback } : {}) })
 }
 
-const askForm = (form: ElicitationForm) =>
-  Effect.gen(function* () {
-    const content: Record<string, unknown> = {}
-    for (const [key, field] of Object.entries(form.requestedSchema.properties)) {
-      if (typeof field !== "object" || field === null) continue
-      content[key] = yield* Prompt.run(askField(key, field as Field))
-    }
-    return content
-  })
+const askForm = Effect.fnUntraced(function* (form: ElicitationForm) {
+  const content: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(form.requestedSchema.properties)) {
+    if (typeof field !== "object" || field === null) continue
+    content[key] = yield* Prompt.run(askField(key, field as Field))
+  }
+  return content
+})
 
 export const terminalForm = (request: FormRequest): Effect.Effect<FormOutcome, never, Prompt.Environment> =>
   Effect.gen(function* (): Effect.fn.Return<FormOutcome, Terminal.QuitError, Prompt.Environment> {

@@ -191,13 +191,11 @@ export const positiveSetting = positiveInt
  * limit a command chose, else FREECODE_SESSION_IDLE_MS, else none. A value set but unusable is an
  * error naming it.
  */
-export const sessionSettingsConfig = (idleChosen?: number) =>
-  Effect.gen(function* () {
-    const max =
-      (yield* positiveSetting(SESSIONS_MAX_NAME)) ?? (yield* positiveSetting("FREECODE_OUTPUT_STORE_SESSIONS"))
-    const idle = idleChosen ?? (yield* positiveSetting(SESSION_IDLE_NAME))
-    return { maxSessions: max ?? DEFAULT_MAX_SESSIONS, idleMs: idle } satisfies SessionSettings
-  })
+export const sessionSettingsConfig = Effect.fnUntraced(function* (idleChosen?: number) {
+  const max = (yield* positiveSetting(SESSIONS_MAX_NAME)) ?? (yield* positiveSetting("FREECODE_OUTPUT_STORE_SESSIONS"))
+  const idle = idleChosen ?? (yield* positiveSetting(SESSION_IDLE_NAME))
+  return { maxSessions: max ?? DEFAULT_MAX_SESSIONS, idleMs: idle } satisfies SessionSettings
+})
 
 /**
  * The idle limit a command chose (`mcp --http`: its `--session-idle` flag, else

@@ -57,51 +57,50 @@ export class HostLease extends Context.Service<HostLease, HostLeaseShape>()("fre
 const DEFAULT_TTL_MS = 10_000
 const START_GRACE_MS = 60_000
 
-export const makeHostLease = (
+export const makeHostLease = Effect.fnUntraced(function* (
   options: HostLeaseOptions
-): Effect.Effect<HostLeaseShape, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const now = sql.unsafe(nowMs(sql))
-    const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
-    const hostId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
-    const epoch = 1
-    yield* sql`INSERT INTO fc_hosts (host_id, workspace, epoch, expires_at, started_at)
+): Effect.fn.Return<HostLeaseShape, SqlError, SqlClient.SqlClient> {
+  const sql = yield* SqlClient.SqlClient
+  const now = sql.unsafe(nowMs(sql))
+  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
+  const hostId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
+  const epoch = 1
+  yield* sql`INSERT INTO fc_hosts (host_id, workspace, epoch, expires_at, started_at)
       VALUES (${hostId}, ${options.workspace}, ${epoch}, ${now} + ${Math.max(ttlMs, options.firstLeaseMs ?? 0)}, ${now})`
-    const fenced = () =>
-      new HostFenced({
-        hostId,
-        message: `this replica (${hostId}) was fenced after its lease ran out: another replica has taken over its sessions and jobs, and what it would write now is refused. Restart it to serve again.`
-      })
-    // Only the epoch is checked: a lease that ran out but that nobody fenced is still this
-    // replica's (a database outage longer than the lease must not fence everyone). On PostgreSQL
-    // the row is locked FOR SHARE, so a fencing that starts meanwhile waits for this write.
-    const lock = sql.onDialectOrElse({ pg: () => sql.unsafe("FOR SHARE"), orElse: () => sql.unsafe("") })
-    const check = Effect.flatMap(
-      sql<{ epoch: number | string }>`SELECT epoch FROM fc_hosts WHERE host_id = ${hostId} ${lock}`,
-      (rows) => (rows[0] !== undefined && Number(rows[0].epoch) === epoch ? Effect.void : Effect.fail(fenced()))
-    )
-    const write = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(Effect.andThen(check, effect))
-    const held = sql`WHERE EXISTS (SELECT 1 FROM fc_hosts WHERE host_id = ${hostId} AND epoch = ${epoch} ${lock})`
-    const expectHeld = (rows: ReadonlyArray<unknown>) => (rows.length > 0 ? Effect.void : Effect.fail(fenced()))
-    const renew = Effect.flatMap(
-      sql<{ host_id: string }>`UPDATE fc_hosts SET expires_at = ${now} + ${ttlMs}
+  const fenced = () =>
+    new HostFenced({
+      hostId,
+      message: `this replica (${hostId}) was fenced after its lease ran out: another replica has taken over its sessions and jobs, and what it would write now is refused. Restart it to serve again.`
+    })
+  // Only the epoch is checked: a lease that ran out but that nobody fenced is still this
+  // replica's (a database outage longer than the lease must not fence everyone). On PostgreSQL
+  // the row is locked FOR SHARE, so a fencing that starts meanwhile waits for this write.
+  const lock = sql.onDialectOrElse({ pg: () => sql.unsafe("FOR SHARE"), orElse: () => sql.unsafe("") })
+  const check = Effect.flatMap(
+    sql<{ epoch: number | string }>`SELECT epoch FROM fc_hosts WHERE host_id = ${hostId} ${lock}`,
+    (rows) => (rows[0] !== undefined && Number(rows[0].epoch) === epoch ? Effect.void : Effect.fail(fenced()))
+  )
+  const write = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(Effect.andThen(check, effect))
+  const held = sql`WHERE EXISTS (SELECT 1 FROM fc_hosts WHERE host_id = ${hostId} AND epoch = ${epoch} ${lock})`
+  const expectHeld = (rows: ReadonlyArray<unknown>) => (rows.length > 0 ? Effect.void : Effect.fail(fenced()))
+  const renew = Effect.flatMap(
+    sql<{ host_id: string }>`UPDATE fc_hosts SET expires_at = ${now} + ${ttlMs}
         WHERE host_id = ${hostId} AND epoch = ${epoch} RETURNING host_id`,
-      (rows) => (rows.length === 1 ? Effect.void : Effect.fail(fenced()))
-    )
-    const fenceExpired = sql.withTransaction(
-      Effect.gen(function* () {
-        const expired = yield* sql<{ host_id: string }>`UPDATE fc_hosts SET epoch = epoch + 1, expires_at = 0
+    (rows) => (rows.length === 1 ? Effect.void : Effect.fail(fenced()))
+  )
+  const fenceExpired = sql.withTransaction(
+    Effect.gen(function* () {
+      const expired = yield* sql<{ host_id: string }>`UPDATE fc_hosts SET epoch = epoch + 1, expires_at = 0
           WHERE workspace = ${options.workspace} AND host_id <> ${hostId} AND expires_at <= ${now} AND expires_at > 0
           RETURNING host_id`
-        for (const { host_id } of expired) {
-          yield* sql`UPDATE fc_jobs SET state = 'lost', updated_at = ${now} WHERE host_id = ${host_id} AND state = 'running'`
-        }
-        return expired.length
-      })
-    )
-    return { hostId, workspace: options.workspace, epoch, ttlMs, held, expectHeld, write, renew, fenceExpired }
-  })
+      for (const { host_id } of expired) {
+        yield* sql`UPDATE fc_jobs SET state = 'lost', updated_at = ${now} WHERE host_id = ${host_id} AND state = 'running'`
+      }
+      return expired.length
+    })
+  )
+  return { hostId, workspace: options.workspace, epoch, ttlMs, held, expectHeld, write, renew, fenceExpired }
+})
 
 /**
  * The lease, renewed in the background every third of its life, and other replicas' expired

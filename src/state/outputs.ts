@@ -72,20 +72,19 @@ export const outputStoreLayer = Layer.effect(
       )
 
     /** Keeps a session's shared outputs within the byte budget, oldest out first. */
-    const trim = (sessionId: string) =>
-      Effect.gen(function* () {
-        const rows = yield* sql<{ id: string; bytes: number | string }>`SELECT id, bytes FROM fc_outputs
+    const trim = Effect.fnUntraced(function* (sessionId: string) {
+      const rows = yield* sql<{ id: string; bytes: number | string }>`SELECT id, bytes FROM fc_outputs
           WHERE session_id = ${sessionId} ORDER BY created_at DESC, id DESC`
-        let total = 0
-        const drop: Array<string> = []
-        for (const row of rows) {
-          total += Number(row.bytes)
-          if (total > config.storeBytes) drop.push(row.id)
-        }
-        if (drop.length === 0) return
-        yield* sql`DELETE FROM fc_output_chunks WHERE session_id = ${sessionId} AND id IN ${sql.in(drop)}`
-        yield* sql`DELETE FROM fc_outputs WHERE session_id = ${sessionId} AND id IN ${sql.in(drop)}`
-      })
+      let total = 0
+      const drop: Array<string> = []
+      for (const row of rows) {
+        total += Number(row.bytes)
+        if (total > config.storeBytes) drop.push(row.id)
+      }
+      if (drop.length === 0) return
+      yield* sql`DELETE FROM fc_output_chunks WHERE session_id = ${sessionId} AND id IN ${sql.in(drop)}`
+      yield* sql`DELETE FROM fc_outputs WHERE session_id = ${sessionId} AND id IN ${sql.in(drop)}`
+    })
 
     const chunksOf = function* (bytes: Uint8Array): Iterable<Uint8Array> {
       for (let at = 0; at < bytes.length || at === 0; at += CHUNK_BYTES) {

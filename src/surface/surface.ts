@@ -249,12 +249,11 @@ export const surfaced = (deps: SurfaceDeps, options: SurfaceOptions): SurfacedDi
     }
   }
 
-  const dispatchBatch = (calls: ReadonlyArray<ToolCall>, context: CallContext) =>
-    Effect.gen(function* () {
-      const v = yield* view
-      const safe = concurrencySafe(yield* registry.tools, v.deferred !== undefined)
-      return yield* runInBatches(calls, safe, (call) => dispatch(call, context))
-    })
+  const dispatchBatch = Effect.fnUntraced(function* (calls: ReadonlyArray<ToolCall>, context: CallContext) {
+    const v = yield* view
+    const safe = concurrencySafe(yield* registry.tools, v.deferred !== undefined)
+    return yield* runInBatches(calls, safe, (call) => dispatch(call, context))
+  })
 
   return {
     surface: options.surface,

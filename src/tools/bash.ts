@@ -84,30 +84,29 @@ export const TIMEOUT_ADVICE =
 /** How long a background start waits for the job's first output (or its exit) before returning. */
 const SETTLE_MS = 1_000
 
-const startInBackground = (
+const startInBackground = Effect.fnUntraced(function* (
   command: string,
   description: string | undefined,
   dangerouslyDisableSandbox: boolean | undefined,
   ctx: ToolContext
-) =>
-  Effect.gen(function* () {
-    const jobs = yield* Jobs
-    const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
-    const job = yield* jobs
-      .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox, callId: ctx.callId })
-      .pipe(Effect.mapError((e) => fail(e.message)))
-    yield* Effect.race(
-      Effect.promise(() => job.exited),
-      Effect.sleep(SETTLE_MS)
-    )
-    // The first job of a resumed session: the model learns which of its earlier jobs are gone.
-    const earlier = jobs.list(ctx.sessionId).length === 1 ? endedNotice(yield* jobs.ended(ctx.sessionId)) : ""
-    return {
-      title: `${titleOf(command, description)} (background ${job.id})`,
-      output: `${earlier}${look(job)}`,
-      metadata: { jobId: job.id, ...(description === undefined ? {} : { description }) }
-    }
-  })
+) {
+  const jobs = yield* Jobs
+  const sandbox = sandboxFor(yield* Sandbox, dangerouslyDisableSandbox)
+  const job = yield* jobs
+    .start({ sessionId: ctx.sessionId, command, cwd: ctx.root, sandbox, callId: ctx.callId })
+    .pipe(Effect.mapError((e) => fail(e.message)))
+  yield* Effect.race(
+    Effect.promise(() => job.exited),
+    Effect.sleep(SETTLE_MS)
+  )
+  // The first job of a resumed session: the model learns which of its earlier jobs are gone.
+  const earlier = jobs.list(ctx.sessionId).length === 1 ? endedNotice(yield* jobs.ended(ctx.sessionId)) : ""
+  return {
+    title: `${titleOf(command, description)} (background ${job.id})`,
+    output: `${earlier}${look(job)}`,
+    metadata: { jobId: job.id, ...(description === undefined ? {} : { description }) }
+  }
+})
 
 const titleOf = (command: string, description: string | undefined) => {
   if (description !== undefined && description.trim() !== "") return description.trim()

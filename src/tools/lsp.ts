@@ -141,79 +141,78 @@ export const LspTool = defineTool({
 const locations = (src: LineSource, found: ReadonlyArray<Location>, noun: string) =>
   Effect.map(src.load(sortLocations(found).map((l) => l.uri)), () => formatLocations(src, found, noun))
 
-const run = (args: Parameters, doc: LspDocument, src: LineSource) =>
-  Effect.gen(function* () {
-    const lsp = yield* LspClients
-    switch (args.operation) {
-      case "goToDefinition":
-        return yield* locations(
-          src,
-          toLocations(yield* lsp.request(doc, "textDocument/definition", position(doc, args))),
-          "definitions"
-        )
-      case "goToImplementation":
-        return yield* locations(
-          src,
-          toLocations(yield* lsp.request(doc, "textDocument/implementation", position(doc, args))),
-          "implementations"
-        )
-      case "findReferences":
-        return yield* locations(
-          src,
-          toLocations(
-            yield* lsp.request(doc, "textDocument/references", {
-              ...position(doc, args),
-              context: { includeDeclaration: false }
-            })
-          ),
-          "references"
-        )
-      case "hover":
-        return formatHover(yield* lsp.request<Hover | null>(doc, "textDocument/hover", position(doc, args)))
-      case "documentSymbol":
-        return formatDocumentSymbols(
-          src,
-          doc.uri,
-          yield* lsp.request<ReadonlyArray<DocumentSymbol | SymbolInformation> | null>(
-            doc,
-            "textDocument/documentSymbol",
-            { textDocument: { uri: doc.uri } }
-          )
-        )
-      case "workspaceSymbol":
-        return formatWorkspaceSymbols(
-          src,
-          yield* lsp.request<ReadonlyArray<SymbolInformation | WorkspaceSymbol> | null>(doc, "workspace/symbol", {
-            query: args.query
+const run = Effect.fnUntraced(function* (args: Parameters, doc: LspDocument, src: LineSource) {
+  const lsp = yield* LspClients
+  switch (args.operation) {
+    case "goToDefinition":
+      return yield* locations(
+        src,
+        toLocations(yield* lsp.request(doc, "textDocument/definition", position(doc, args))),
+        "definitions"
+      )
+    case "goToImplementation":
+      return yield* locations(
+        src,
+        toLocations(yield* lsp.request(doc, "textDocument/implementation", position(doc, args))),
+        "implementations"
+      )
+    case "findReferences":
+      return yield* locations(
+        src,
+        toLocations(
+          yield* lsp.request(doc, "textDocument/references", {
+            ...position(doc, args),
+            context: { includeDeclaration: false }
           })
-        )
-      case "incomingCalls":
-      case "outgoingCalls": {
-        const items = yield* lsp.request<ReadonlyArray<CallHierarchyItem> | null>(
+        ),
+        "references"
+      )
+    case "hover":
+      return formatHover(yield* lsp.request<Hover | null>(doc, "textDocument/hover", position(doc, args)))
+    case "documentSymbol":
+      return formatDocumentSymbols(
+        src,
+        doc.uri,
+        yield* lsp.request<ReadonlyArray<DocumentSymbol | SymbolInformation> | null>(
           doc,
-          "textDocument/prepareCallHierarchy",
-          position(doc, args)
+          "textDocument/documentSymbol",
+          { textDocument: { uri: doc.uri } }
         )
-        const item = items?.[0]
-        if (item === undefined) return "No function or method at this position; point at a function's name."
-        if (args.operation === "incomingCalls") {
-          const calls = yield* lsp.request<ReadonlyArray<CallHierarchyIncomingCall> | null>(
-            doc,
-            "callHierarchy/incomingCalls",
-            { item }
-          )
-          yield* src.load((calls ?? []).map((c) => c.from.uri))
-          return formatIncoming(src, calls)
-        }
-        return formatOutgoing(
-          src,
-          item.uri,
-          yield* lsp.request<ReadonlyArray<CallHierarchyOutgoingCall> | null>(doc, "callHierarchy/outgoingCalls", {
-            item
-          })
+      )
+    case "workspaceSymbol":
+      return formatWorkspaceSymbols(
+        src,
+        yield* lsp.request<ReadonlyArray<SymbolInformation | WorkspaceSymbol> | null>(doc, "workspace/symbol", {
+          query: args.query
+        })
+      )
+    case "incomingCalls":
+    case "outgoingCalls": {
+      const items = yield* lsp.request<ReadonlyArray<CallHierarchyItem> | null>(
+        doc,
+        "textDocument/prepareCallHierarchy",
+        position(doc, args)
+      )
+      const item = items?.[0]
+      if (item === undefined) return "No function or method at this position; point at a function's name."
+      if (args.operation === "incomingCalls") {
+        const calls = yield* lsp.request<ReadonlyArray<CallHierarchyIncomingCall> | null>(
+          doc,
+          "callHierarchy/incomingCalls",
+          { item }
         )
+        yield* src.load((calls ?? []).map((c) => c.from.uri))
+        return formatIncoming(src, calls)
       }
-      case "diagnostics":
-        return formatDiagnostics(src, doc.uri, yield* lsp.diagnostics(doc))
+      return formatOutgoing(
+        src,
+        item.uri,
+        yield* lsp.request<ReadonlyArray<CallHierarchyOutgoingCall> | null>(doc, "callHierarchy/outgoingCalls", {
+          item
+        })
+      )
     }
-  })
+    case "diagnostics":
+      return formatDiagnostics(src, doc.uri, yield* lsp.diagnostics(doc))
+  }
+})

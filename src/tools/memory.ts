@@ -78,27 +78,26 @@ const locate = (fs: FileSystem.FileSystem, dir: string, given: string | undefine
  * A folder's entries two levels deep, hidden ones left out. Walked with lstat, never through a
  * symlink (a recursive readdir follows them): a link is listed as one, its target never looked at.
  */
-const listTwoLevels = (fs: FileSystem.FileSystem, folder: Target) =>
-  Effect.gen(function* () {
-    const lines: Array<string> = []
-    const walk = (abs: string, shown: string, depth: number): Effect.Effect<void, PlatformError.PlatformError> =>
-      Effect.gen(function* () {
-        const names = (yield* fs.readDirectory(abs)).filter((n) => !n.startsWith(".")).sort()
-        for (const name of names) {
-          const info = yield* fs.lstat(NodePath.join(abs, name)).pipe(Effect.option)
-          if (info._tag === "None") continue
-          const path = `${shown}/${name}`
-          if (info.value.type === "SymbolicLink") lines.push(`${path}\t(symbolic link, not followed)`)
-          else if (info.value.type !== "Directory") lines.push(`${path}\t${Number(info.value.size)} bytes`)
-          else {
-            lines.push(`${path}/`)
-            if (depth < 2) yield* walk(NodePath.join(abs, name), path, depth + 1)
-          }
+const listTwoLevels = Effect.fnUntraced(function* (fs: FileSystem.FileSystem, folder: Target) {
+  const lines: Array<string> = []
+  const walk = (abs: string, shown: string, depth: number): Effect.Effect<void, PlatformError.PlatformError> =>
+    Effect.gen(function* () {
+      const names = (yield* fs.readDirectory(abs)).filter((n) => !n.startsWith(".")).sort()
+      for (const name of names) {
+        const info = yield* fs.lstat(NodePath.join(abs, name)).pipe(Effect.option)
+        if (info._tag === "None") continue
+        const path = `${shown}/${name}`
+        if (info.value.type === "SymbolicLink") lines.push(`${path}\t(symbolic link, not followed)`)
+        else if (info.value.type !== "Directory") lines.push(`${path}\t${Number(info.value.size)} bytes`)
+        else {
+          lines.push(`${path}/`)
+          if (depth < 2) yield* walk(NodePath.join(abs, name), path, depth + 1)
         }
-      })
-    yield* walk(folder.abs, folder.shown, 1)
-    return lines
-  })
+      }
+    })
+  yield* walk(folder.abs, folder.shown, 1)
+  return lines
+})
 
 const numbered = (lines: ReadonlyArray<string>, first: number) =>
   lines.map((line, i) => `${String(first + i).padStart(6)}\t${line}`).join("\n")
@@ -123,23 +122,21 @@ export const MemoryTool = defineTool({
           Effect.map((s) => s.type),
           Effect.option
         )
-      const readText = (t: Target) =>
-        Effect.gen(function* () {
-          const type = yield* kind(t.abs)
-          if (type._tag === "None") return yield* fail(`${t.shown} does not exist; view ${ROOT} to see what does.`)
-          if (type.value !== "File") return yield* fail(`${t.shown} is a directory; give a file path.`)
-          return yield* fs.readFileString(t.abs).pipe(Effect.mapError(io(`read ${t.shown}`)))
-        })
-      const writeText = (t: Target, text: string) =>
-        Effect.gen(function* () {
-          if (Buffer.byteLength(text) > MAX_FILE_BYTES) {
-            return yield* fail(`A memory file may hold at most ${MAX_FILE_BYTES} bytes; split it or keep it shorter.`)
-          }
-          yield* fs
-            .makeDirectory(NodePath.dirname(t.abs), { recursive: true })
-            .pipe(Effect.mapError(io(`write ${t.shown}`)))
-          yield* writeFileAtomic(t.abs, new TextEncoder().encode(text)).pipe(Effect.mapError(io(`write ${t.shown}`)))
-        })
+      const readText = Effect.fnUntraced(function* (t: Target) {
+        const type = yield* kind(t.abs)
+        if (type._tag === "None") return yield* fail(`${t.shown} does not exist; view ${ROOT} to see what does.`)
+        if (type.value !== "File") return yield* fail(`${t.shown} is a directory; give a file path.`)
+        return yield* fs.readFileString(t.abs).pipe(Effect.mapError(io(`read ${t.shown}`)))
+      })
+      const writeText = Effect.fnUntraced(function* (t: Target, text: string) {
+        if (Buffer.byteLength(text) > MAX_FILE_BYTES) {
+          return yield* fail(`A memory file may hold at most ${MAX_FILE_BYTES} bytes; split it or keep it shorter.`)
+        }
+        yield* fs
+          .makeDirectory(NodePath.dirname(t.abs), { recursive: true })
+          .pipe(Effect.mapError(io(`write ${t.shown}`)))
+        yield* writeFileAtomic(t.abs, new TextEncoder().encode(text)).pipe(Effect.mapError(io(`write ${t.shown}`)))
+      })
       const done = (title: string, output: string) => ({ title, output })
 
       switch (args.command) {

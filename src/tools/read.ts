@@ -109,34 +109,38 @@ const typeRefusal = (type: string, shown: string): ToolFailure | undefined =>
 const binaryExtensionFailure = (shown: string, ext: string) =>
   fail(`${shown} is a binary file (.${ext}); ${binaryAdvice(shown)}`)
 
-const readImage = (file: OpenFile, root: string, abs: string, ext: string): Effect.Effect<ToolOutput, ReadError> =>
-  Effect.gen(function* () {
-    const shown = displayPath(root, abs)
-    const size = file.stats.size
-    if (size > MAX_IMAGE_BYTES) {
-      return yield* fail(
-        `${shown} is an image of ${formatSize(size)}; images over ${formatSize(MAX_IMAGE_BYTES)} are not read. Make a smaller copy first (e.g. with bash and ImageMagick) and read that.`
-      )
+const readImage = Effect.fnUntraced(function* (
+  file: OpenFile,
+  root: string,
+  abs: string,
+  ext: string
+): Effect.fn.Return<ToolOutput, ReadError> {
+  const shown = displayPath(root, abs)
+  const size = file.stats.size
+  if (size > MAX_IMAGE_BYTES) {
+    return yield* fail(
+      `${shown} is an image of ${formatSize(size)}; images over ${formatSize(MAX_IMAGE_BYTES)} are not read. Make a smaller copy first (e.g. with bash and ImageMagick) and read that.`
+    )
+  }
+  const buffer = new Uint8Array(size)
+  let filled = 0
+  while (filled < size) {
+    const n = yield* file.read(buffer.subarray(filled), filled).pipe(Effect.mapError((e) => fsFailure(e, root, abs)))
+    if (n === 0) break
+    filled += n
+  }
+  const bytes = buffer.subarray(0, filled)
+  const mimeType = sniffImage(bytes) ?? (IMAGE_TYPES[ext] as string)
+  const kind = mimeType.slice("image/".length)
+  return {
+    title: `${shown} (image)`,
+    output: `Image: ${shown} (${kind}, ${formatSize(bytes.length)})`,
+    metadata: {
+      path: abs,
+      image: { mimeType, data: Buffer.from(bytes).toString("base64"), bytes: bytes.length }
     }
-    const buffer = new Uint8Array(size)
-    let filled = 0
-    while (filled < size) {
-      const n = yield* file.read(buffer.subarray(filled), filled).pipe(Effect.mapError((e) => fsFailure(e, root, abs)))
-      if (n === 0) break
-      filled += n
-    }
-    const bytes = buffer.subarray(0, filled)
-    const mimeType = sniffImage(bytes) ?? (IMAGE_TYPES[ext] as string)
-    const kind = mimeType.slice("image/".length)
-    return {
-      title: `${shown} (image)`,
-      output: `Image: ${shown} (${kind}, ${formatSize(bytes.length)})`,
-      metadata: {
-        path: abs,
-        image: { mimeType, data: Buffer.from(bytes).toString("base64"), bytes: bytes.length }
-      }
-    }
-  })
+  }
+})
 
 /** The file opened is not the one the permission check resolved the path to: it changed in between. */
 const movedFailure = (shown: string, checked: string, opened: string) =>

@@ -74,33 +74,34 @@ export const parseSkillFile = (text: string): { name: string; description: strin
 }
 
 /** Finds `<dir>/<skill>/SKILL.md` in each folder; a bad one is skipped with a warning, never the rest. */
-export const discoverSkills = (dirs: ReadonlyArray<string>): Effect.Effect<Discovered, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const skills: Array<Skill> = []
-    const warnings: Array<string> = []
-    for (const dir of dirs) {
-      const entries = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
-      for (const entry of [...entries].sort()) {
-        const folder = NodePath.join(dir, entry)
-        const file = NodePath.join(folder, "SKILL.md")
-        const text = yield* fs.readFileString(file).pipe(Effect.option)
-        if (Option.isNone(text)) continue
-        const parsed = parseSkillFile(text.value)
-        if (typeof parsed === "string") {
-          warnings.push(`skipped skill ${file}: ${parsed}`)
-          continue
-        }
-        const taken = skills.find((s) => s.name === parsed.name)
-        if (taken !== undefined) {
-          warnings.push(`skipped skill ${file}: the name ${parsed.name} is already used by ${taken.folder}`)
-          continue
-        }
-        skills.push({ name: parsed.name, description: parsed.description, folder })
+export const discoverSkills = Effect.fnUntraced(function* (
+  dirs: ReadonlyArray<string>
+): Effect.fn.Return<Discovered, never, FileSystem.FileSystem> {
+  const fs = yield* FileSystem.FileSystem
+  const skills: Array<Skill> = []
+  const warnings: Array<string> = []
+  for (const dir of dirs) {
+    const entries = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+    for (const entry of [...entries].sort()) {
+      const folder = NodePath.join(dir, entry)
+      const file = NodePath.join(folder, "SKILL.md")
+      const text = yield* fs.readFileString(file).pipe(Effect.option)
+      if (Option.isNone(text)) continue
+      const parsed = parseSkillFile(text.value)
+      if (typeof parsed === "string") {
+        warnings.push(`skipped skill ${file}: ${parsed}`)
+        continue
       }
+      const taken = skills.find((s) => s.name === parsed.name)
+      if (taken !== undefined) {
+        warnings.push(`skipped skill ${file}: the name ${parsed.name} is already used by ${taken.folder}`)
+        continue
+      }
+      skills.push({ name: parsed.name, description: parsed.description, folder })
     }
-    return { skills, warnings }
-  })
+  }
+  return { skills, warnings }
+})
 
 /** The files beside SKILL.md, relative to the folder, hidden ones left out. */
 const filesBeside = (fs: FileSystem.FileSystem, folder: string) =>

@@ -171,42 +171,41 @@ type Spilled = Extract<OutputView, { kind: "spilled" }>
  * (`lines`); diffs, file contents and the rest (or a spilled output with no file to read) are cut
  * from the two ends the writer kept, with only the colour stripped from what is shown.
  */
-export const compressSpilled = (
+export const compressSpilled = Effect.fnUntraced(function* (
   declared: string,
   view: Spilled,
   lines: LineSource | undefined,
   options: CompressOptions
-): Effect.Effect<ModelCopy | undefined> =>
-  Effect.gen(function* () {
-    if (!KINDS.has(declared)) return undefined
-    // Spilled means over any budget: a failed call's or a log's output keeps its failure lines.
-    const kind = shapeKind(
-      declared,
-      options.failed === true,
-      () => view.head,
-      () => view.tail
-    )
-    const ends = (): ModelCopy => {
-      const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
-      return { modelOutput: stripAnsi(cut.text), truncated: true }
-    }
-    // A command's output that is no log by its ends may still say something failed in its
-    // middle: read as a log, and kept as one only if it did.
-    const probe = kind === "other" && lines !== undefined
-    if ((kind !== "search" && kind !== "log" && !probe) || lines === undefined) return ends()
-    const logSink = kind === "search" ? undefined : logPass(passOptions(view.lines, view.chars, options))
-    const sink = logSink ?? searchPass(passOptions(view.lines, view.chars, options))
-    const read = yield* Effect.result(
-      lines((line) => {
-        sink.push(`${stripAnsi(line)}\n`)
-        return true
-      })
-    )
-    // The file went away under us (evicted, removed): the two ends are still in memory.
-    if (read._tag === "Failure") return ends()
-    if (probe && logSink?.sawFailure() !== true) return ends()
-    return { ...withinBudget(sink.finish(), view.lines, options), truncated: true }
-  })
+): Effect.fn.Return<ModelCopy | undefined> {
+  if (!KINDS.has(declared)) return undefined
+  // Spilled means over any budget: a failed call's or a log's output keeps its failure lines.
+  const kind = shapeKind(
+    declared,
+    options.failed === true,
+    () => view.head,
+    () => view.tail
+  )
+  const ends = (): ModelCopy => {
+    const cut = truncateSpilled(view, { ...options, marker: omittedMarker(options.callId, options.stored) })
+    return { modelOutput: stripAnsi(cut.text), truncated: true }
+  }
+  // A command's output that is no log by its ends may still say something failed in its
+  // middle: read as a log, and kept as one only if it did.
+  const probe = kind === "other" && lines !== undefined
+  if ((kind !== "search" && kind !== "log" && !probe) || lines === undefined) return ends()
+  const logSink = kind === "search" ? undefined : logPass(passOptions(view.lines, view.chars, options))
+  const sink = logSink ?? searchPass(passOptions(view.lines, view.chars, options))
+  const read = yield* Effect.result(
+    lines((line) => {
+      sink.push(`${stripAnsi(line)}\n`)
+      return true
+    })
+  )
+  // The file went away under us (evicted, removed): the two ends are still in memory.
+  if (read._tag === "Failure") return ends()
+  if (probe && logSink?.sawFailure() !== true) return ends()
+  return { ...withinBudget(sink.finish(), view.lines, options), truncated: true }
+})
 
 /**
  * The lines of an output the store keeps in a file, read from that file (never whole);

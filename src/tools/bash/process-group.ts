@@ -75,22 +75,20 @@ const signalGroup = (pgid: number, signal: NodeJS.Signals) => {
 }
 
 /** Polls until no member of the group runs, or `ms` have passed. */
-const awaitGroupEnd = (pgid: number, ms: number) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + ms
-    while (groupRuns(pgid) && Date.now() < deadline) yield* Effect.sleep(Duration.millis(POLL_MS))
-  })
+const awaitGroupEnd = Effect.fnUntraced(function* (pgid: number, ms: number) {
+  const deadline = Date.now() + ms
+  while (groupRuns(pgid) && Date.now() < deadline) yield* Effect.sleep(Duration.millis(POLL_MS))
+})
 
 /** Ends every process of the group: SIGTERM, then SIGKILL for what ignores it. */
-export const endGroup = (pgid: number): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    if (!groupRuns(pgid)) return
-    signalGroup(pgid, "SIGTERM")
-    yield* awaitGroupEnd(pgid, TERM_GRACE_MS)
-    if (!groupRuns(pgid)) return
-    signalGroup(pgid, "SIGKILL")
-    yield* awaitGroupEnd(pgid, KILL_GRACE_MS)
-  })
+export const endGroup = Effect.fnUntraced(function* (pgid: number): Effect.fn.Return<void> {
+  if (!groupRuns(pgid)) return
+  signalGroup(pgid, "SIGTERM")
+  yield* awaitGroupEnd(pgid, TERM_GRACE_MS)
+  if (!groupRuns(pgid)) return
+  signalGroup(pgid, "SIGKILL")
+  yield* awaitGroupEnd(pgid, KILL_GRACE_MS)
+})
 
 /** The exit code a shell reports for a command killed by `signal` (128 + its number). */
 export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (constants.signals[signal] ?? 0)

@@ -134,39 +134,38 @@ type ChunkReader = (size: number) => Effect.Effect<Option.Option<Uint8Array>, Re
  * a plain readFile takes four (each costs ~100 µs on a busy machine). A file that is larger,
  * or grew since, streams in chunks, so memory stays bounded.
  */
-const chunkReader = (
+const chunkReader = Effect.fnUntraced(function* (
   file: OpenFile,
   toFailure: <A, R>(effect: Effect.Effect<A, PlatformError.PlatformError, R>) => Effect.Effect<A, ReadError, R>
-): Effect.Effect<ChunkReader, ReadError> =>
-  Effect.gen(function* () {
-    const size = file.stats.size
-    let position = 0
-    let buffered: Uint8Array = new Uint8Array(0)
-    let ended = false
-    if (size < WHOLE_FILE_BYTES) {
-      const whole = new Uint8Array(size + 1)
-      const read = yield* toFailure(file.read(whole, 0))
-      position = read
-      buffered = whole.subarray(0, read)
-      ended = read <= size
+): Effect.fn.Return<ChunkReader, ReadError> {
+  const size = file.stats.size
+  let position = 0
+  let buffered: Uint8Array = new Uint8Array(0)
+  let ended = false
+  if (size < WHOLE_FILE_BYTES) {
+    const whole = new Uint8Array(size + 1)
+    const read = yield* toFailure(file.read(whole, 0))
+    position = read
+    buffered = whole.subarray(0, read)
+    ended = read <= size
+  }
+  let at = 0
+  return (n: number) => {
+    if (at < buffered.length) {
+      const chunk = buffered.subarray(at, at + n)
+      at += chunk.length
+      return Effect.succeed(Option.some(chunk))
     }
-    let at = 0
-    return (n: number) => {
-      if (at < buffered.length) {
-        const chunk = buffered.subarray(at, at + n)
-        at += chunk.length
-        return Effect.succeed(Option.some(chunk))
-      }
-      if (ended) return Effect.succeed(Option.none())
-      const into = new Uint8Array(n)
-      return toFailure(file.read(into, position)).pipe(
-        Effect.map((read) => {
-          position += read
-          return read === 0 ? Option.none() : Option.some(into.subarray(0, read))
-        })
-      )
-    }
-  })
+    if (ended) return Effect.succeed(Option.none())
+    const into = new Uint8Array(n)
+    return toFailure(file.read(into, position)).pipe(
+      Effect.map((read) => {
+        position += read
+        return read === 0 ? Option.none() : Option.some(into.subarray(0, read))
+      })
+    )
+  }
+})
 
 /**
  * A text file's bytes, fed in order: the window's lines, the count of all lines, and the
@@ -297,39 +296,38 @@ export const scanWhole = (
 }
 
 /** The window of an open file read in chunks: memory stays bounded whatever its size. */
-export const readText = (
+export const readText = Effect.fnUntraced(function* (
   file: OpenFile,
   root: string,
   abs: string,
   offset: number,
   limit: number,
   fingerprint: Fingerprinter
-): Effect.Effect<ToolOutput, ReadError> =>
-  Effect.gen(function* () {
-    const shown = displayPath(root, abs)
-    const toFailure = Effect.mapError((e: PlatformError.PlatformError) => fsFailure(e, root, abs))
-    const readChunk = yield* chunkReader(file, toFailure)
+): Effect.fn.Return<ToolOutput, ReadError> {
+  const shown = displayPath(root, abs)
+  const toFailure = Effect.mapError((e: PlatformError.PlatformError) => fsFailure(e, root, abs))
+  const readChunk = yield* chunkReader(file, toFailure)
 
-    // The first 8 KB decide whether this is text.
-    let head = new Uint8Array(0)
-    while (head.length < BINARY_SNIFF_BYTES) {
-      const chunk = yield* readChunk(BINARY_SNIFF_BYTES - head.length)
-      if (Option.isNone(chunk) || chunk.value.length === 0) break
-      const joined = new Uint8Array(head.length + chunk.value.length)
-      joined.set(head)
-      joined.set(chunk.value, head.length)
-      head = joined
-    }
-    if (isBinary(head)) return yield* binaryFailure(shown)
+  // The first 8 KB decide whether this is text.
+  let head = new Uint8Array(0)
+  while (head.length < BINARY_SNIFF_BYTES) {
+    const chunk = yield* readChunk(BINARY_SNIFF_BYTES - head.length)
+    if (Option.isNone(chunk) || chunk.value.length === 0) break
+    const joined = new Uint8Array(head.length + chunk.value.length)
+    joined.set(head)
+    joined.set(chunk.value, head.length)
+    head = joined
+  }
+  if (isBinary(head)) return yield* binaryFailure(shown)
 
-    const scan = new TextScan(offset, limit, fingerprint)
-    scan.consume(head)
-    while (true) {
-      const chunk = yield* readChunk(CHUNK_BYTES)
-      if (Option.isNone(chunk) || chunk.value.length === 0) break
-      scan.consume(chunk.value)
-    }
-    scan.end()
-    const out = windowOutput(scan, shown, abs, offset)
-    return out instanceof ToolFailure ? yield* out : out
-  })
+  const scan = new TextScan(offset, limit, fingerprint)
+  scan.consume(head)
+  while (true) {
+    const chunk = yield* readChunk(CHUNK_BYTES)
+    if (Option.isNone(chunk) || chunk.value.length === 0) break
+    scan.consume(chunk.value)
+  }
+  scan.end()
+  const out = windowOutput(scan, shown, abs, offset)
+  return out instanceof ToolFailure ? yield* out : out
+})

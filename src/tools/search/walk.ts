@@ -288,59 +288,57 @@ const searchFile = (search: FileSearch, file: string, bytes: Uint8Array, collect
 }
 
 /** The files of a directory grep searches: the walk's list, filtered by `include` and `type`. */
-const grepTargets = (request: GrepRequest) =>
-  Effect.gen(function* () {
-    const listed = yield* listFiles({ root: request.root, dir: request.path })
-    let files = listed.files
-    if (request.include !== undefined) {
-      const include = compileInclude(request.include)
-      if (include instanceof SearchFailed) return yield* include
-      files = files.filter((f) => include(basenameOf(f)))
-    }
-    if (request.type !== undefined) {
-      const ofType = fileTypeMatcher(request.type)
-      files = files.filter((f) => ofType(basenameOf(f)))
-    }
-    return { ...listed, files }
-  })
+const grepTargets = Effect.fnUntraced(function* (request: GrepRequest) {
+  const listed = yield* listFiles({ root: request.root, dir: request.path })
+  let files = listed.files
+  if (request.include !== undefined) {
+    const include = compileInclude(request.include)
+    if (include instanceof SearchFailed) return yield* include
+    files = files.filter((f) => include(basenameOf(f)))
+  }
+  if (request.type !== undefined) {
+    const ofType = fileTypeMatcher(request.type)
+    files = files.filter((f) => ofType(basenameOf(f)))
+  }
+  return { ...listed, files }
+})
 
 /** Searches `files` (or, when undefined, what `grepTargets` lists) with the walk's matcher. */
-const searchFiles = (request: GrepRequest, given: ReadonlyArray<string> | undefined) =>
-  Effect.gen(function* () {
-    const fs = yield* LocalFs
-    const multiline = request.multiline === true
-    const regex = compileRegex(request.pattern, { caseInsensitive: request.caseInsensitive === true, multiline })
-    if (regex instanceof InvalidPattern) return yield* regex
-    let files: ReadonlyArray<string>
-    const notes: Array<string> = []
-    let skipped: ReadonlyArray<string> = []
-    if (given !== undefined) files = given
-    else if (request.isFile) files = [request.path]
-    else {
-      const listed = yield* grepTargets(request)
-      notes.push(...listed.notes)
-      skipped = listed.skipped
-      files = listed.files
-    }
-    const search: FileSearch = { regex, multiline, before: request.before ?? 0, after: request.after ?? 0 }
-    const collector = new MatchCollector(request.limit, request.offset ?? 0)
-    let unreadableFiles = 0
-    yield* Effect.forEach(
-      files,
-      (file) =>
-        fs.readFile(file).pipe(
-          Effect.map((bytes) => searchFile(search, file, bytes, collector)),
-          Effect.catchTag("PlatformError", () =>
-            Effect.sync(() => {
-              unreadableFiles++
-            })
-          )
-        ),
-      { concurrency: 8, discard: true }
-    )
-    if (unreadableFiles > 0) notes.push(`${unreadableFiles} file(s) could not be read and were skipped.`)
-    return collector.result("walk", notes, skipped)
-  })
+const searchFiles = Effect.fnUntraced(function* (request: GrepRequest, given: ReadonlyArray<string> | undefined) {
+  const fs = yield* LocalFs
+  const multiline = request.multiline === true
+  const regex = compileRegex(request.pattern, { caseInsensitive: request.caseInsensitive === true, multiline })
+  if (regex instanceof InvalidPattern) return yield* regex
+  let files: ReadonlyArray<string>
+  const notes: Array<string> = []
+  let skipped: ReadonlyArray<string> = []
+  if (given !== undefined) files = given
+  else if (request.isFile) files = [request.path]
+  else {
+    const listed = yield* grepTargets(request)
+    notes.push(...listed.notes)
+    skipped = listed.skipped
+    files = listed.files
+  }
+  const search: FileSearch = { regex, multiline, before: request.before ?? 0, after: request.after ?? 0 }
+  const collector = new MatchCollector(request.limit, request.offset ?? 0)
+  let unreadableFiles = 0
+  yield* Effect.forEach(
+    files,
+    (file) =>
+      fs.readFile(file).pipe(
+        Effect.map((bytes) => searchFile(search, file, bytes, collector)),
+        Effect.catchTag("PlatformError", () =>
+          Effect.sync(() => {
+            unreadableFiles++
+          })
+        )
+      ),
+    { concurrency: 8, discard: true }
+  )
+  if (unreadableFiles > 0) notes.push(`${unreadableFiles} file(s) could not be read and were skipped.`)
+  return collector.result("walk", notes, skipped)
+})
 
 /** The pure TypeScript backend. */
 export const walkBackend: SearchBackend = {
