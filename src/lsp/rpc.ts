@@ -34,6 +34,7 @@ export interface Rpc {
 }
 
 const METHOD_NOT_FOUND = -32601
+const INTERNAL_ERROR = -32603
 /** A header that long without its end is not the LSP base protocol. */
 const MAX_HEADER_BYTES = 8192
 
@@ -146,13 +147,22 @@ export const connect = (options: {
       )
     } else if (message.id !== undefined) {
       const answer = handlers.requests[message.method]
-      post(
-        answer === undefined
-          ? { id: message.id, error: { code: METHOD_NOT_FOUND, message: `Unhandled method ${message.method}` } }
-          : { id: message.id, result: answer(message.params as never) ?? null }
-      )
+      if (answer === undefined) {
+        post({ id: message.id, error: { code: METHOD_NOT_FOUND, message: `Unhandled method ${message.method}` } })
+        return
+      }
+      // A server's malformed params must not throw out of the stream's listener (and the process).
+      try {
+        post({ id: message.id, result: answer(message.params as never) ?? null })
+      } catch (e) {
+        post({ id: message.id, error: { code: INTERNAL_ERROR, message: e instanceof Error ? e.message : String(e) } })
+      }
     } else {
-      handlers.notifications[message.method]?.(message.params as never)
+      try {
+        handlers.notifications[message.method]?.(message.params as never)
+      } catch {
+        // A notification no handler can read is dropped, as an unknown one is.
+      }
     }
   }
 

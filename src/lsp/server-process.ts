@@ -5,7 +5,7 @@
  * jobs start theirs, wrapped with acquireRelease: the server's stdout is a byte stream the JSON-RPC
  * reader (rpc.ts) takes as it comes.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, type ChildProcessByStdio, spawn } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import { Deferred, Duration, Effect, Schedule, type Scope } from "effect"
 import { headOf, tailOf } from "../text/cut.ts"
@@ -21,6 +21,9 @@ export interface ServerProcess {
   /** Kills the group now (SIGKILL), without waiting: the server is lost and must not linger. */
   readonly kill: () => void
 }
+
+/** A child with all three pipes. */
+type Server = ChildProcessByStdio<Writable, Readable, Readable>
 
 /** How long the end waits for the group to go after the SIGKILL (not instant, but never long). */
 const GONE_WITHIN = Duration.seconds(1)
@@ -57,13 +60,19 @@ const awaitGroupGone = (pgid: number): Effect.Effect<void> =>
  */
 export const spawnServer = (command: ServerCommand, root: string): Effect.Effect<ServerProcess, string, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.callback<{ readonly child: ChildProcess; readonly exited: Deferred.Deferred<string> }, string>((resume) => {
+    Effect.callback<{ readonly child: Server; readonly exited: Deferred.Deferred<string> }, string>((resume) => {
       const exited = Deferred.makeUnsafe<string>()
-      const child = spawn(command.command, [...command.args], {
-        cwd: root,
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: true
-      })
+      let child: Server
+      try {
+        child = spawn(command.command, [...command.args], {
+          cwd: root,
+          stdio: ["pipe", "pipe", "pipe"],
+          detached: true
+        })
+      } catch (e) {
+        // Arguments node refuses outright (a NUL byte in the program's name).
+        return resume(Effect.fail(`it did not run (${e instanceof Error ? e.message : String(e)})`))
+      }
       // Servers log to stderr; keep the tail (it explains a failed start) and never let the pipe fill.
       let stderrTail = ""
       child.stderr.on("data", (chunk: Buffer) => {
@@ -78,7 +87,7 @@ export const spawnServer = (command: ServerCommand, root: string): Effect.Effect
           Effect.succeed(`it exited (${signal ?? `code ${code}`})${why === "" ? "" : `: ${why}`}`)
         )
       })
-      child.once("error", (e) => resume(Effect.fail(`it could not start: ${e.message}`)))
+      child.once("error", (e) => resume(Effect.fail(`it did not run (${e.message})`)))
       child.once("spawn", () => resume(Effect.succeed({ child, exited })))
       // Interrupted before the spawn settled: nothing may stay behind.
       return Effect.sync(() => killGroup(child))
@@ -94,8 +103,8 @@ export const spawnServer = (command: ServerCommand, root: string): Effect.Effect
     Effect.map(
       ({ child, exited }): ServerProcess => ({
         pid: child.pid!,
-        stdin: child.stdin!,
-        stdout: child.stdout!,
+        stdin: child.stdin,
+        stdout: child.stdout,
         exit: Deferred.await(exited),
         hasExited: () => Deferred.isDoneUnsafe(exited),
         kill: () => killGroup(child)

@@ -236,9 +236,7 @@ const make = (settings: LspSettings) =>
     const asToolFailure = (doc: LspDocument, what: string, e: LspFailure): ToolFailure | TransientFailure =>
       e._tag === "LspServerExited" || !doc.client.alive
         ? new TransientFailure({ message: `The ${doc.server} server exited during ${what}.` })
-        : e._tag === "LspTimeout"
-          ? fail(e.message)
-          : fail(`The ${doc.server} server failed ${e.method}: ${e.detail}`)
+        : fail(e.message)
 
     const request = <T>(
       doc: LspDocument,

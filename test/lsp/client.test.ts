@@ -4,29 +4,17 @@
  * does: a request interrupted is cancelled in the server, and the fiber that owns a server, once
  * interrupted, leaves no process behind. Paced by what the server writes down, never by a sleep.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, FileSystem } from "effect"
+import { Effect, Fiber } from "effect"
 import { LspClient } from "../../src/lsp/client.ts"
-import type { ServerSpec } from "../../src/lsp/servers.ts"
 import { LspClients } from "../../src/lsp/service.ts"
 import { nodeLayer } from "../fs/layers.ts"
+import { type FakeMode, fakeCommand, fakeProject, fakeSpec } from "./fake.ts"
 import { alive, eventually } from "./wait.ts"
 
-const FAKE = new URL("./fake-server.mjs", import.meta.url).pathname
-
-type Mode = "hang" | "crash" | "refuse"
-
-const command = (mode: Mode, log: string) => ({ command: process.execPath, args: [FAKE, mode, log] })
-
-/** A temp project with `a.fake`, and the path of the fake server's start log. */
-const project = Effect.gen(function* () {
-  const fs = yield* FileSystem.FileSystem
-  const root = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-lsp-client-" })
-  writeFileSync(join(root, "a.fake"), "text\n")
-  return { root, file: join(root, "a.fake"), log: join(root, "starts.log") }
-})
+const command = fakeCommand
+const project = fakeProject("freecode-lsp-client-")
 
 /** What the server was asked and told so far (hang mode): "hover", "cancelled". */
 const heard = (log: string): Array<string> =>
@@ -36,10 +24,10 @@ const heard = (log: string): Array<string> =>
 const lastPid = (log: string): number => Number(readFileSync(log, "utf8").trim().split("\n").at(-1)!.split(" ")[2])
 
 /** Starts the fake server in `mode`, opens the file and asks for a hover with `timeoutMs`. */
-const hoverOn = (mode: Mode, root: string, file: string, log: string, timeoutMs = 600_000) =>
+const hoverOn = (mode: FakeMode, root: string, file: string, log: string, timeoutMs = 600_000) =>
   Effect.gen(function* () {
     const client = yield* LspClient.start("fake", command(mode, log), root, 30_000)
-    const uri = yield* client.sync(file, "text\n", "fake")
+    const uri = yield* client.sync(file, "first text\n", "fake")
     return yield* client.request(
       "textDocument/hover",
       { textDocument: { uri }, position: { line: 0, character: 0 } },
@@ -85,6 +73,42 @@ describe("LspClient's typed failures", () => {
       expect(error.message).toMatch(/^The fake server failed textDocument\/hover: .*no hover here\. Use grep and read/)
     }).pipe(Effect.provide(nodeLayer))
   )
+  it.live("bytes that are not JSON-RPC fail the request as an LspProtocolError, and the server is killed", () =>
+    Effect.gen(function* () {
+      const { root, file, log } = yield* project
+      // Answers initialize properly, then garbles its answer to the first request after it.
+      const script = `
+        require("fs").appendFileSync(${JSON.stringify(log)}, "start 0 " + process.pid + "\\n")
+        const send = (body) => process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body)
+        let buf = ""
+        process.stdin.on("data", (d) => {
+          buf += d
+          for (let m; (m = /Content-Length: (\\d+)\\r\\n\\r\\n/.exec(buf)) !== null; ) {
+            const end = m.index + m[0].length + Number(m[1])
+            if (buf.length < end) return
+            const msg = JSON.parse(buf.slice(m.index + m[0].length, end))
+            buf = buf.slice(end)
+            if (msg.method === "initialize") send(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { capabilities: {} } }))
+            else if (msg.id !== undefined) send("{not json")
+          }
+        })
+        setInterval(() => {}, 1000)`
+      const client = yield* LspClient.start(
+        "garbler",
+        { command: process.execPath, args: ["-e", script] },
+        root,
+        30_000
+      )
+      const error = yield* Effect.flip(client.request("textDocument/hover", { textDocument: { uri: file } }, 600_000))
+      expect(error._tag).toBe("LspProtocolError")
+      expect(error.message).toBe(
+        "The garbler server failed textDocument/hover: it sent a message that is not JSON. Use grep and read instead, or try again."
+      )
+      expect(client.alive).toBe(false)
+      const pid = lastPid(log)
+      yield* eventually(`the garbler (pid ${pid}) was killed`, () => !alive(pid))
+    }).pipe(Effect.scoped, Effect.provide(nodeLayer))
+  )
 })
 
 describe("interruption", () => {
@@ -94,7 +118,7 @@ describe("interruption", () => {
       yield* Effect.scoped(
         Effect.gen(function* () {
           const client = yield* LspClient.start("fake", command("hang", log), root, 30_000)
-          const uri = yield* client.sync(file, "text\n", "fake")
+          const uri = yield* client.sync(file, "first text\n", "fake")
           const params = { textDocument: { uri }, position: { line: 0, character: 0 } }
           const asking = yield* Effect.forkChild(client.request("textDocument/hover", params, 600_000))
           yield* eventually("the server was asked", () => heard(log).includes("hover"))
@@ -123,12 +147,7 @@ describe("interruption", () => {
   it.live("of a call through LspClients, with the layer, ends the server the layer started", () =>
     Effect.gen(function* () {
       const { root, file, log } = yield* project
-      const fake: ServerSpec = {
-        id: "fake",
-        extensions: { fake: "fake" },
-        rootMarkers: [],
-        resolve: () => Effect.succeed(command("hang", log))
-      }
+      const fake = fakeSpec("hang", log)
       const call = Effect.gen(function* () {
         const clients = yield* LspClients
         const doc = yield* clients.open(file, root)
