@@ -38,9 +38,11 @@ const INTERNAL_ERROR = -32603
 /** A header that long without its end is not the LSP base protocol. */
 const MAX_HEADER_BYTES = 8192
 
-const frame = (message: object): Buffer => {
-  const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", ...message }), "utf8")
-  return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, "ascii"), body])
+/** Writes one message, header then body: a large body is encoded once, never joined to its header. */
+const writeMessage = (output: Writable, message: object, done?: (e: Error | null | undefined) => void) => {
+  const body = JSON.stringify({ jsonrpc: "2.0", ...message })
+  output.write(`Content-Length: ${Buffer.byteLength(body, "utf8")}\r\n\r\n`, "ascii")
+  output.write(body, "utf8", done)
 }
 
 /**
@@ -122,7 +124,7 @@ export const connect = (options: {
 
   /** Written without waiting: answers to the server and cancellations, whose failure the next send reports. */
   const post = (message: object) => {
-    if (lostReason === undefined) output.write(frame(message))
+    if (lostReason === undefined) writeMessage(output, message)
   }
 
   const handle = (message: Message) => {
@@ -179,7 +181,7 @@ export const connect = (options: {
   const send = (message: object, method: string): Effect.Effect<void, LspServerExited> =>
     Effect.callback<void, LspServerExited>((resume) => {
       if (lostReason !== undefined) return resume(Effect.fail(serverExited(server, method, lostReason)))
-      output.write(frame(message), (e) => {
+      writeMessage(output, message, (e) => {
         if (e === null || e === undefined) return resume(Effect.void)
         // Its stdin is gone, usually because it died and its exit is not reported yet.
         const reason = `its input closed: ${e.message}`
