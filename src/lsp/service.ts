@@ -62,6 +62,14 @@ type Entry =
 
 const utf8 = new TextDecoder()
 
+/** Why the handshake failed, as the end of "failed to start in <root>: …". */
+const whyNotStarted = (e: LspFailure): string =>
+  e._tag === "LspServerExited"
+    ? e.reason
+    : e._tag === "LspTimeout"
+      ? `it did not answer initialize in ${e.timeoutMs / 1000} s`
+      : `it refused initialize: ${e.detail}`
+
 const make = (settings: LspSettings) =>
   Effect.gen(function* () {
     // The file a server is given, its workspace's markers and its program are looked up as the
@@ -116,9 +124,7 @@ const make = (settings: LspSettings) =>
           Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : closeScope(scope, exit))),
           // Reported once: later calls get this message at once instead of another start.
           Effect.mapError((e) =>
-            fail(
-              `The ${spec.id} language server (${command.command}) failed to start in ${root}: ${e._tag === "LspServerExited" ? e.reason : e.message}.`
-            )
+            fail(`The ${spec.id} language server (${command.command}) failed to start in ${root}: ${whyNotStarted(e)}.`)
           )
         )
         entries.set(key, { state: "ready", client: started, crashes })
@@ -146,7 +152,10 @@ const make = (settings: LspSettings) =>
             if (!Exit.hasInterrupts(exit)) return Deferred.done(ready, exit)
             // Only the layer's end interrupts a start: whoever still waits is told, not left hanging.
             entries.delete(key)
-            return Deferred.fail(ready, fail(`The ${spec.id} language server was closing with the tools; try again.`))
+            return Deferred.fail(
+              ready,
+              fail(`The ${spec.id} language server did not finish starting: the tools were shutting down; try again.`)
+            )
           }),
           Effect.forkIn(layerScope)
         )
