@@ -144,6 +144,21 @@ describe("interruption", () => {
     }).pipe(Effect.provide(nodeLayer))
   )
 
+  it.live("during the handshake ends the process that never answered initialize", () =>
+    Effect.gen(function* () {
+      const { root, log } = yield* project
+      const silent = `require("fs").appendFileSync(${JSON.stringify(log)}, "start 0 " + process.pid + "\\n"); process.stdin.resume()`
+      const starting = yield* Effect.forkChild(
+        Effect.scoped(LspClient.start("silent", { command: process.execPath, args: ["-e", silent] }, root, 600_000))
+      )
+      yield* eventually("the server started", () => existsSync(log))
+      const pid = lastPid(log)
+      expect(alive(pid)).toBe(true)
+      yield* Fiber.interrupt(starting)
+      expect(alive(pid)).toBe(false)
+    }).pipe(Effect.provide(nodeLayer))
+  )
+
   it.live("of a call through LspClients, with the layer, ends the server the layer started", () =>
     Effect.gen(function* () {
       const { root, file, log } = yield* project
