@@ -1,24 +1,19 @@
 /**
- * One running language server over stdio: the initialize handshake (answering the server's
- * workspace/configuration and client/registerCapability requests), documents opened and kept
- * in sync before each request, push diagnostics collected, requests with a deadline.
+ * One running language server, as effects: the initialize handshake (answering the server's
+ * workspace/configuration and client/registerCapability requests), documents opened and kept in
+ * sync before each request, push diagnostics collected, requests with a deadline. `start` runs
+ * in a Scope that owns the process (server-process.ts) and the connection (rpc.ts): closing it
+ * asks the server to shut down (when the scope ends well) and then ends its process group.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { pathToFileURL } from "node:url"
+import { Deferred, Duration, Effect, Exit, type Scope } from "effect"
 import type { Diagnostic, InitializeResult, ServerCapabilities } from "vscode-languageserver-protocol"
-import type { MessageConnection } from "vscode-languageserver-protocol/node"
-import { lazyImport } from "../load/lazy.ts"
-import { headOf, tailOf } from "../text/cut.ts"
+import { type LspFailure, type LspServerExited, serverExited, timedOut } from "./errors.ts"
+import { connect, type Rpc } from "./rpc.ts"
+import { type ServerProcess, spawnServer } from "./server-process.ts"
 import type { ServerCommand } from "./servers.ts"
 
-/** The LSP protocol (~45 modules) loads when the first language server starts, not with the package. */
-const protocol = lazyImport(() => import("vscode-languageserver-protocol/node"))
-type Protocol = Awaited<ReturnType<typeof protocol>>
-
 export const fileUri = (path: string): string => pathToFileURL(path).href
-
-/** A request the server did not answer in time. */
-export class LspTimeout extends Error {}
 
 const CAPABILITIES = {
   general: { positionEncodings: ["utf-16"] },
@@ -37,147 +32,152 @@ const CAPABILITIES = {
   window: { workDoneProgress: false }
 }
 
+/** How long a polite shutdown (shutdown, then exit) has before the group is killed. */
+const SHUTDOWN_WITHIN = Duration.seconds(5)
+
 interface OpenDocument {
   version: number
   text: string
 }
 
-/** What the connection's handlers fill in while the server runs. */
-interface ServerState {
-  readonly pushed: Map<string, ReadonlyArray<Diagnostic>>
-  readonly pushWaiters: Map<string, Array<() => void>>
-  readonly exitListeners: Array<(code: number | null) => void>
-  exited: boolean
-  closed: boolean
+/** The diagnostics a server pushed, and the waits for a file's first set. */
+class Pushed {
+  readonly sets = new Map<string, ReadonlyArray<Diagnostic>>()
+  readonly waits = new Map<string, Deferred.Deferred<void>>()
+
+  take(uri: string, diagnostics: ReadonlyArray<Diagnostic>): void {
+    this.sets.set(uri, diagnostics)
+    const wait = this.waits.get(uri)
+    if (wait !== undefined) Deferred.doneUnsafe(wait, Effect.void)
+    this.waits.delete(uri)
+  }
+
+  waitFor(uri: string): Deferred.Deferred<void> {
+    const known = this.waits.get(uri)
+    if (known !== undefined) return known
+    const wait = Deferred.makeUnsafe<void>()
+    this.waits.set(uri, wait)
+    return wait
+  }
 }
 
 export class LspClient {
+  /** Names the server in messages. */
+  readonly server: string
   readonly capabilities: ServerCapabilities
-  private readonly child: ChildProcess
-  private readonly connection: MessageConnection
-  private readonly state: ServerState
-  private readonly rpc: Protocol
+  readonly pid: number
+  private readonly process: ServerProcess
+  private readonly rpc: Rpc
+  private readonly pushed: Pushed
   private readonly documents = new Map<string, OpenDocument>()
 
   private constructor(
-    child: ChildProcess,
-    connection: MessageConnection,
+    server: string,
     capabilities: ServerCapabilities,
-    state: ServerState,
-    rpc: Protocol
+    process: ServerProcess,
+    rpc: Rpc,
+    pushed: Pushed
   ) {
-    this.rpc = rpc
-    this.child = child
-    this.connection = connection
+    this.server = server
     this.capabilities = capabilities
-    this.state = state
+    this.pid = process.pid
+    this.process = process
+    this.rpc = rpc
+    this.pushed = pushed
   }
 
-  /** False once the process exited or its pipe closed (the close usually comes first). */
+  /** False once the process exited or the connection broke (a failed write comes before the exit). */
   get alive(): boolean {
-    return !this.state.exited && !this.state.closed
+    return !this.process.hasExited() && !this.rpc.lost()
   }
 
-  /** Starts the server in `root` and completes the initialize handshake within `timeoutMs`. */
-  static async start(command: ServerCommand, root: string, timeoutMs: number): Promise<LspClient> {
-    const rpc = await protocol()
-    const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = rpc
-    // Its own process group, so a kill also reaches whatever a wrapper script started.
-    const child = spawn(command.command, [...command.args], {
-      cwd: root,
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true
-    })
-    const spawned = new Promise<void>((resolve, reject) => {
-      child.once("spawn", resolve)
-      child.once("error", reject)
-    })
-    // Servers log to stderr; keep the tail (it explains a failed start) and never let the pipe fill.
-    let stderrTail = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderrTail = tailOf(stderrTail + chunk.toString("utf8"), 2000)
-    })
-    await spawned
-    child.stdin.on("error", () => undefined) // a write after the server died; its exit is reported instead
-    const connection = createMessageConnection(
-      new StreamMessageReader(child.stdout),
-      new StreamMessageWriter(child.stdin)
-    )
-    const state: ServerState = {
-      pushed: new Map(),
-      pushWaiters: new Map(),
-      exitListeners: [],
-      exited: false,
-      closed: false
-    }
-    const exited = new Promise<never>((_, reject) => {
-      child.once("exit", (code, signal) => {
-        state.exited = true
-        connection.dispose()
-        for (const f of state.exitListeners) f(code)
-        const why = headOf(stderrTail.trim().split("\n").slice(-3).join(" "), 400)
-        reject(new Error(`it exited (${signal ?? `code ${code}`})${why === "" ? "" : `: ${why}`}`))
-      })
-    })
-    exited.catch(() => undefined) // only the handshake below listens
-    connection.onClose(() => {
-      state.closed = true
-    })
-    // We send no settings: null for every section asked means "use your defaults".
-    connection.onRequest("workspace/configuration", (params: { items: ReadonlyArray<unknown> }) =>
-      params.items.map(() => null)
-    )
-    connection.onRequest("client/registerCapability", () => null)
-    connection.onRequest("client/unregisterCapability", () => null)
-    connection.onRequest("window/workDoneProgress/create", () => null)
-    connection.onRequest("workspace/workspaceFolders", () => [{ uri: fileUri(root), name: root }])
-    connection.onNotification(
-      "textDocument/publishDiagnostics",
-      (params: { uri: string; diagnostics: ReadonlyArray<Diagnostic> }) => {
-        state.pushed.set(params.uri, params.diagnostics)
-        for (const wake of state.pushWaiters.get(params.uri) ?? []) wake()
-        state.pushWaiters.delete(params.uri)
-      }
-    )
-    connection.listen()
-    try {
-      const init = await withTimeout(
-        sendInitialize(connection, root, exited, command.initializationOptions),
-        timeoutMs,
-        "initialize"
+  /** Waits for the server's process to exit. */
+  get exited(): Effect.Effect<void> {
+    return Effect.asVoid(this.process.exit)
+  }
+
+  /**
+   * Starts `command` in `root` and completes the initialize handshake within `timeoutMs`. The
+   * scope owns the server: closing it (or interrupting the start) leaves no process behind.
+   */
+  static start(
+    server: string,
+    command: ServerCommand,
+    root: string,
+    timeoutMs: number
+  ): Effect.Effect<LspClient, LspFailure, Scope.Scope> {
+    return Effect.gen(function* () {
+      const process = yield* spawnServer(command, root).pipe(
+        Effect.mapError((reason) => serverExited(server, "initialize", reason))
       )
-      await connection.sendNotification("initialized", {})
-      return new LspClient(child, connection, init.capabilities, state, rpc)
-    } catch (e) {
-      killGroup(child)
-      throw e
-    }
-  }
-
-  /** Calls `f` when the server process exits. */
-  whenExited(f: (code: number | null) => void): void {
-    this.state.exitListeners.push(f)
+      const pushed = new Pushed()
+      const rpc = yield* connect({
+        server,
+        input: process.stdout,
+        output: process.stdin,
+        onBroken: process.kill,
+        handlers: {
+          requests: {
+            // We send no settings: null for every section asked means "use your defaults".
+            "workspace/configuration": (params: { readonly items: ReadonlyArray<unknown> }) =>
+              params.items.map(() => null),
+            "client/registerCapability": () => null,
+            "client/unregisterCapability": () => null,
+            "window/workDoneProgress/create": () => null,
+            "workspace/workspaceFolders": () => [{ uri: fileUri(root), name: root }]
+          },
+          notifications: {
+            "textDocument/publishDiagnostics": (params: {
+              readonly uri: string
+              readonly diagnostics: ReadonlyArray<Diagnostic>
+            }) => pushed.take(params.uri, params.diagnostics)
+          }
+        }
+      })
+      // The exit fails what is pending with its reason (the pipe closes a moment before, saying nothing).
+      yield* Effect.forkScoped(Effect.map(process.exit, rpc.lose))
+      const init = (yield* rpc
+        .request("initialize", {
+          processId: globalThis.process.pid,
+          rootUri: fileUri(root),
+          workspaceFolders: [{ uri: fileUri(root), name: root }],
+          capabilities: CAPABILITIES,
+          ...(command.initializationOptions === undefined
+            ? {}
+            : { initializationOptions: command.initializationOptions })
+        })
+        .pipe(withDeadline(server, "initialize", timeoutMs))) as InitializeResult
+      yield* rpc.notify("initialized", {})
+      const client = new LspClient(server, init.capabilities, process, rpc, pushed)
+      yield* Effect.addFinalizer((exit) => (Exit.isSuccess(exit) ? client.shutdown : Effect.void))
+      return client
+    })
   }
 
   /** Opens `path` in the server with `text` (as read now), or sends it if it changed since. */
-  async sync(path: string, text: string, languageId: string): Promise<string> {
-    const uri = fileUri(path)
-    const open = this.documents.get(uri)
-    if (open === undefined) {
-      this.documents.set(uri, { version: 1, text })
-      await this.notify("textDocument/didOpen", {
-        textDocument: { uri, languageId, version: 1, text }
-      })
-    } else if (open.text !== text) {
+  sync(path: string, text: string, languageId: string): Effect.Effect<string, LspServerExited> {
+    return Effect.suspend(() => {
+      const uri = fileUri(path)
+      const open = this.documents.get(uri)
+      if (open === undefined) {
+        this.documents.set(uri, { version: 1, text })
+        return Effect.as(
+          this.rpc.notify("textDocument/didOpen", { textDocument: { uri, languageId, version: 1, text } }),
+          uri
+        )
+      }
+      if (open.text === text) return Effect.succeed(uri)
       open.version++
       open.text = text
-      this.state.pushed.delete(uri)
-      await this.notify("textDocument/didChange", {
-        textDocument: { uri, version: open.version },
-        contentChanges: [{ text }]
-      })
-    }
-    return uri
+      this.pushed.sets.delete(uri)
+      return Effect.as(
+        this.rpc.notify("textDocument/didChange", {
+          textDocument: { uri, version: open.version },
+          contentChanges: [{ text }]
+        }),
+        uri
+      )
+    })
   }
 
   /** The text of an open document as the server has it. */
@@ -185,143 +185,63 @@ export class LspClient {
     return this.documents.get(uri)?.text
   }
 
-  request<T>(method: string, params: unknown, timeoutMs: number): Promise<T> {
-    return this.noticingWriteFailure(
-      withTimeout(this.connection.sendRequest<T>(method, params), timeoutMs, method),
-      (e) => e instanceof this.rpc.ResponseError && e.code === this.rpc.ErrorCodes.MessageWriteError
-    )
-  }
-
-  private notify(method: string, params: unknown): Promise<void> {
-    // A notification's promise only ever fails when its write failed.
-    return this.noticingWriteFailure(this.connection.sendNotification(method, params), () => true)
-  }
-
-  /**
-   * A message that cannot be written means the server's stdin is gone, usually because it died
-   * and its exit has not been reported yet. Treat the server as lost at once (so the caller sees
-   * a crash and the next call restarts it) and make sure the process is really gone.
-   */
-  private noticingWriteFailure<T>(sent: Promise<T>, isWriteFailure: (e: unknown) => boolean): Promise<T> {
-    return sent.catch((e: unknown) => {
-      if (isWriteFailure(e)) {
-        this.state.closed = true
-        killGroup(this.child)
-      }
-      throw e
-    })
+  /** `method`'s answer, or a typed failure; past `timeoutMs` the request is cancelled. */
+  request<T>(method: string, params: unknown, timeoutMs: number): Effect.Effect<T, LspFailure> {
+    return this.rpc.request(method, params).pipe(withDeadline(this.server, method, timeoutMs)) as Effect.Effect<
+      T,
+      LspFailure
+    >
   }
 
   /**
    * The document's diagnostics: pulled (textDocument/diagnostic) when the server supports it,
    * otherwise the last pushed set, waiting up to `timeoutMs` for the first one.
    */
-  async diagnostics(uri: string, timeoutMs: number): Promise<ReadonlyArray<Diagnostic>> {
+  diagnostics(uri: string, timeoutMs: number): Effect.Effect<ReadonlyArray<Diagnostic>, LspFailure> {
     if (this.capabilities.diagnosticProvider !== undefined) {
-      const report = await this.request<{ kind: string; items?: ReadonlyArray<Diagnostic> }>(
-        "textDocument/diagnostic",
-        { textDocument: { uri } },
-        timeoutMs
+      return Effect.map(
+        this.request<{ readonly items?: ReadonlyArray<Diagnostic> }>(
+          "textDocument/diagnostic",
+          { textDocument: { uri } },
+          timeoutMs
+        ),
+        (report) => report.items ?? []
       )
-      return report.items ?? []
     }
-    const known = this.state.pushed.get(uri)
-    if (known !== undefined) return known
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs)
-      const list = this.state.pushWaiters.get(uri) ?? []
-      list.push(() => {
-        clearTimeout(timer)
-        resolve()
-      })
-      this.state.pushWaiters.set(uri, list)
+    return Effect.suspend(() => {
+      const known = this.pushed.sets.get(uri)
+      if (known !== undefined) return Effect.succeed(known)
+      // The first set, or nothing by the deadline; a server that dies meanwhile is a failure.
+      const died = Effect.flatMap(this.process.exit, (reason) =>
+        Effect.fail(serverExited(this.server, "textDocument/publishDiagnostics", reason))
+      )
+      return Deferred.await(this.pushed.waitFor(uri)).pipe(
+        Effect.raceFirst(died),
+        Effect.timeoutOption(Duration.millis(timeoutMs)),
+        Effect.map(() => this.pushed.sets.get(uri) ?? [])
+      )
     })
-    return this.state.pushed.get(uri) ?? []
   }
 
-  /** Asks the server to shut down, then makes sure the process is gone. */
-  async shutdown(timeoutMs: number): Promise<void> {
-    if (this.state.exited) return
-    const gone = new Promise<void>((resolve) => this.child.once("exit", () => resolve()))
-    try {
-      await this.request("shutdown", null, timeoutMs)
-      await this.connection.sendNotification("exit")
-      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, timeoutMs))])
-    } catch {
-      // a server that does not answer shutdown is killed below
-    }
-    // Also after a clean exit: what the server started itself (tsserver under
-    // typescript-language-server) is still in its process group, and goes with it.
-    killGroup(this.child)
-    if (!this.state.exited) await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, timeoutMs))])
-    await groupGone(this.child, Math.min(timeoutMs, 1000))
-    this.connection.dispose()
+  /** Asks the server to shut down and waits (bounded) for its exit; its scope then ends the group. */
+  private get shutdown(): Effect.Effect<void> {
+    if (!this.alive) return Effect.void
+    return this.rpc
+      .request("shutdown", null)
+      .pipe(
+        Effect.andThen(this.rpc.notify("exit", null)),
+        Effect.andThen(this.process.exit),
+        Effect.timeoutOption(SHUTDOWN_WITHIN),
+        Effect.ignore
+      )
   }
 }
 
-/** Waits (at most `ms`) until no process of the child's group is left; SIGKILL is not instant. */
-const groupGone = async (child: ChildProcess, ms: number): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (child.pid !== undefined && Date.now() < deadline) {
-    try {
-      process.kill(-child.pid, 0)
-    } catch {
-      return
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
-
-const killGroup = (child: ChildProcess): void => {
-  try {
-    if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
-  } catch {
-    child.kill("SIGKILL")
-  }
-}
-
-/**
- * The initialize request, failing as soon as the process exits instead of waiting for the
- * deadline, and with the exit's reason (the connection usually closes a moment before the exit
- * event, with a message that says nothing).
- */
-const sendInitialize = async (
-  connection: MessageConnection,
-  root: string,
-  exited: Promise<never>,
-  initializationOptions: unknown
-) => {
-  try {
-    return await Promise.race([
-      connection.sendRequest<InitializeResult>("initialize", {
-        processId: process.pid,
-        rootUri: fileUri(root),
-        workspaceFolders: [{ uri: fileUri(root), name: root }],
-        capabilities: CAPABILITIES,
-        ...(initializationOptions === undefined ? {} : { initializationOptions })
-      }),
-      exited
-    ])
-  } catch (e) {
-    const exitReason = await Promise.race([
-      exited.catch((reason: unknown) => reason),
-      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 1000))
-    ])
-    throw exitReason ?? e
-  }
-}
-
-const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new LspTimeout(`${what} got no answer in ${ms / 1000} s`)), ms)
-    promise.then(
-      (v) => {
-        clearTimeout(timer)
-        resolve(v)
-      },
-      (e) => {
-        clearTimeout(timer)
-        reject(e)
-      }
-    )
-  })
+/** Past `timeoutMs` the request is interrupted (and so cancelled) and fails as a timeout. */
+const withDeadline =
+  (server: string, method: string, timeoutMs: number) =>
+  <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E | LspFailure> =>
+    Effect.timeoutOrElse(self, {
+      duration: Duration.millis(timeoutMs),
+      orElse: () => Effect.fail(timedOut(server, method, timeoutMs))
+    })

@@ -1,18 +1,20 @@
 /**
- * `LspClients`: language servers started lazily, one per (workspace root, server), shut down
- * with the layer's scope. A server that fails to start is reported once and not retried; one
- * that crashes is restarted on a later request, with backoff; every request has a deadline.
+ * `LspClients`: language servers started lazily, one per (workspace root, server), each in a
+ * scope of its own that the layer's closes. A server that fails to start is reported once and
+ * not retried; one that crashes is restarted on a later request, with backoff; every request has
+ * a deadline. The client's typed failures (errors.ts) become the tools' failures here.
  */
 import * as NodePath from "node:path"
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Scope } from "effect"
 import type { Diagnostic } from "vscode-languageserver-protocol"
 import { FreecodeConfig, sectionOf } from "../config/load.ts"
 import { isTrusted } from "../config/trust.ts"
 import { LocalFs } from "../fs/local-fs.ts"
 import { fail, type ToolFailure, TransientFailure } from "../tool/errors.ts"
 import { readableError } from "../tool/readable-error.ts"
-import { fileUri, LspClient, LspTimeout } from "./client.ts"
+import { fileUri, LspClient } from "./client.ts"
 import { lspSection, serversFromConfig } from "./config.ts"
+import { type LspFailure, serverExited } from "./errors.ts"
 import type { Place } from "./place.ts"
 import { languageIdOf, SERVERS, type ServerSpec, serverFor, workspaceRootFor } from "./servers.ts"
 
@@ -53,14 +55,20 @@ export interface LspDocument {
 }
 
 type Entry =
-  | { readonly state: "starting"; readonly ready: Promise<LspClient> }
+  | { readonly state: "starting"; readonly ready: Deferred.Deferred<LspClient, ToolFailure> }
   | { readonly state: "ready"; readonly client: LspClient; readonly crashes: number }
   | { readonly state: "failed"; readonly message: string }
   | { readonly state: "crashed"; readonly crashes: number; readonly restartAt: number }
 
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
 const utf8 = new TextDecoder()
+
+/** Why the handshake failed, as the end of "failed to start in <root>: …". */
+const whyNotStarted = (e: LspFailure): string =>
+  e._tag === "LspServerExited"
+    ? e.reason
+    : e._tag === "LspTimeout"
+      ? `it did not answer initialize in ${e.timeoutMs / 1000} s`
+      : `it refused initialize: ${e.detail}`
 
 const make = (settings: LspSettings) =>
   Effect.gen(function* () {
@@ -68,18 +76,19 @@ const make = (settings: LspSettings) =>
     // tools read files (the project's file system, not necessarily the host's).
     const fs = yield* LocalFs
     const withFs = <A, E>(effect: Effect.Effect<A, E, LocalFs>) => Effect.provideService(effect, LocalFs, fs)
-    /** For the starts below, which run as promises (client.ts). */
-    const resolveCommand = (spec: ServerSpec, root: string, place: Place) =>
-      Effect.runPromiseWith(Context.make(LocalFs, fs))(spec.resolve(root, place))
+    // Starts and crash watches run in the layer's scope, not the caller's: a caller that gives up
+    // leaves a start for the next caller; the layer's end interrupts them.
+    const layerScope = yield* Effect.scope
     const entries = new Map<string, Entry>()
-    let closing = false
+    /** Each running server's own scope: closed when it crashes, or with the layer. */
+    const scopes = new Set<Scope.Closeable>()
 
     const current = (key: string): LspClient | undefined => {
       const entry = entries.get(key)
       return entry?.state === "ready" ? entry.client : undefined
     }
 
-    const recordCrash = (key: string, spec: ServerSpec, root: string, crashes: number) => {
+    const recordCrash = (key: string, spec: ServerSpec, root: string, crashes: number, now: number) => {
       entries.set(
         key,
         crashes + 1 >= settings.maxRestarts
@@ -87,63 +96,96 @@ const make = (settings: LspSettings) =>
               state: "failed",
               message: `The ${spec.id} server for ${root} crashed ${crashes + 1} times; it is not restarted again.`
             }
-          : { state: "crashed", crashes: crashes + 1, restartAt: Date.now() + settings.restartBackoffMs * 2 ** crashes }
+          : { state: "crashed", crashes: crashes + 1, restartAt: now + settings.restartBackoffMs * 2 ** crashes }
       )
     }
 
-    const start = (key: string, spec: ServerSpec, root: string, place: Place, crashes: number): Promise<LspClient> => {
-      // Calls arriving while the program is looked up wait for this same start.
-      const ready = resolveCommand(spec, root, place).then((command) => {
-        if ("missing" in command) {
-          const message = `No ${spec.id} language server for ${root}: ${command.missing}. Use grep and read instead.`
-          entries.set(key, { state: "failed", message })
-          throw new Error(message)
-        }
-        return LspClient.start(command, root, settings.startTimeoutMs).then(
-          (client) => {
-            entries.set(key, { state: "ready", client, crashes })
-            client.whenExited(() => {
-              if (!closing && current(key) === client) recordCrash(key, spec, root, crashes)
-            })
-            return client
-          },
-          (e: unknown) => {
-            // Reported once: later calls get this message at once instead of another start.
-            const message = `The ${spec.id} language server (${command.command}) failed to start in ${root}: ${describe(e)}.`
-            entries.set(key, { state: "failed", message })
-            throw new Error(message)
-          }
-        )
+    /** Ends a server's scope: its process group goes (client.ts, server-process.ts). */
+    const closeScope = (scope: Scope.Closeable, exit: Exit.Exit<unknown, unknown>) =>
+      Effect.suspend(() => {
+        scopes.delete(scope)
+        return Scope.close(scope, exit)
       })
-      entries.set(key, { state: "starting", ready })
-      return ready
-    }
 
-    const clientFor = (spec: ServerSpec, root: string, place: Place): Promise<LspClient> => {
-      const key = `${spec.id}@${root}`
-      const entry = entries.get(key)
-      if (entry === undefined) return start(key, spec, root, place, 0)
-      switch (entry.state) {
-        case "ready":
-          if (entry.client.alive) return Promise.resolve(entry.client)
-          // Its pipe closed before the exit event was handled: count the crash now.
-          recordCrash(key, spec, root, entry.crashes)
-          return clientFor(spec, root, place)
-        case "starting":
-          return entry.ready
-        case "failed":
-          return Promise.reject(new Error(entry.message))
-        case "crashed": {
-          // Restart after the backoff; calls arriving meanwhile wait for the same start.
-          const wait = Math.max(0, entry.restartAt - Date.now())
-          const ready = new Promise((resolve) => setTimeout(resolve, wait)).then(() =>
-            start(key, spec, root, place, entry.crashes)
+    /** The start itself, after `delayMs`: the program looked up, the server started, its crash watched. */
+    const run = (key: string, spec: ServerSpec, root: string, place: Place, crashes: number, delayMs: number) =>
+      Effect.gen(function* () {
+        if (delayMs > 0) yield* Effect.sleep(Duration.millis(delayMs))
+        const command = yield* withFs(spec.resolve(root, place))
+        if ("missing" in command) {
+          return yield* Effect.fail(
+            fail(`No ${spec.id} language server for ${root}: ${command.missing}. Use grep and read instead.`)
           )
-          entries.set(key, { state: "starting", ready })
-          return ready
         }
-      }
-    }
+        const scope = yield* Scope.make()
+        scopes.add(scope)
+        const started = yield* LspClient.start(spec.id, command, root, settings.startTimeoutMs).pipe(
+          Scope.provide(scope),
+          Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : closeScope(scope, exit))),
+          // Reported once: later calls get this message at once instead of another start.
+          Effect.mapError((e) =>
+            fail(`The ${spec.id} language server (${command.command}) failed to start in ${root}: ${whyNotStarted(e)}.`)
+          )
+        )
+        entries.set(key, { state: "ready", client: started, crashes })
+        yield* started.exited.pipe(
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.flatMap((now) => {
+            if (current(key) === started) recordCrash(key, spec, root, crashes, now)
+            return closeScope(scope, Exit.void)
+          }),
+          Effect.forkIn(layerScope)
+        )
+        return started
+      })
+
+    /** Starts the server in the layer's scope; calls arriving meanwhile wait for this same start. */
+    const start = (key: string, spec: ServerSpec, root: string, place: Place, crashes: number, delayMs: number) =>
+      Effect.gen(function* () {
+        const ready = Deferred.makeUnsafe<LspClient, ToolFailure>()
+        entries.set(key, { state: "starting", ready })
+        yield* run(key, spec, root, place, crashes, delayMs).pipe(
+          Effect.tapError((failure) =>
+            Effect.sync(() => entries.set(key, { state: "failed", message: failure.message }))
+          ),
+          Effect.onExit((exit) => {
+            if (!Exit.hasInterrupts(exit)) return Deferred.done(ready, exit)
+            // Only the layer's end interrupts a start: whoever still waits is told, not left hanging.
+            entries.delete(key)
+            return Deferred.fail(
+              ready,
+              fail(`The ${spec.id} language server did not finish starting: the tools were shutting down; try again.`)
+            )
+          }),
+          Effect.forkIn(layerScope)
+        )
+        return yield* Deferred.await(ready)
+      })
+
+    const clientFor = (spec: ServerSpec, root: string, place: Place): Effect.Effect<LspClient, ToolFailure> =>
+      Effect.suspend(() => {
+        const key = `${spec.id}@${root}`
+        const entry = entries.get(key)
+        if (entry === undefined) return start(key, spec, root, place, 0, 0)
+        switch (entry.state) {
+          case "ready":
+            if (entry.client.alive) return Effect.succeed(entry.client)
+            // Its pipe broke before its exit was handled: count the crash now.
+            return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              recordCrash(key, spec, root, entry.crashes, now)
+              return clientFor(spec, root, place)
+            })
+          case "starting":
+            return Deferred.await(entry.ready)
+          case "failed":
+            return Effect.fail(fail(entry.message))
+          case "crashed":
+            // Restarted once the backoff has passed.
+            return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              start(key, spec, root, place, entry.crashes, Math.max(0, entry.restartAt - now))
+            )
+        }
+      })
 
     // Looked up once per project root: a trust recorded later takes effect in the next session.
     const trust = new Map<string, boolean>()
@@ -164,25 +206,24 @@ const make = (settings: LspSettings) =>
           return Effect.fail(
             fail(`No language server handles ${NodePath.extname(path) || "files without an extension"} files here.`)
           )
-        let client: LspClient | undefined
         const text = fs.readFile(path).pipe(
           Effect.map((bytes) => utf8.decode(bytes)),
           Effect.mapError((e) => fail(`${path} cannot be read: ${readableError(e)}`))
         )
         const rootAndText = Effect.zip(withFs(workspaceRootFor(spec, path, projectRoot)), text)
         return Effect.flatMap(rootAndText, ([root, text]) =>
-          Effect.tryPromise({
-            try: async () => {
-              client = await clientFor(spec, root, place)
-              const uri = await client.sync(path, text, languageIdOf(spec, path))
-              if (!client.alive) throw new Error("exited")
-              return { client, server: spec.id, uri, path, text: client.textOf(uri) ?? "" }
-            },
-            catch: (e) =>
-              client !== undefined && !client.alive
-                ? new TransientFailure({ message: `The ${spec.id} server exited while opening ${path}.` })
-                : fail(describe(e))
-          })
+          Effect.flatMap(clientFor(spec, root, place), (client) =>
+            client.sync(path, text, languageIdOf(spec, path)).pipe(
+              Effect.filterOrFail(
+                () => client.alive,
+                () => serverExited(spec.id, "textDocument/didOpen", "it exited")
+              ),
+              Effect.map((uri) => ({ client, server: spec.id, uri, path, text: client.textOf(uri) ?? "" })),
+              Effect.mapError(
+                () => new TransientFailure({ message: `The ${spec.id} server exited while opening ${path}.` })
+              )
+            )
+          )
         )
       }).pipe(Effect.withSpan("LspClients.open", { attributes: { path } }))
 
@@ -197,49 +238,37 @@ const make = (settings: LspSettings) =>
       })
     }
 
-    /** A failure on a client whose server died is transient: the next call restarts the server. */
-    const lost = (doc: LspDocument, what: string): TransientFailure | undefined =>
-      doc.client.alive
-        ? undefined
-        : new TransientFailure({ message: `The ${doc.server} server exited during ${what}.` })
+    /**
+     * The client's typed failure as the tools': a server that died is transient (the next call
+     * restarts it, and lsp is retrySafe); a timeout or an error answer says what to do.
+     */
+    const asToolFailure = (doc: LspDocument, what: string, e: LspFailure): ToolFailure | TransientFailure =>
+      e._tag === "LspServerExited" || !doc.client.alive
+        ? new TransientFailure({ message: `The ${doc.server} server exited during ${what}.` })
+        : fail(e.message)
 
     const request = <T>(
       doc: LspDocument,
       method: string,
       params: unknown
     ): Effect.Effect<T, ToolFailure | TransientFailure> =>
-      Effect.tryPromise({
-        try: () => doc.client.request<T>(method, params, settings.requestTimeoutMs),
-        catch: (e) =>
-          lost(doc, method) ??
-          (e instanceof LspTimeout
-            ? fail(
-                `The ${doc.server} server did not answer ${method} in ${settings.requestTimeoutMs / 1000} s; try again.`
-              )
-            : fail(`The ${doc.server} server failed ${method}: ${describe(e)}`))
-      }).pipe(Effect.withSpan("LspClients.request", { attributes: { server: doc.server, method } }))
+      doc.client.request<T>(method, params, settings.requestTimeoutMs).pipe(
+        Effect.mapError((e) => asToolFailure(doc, method, e)),
+        Effect.withSpan("LspClients.request", { attributes: { server: doc.server, method } })
+      )
 
     const diagnostics = (doc: LspDocument) =>
-      Effect.tryPromise({
-        try: () => doc.client.diagnostics(doc.uri, settings.requestTimeoutMs),
-        catch: (e) =>
-          lost(doc, "diagnostics") ?? fail(`The ${doc.server} server could not report diagnostics: ${describe(e)}`)
-      }).pipe(Effect.withSpan("LspClients.diagnostics", { attributes: { server: doc.server, path: doc.path } }))
+      doc.client.diagnostics(doc.uri, settings.requestTimeoutMs).pipe(
+        Effect.mapError((e) => asToolFailure(doc, "diagnostics", e)),
+        Effect.withSpan("LspClients.diagnostics", { attributes: { server: doc.server, path: doc.path } })
+      )
 
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(async () => {
-        closing = true
-        const clients = [...entries.values()].flatMap(
-          (e): Array<Promise<LspClient | undefined>> =>
-            e.state === "ready"
-              ? [Promise.resolve(e.client)]
-              : e.state === "starting"
-                ? [e.ready.catch(() => undefined)]
-                : []
-        )
-        await Promise.all(clients.map(async (c) => (await c)?.shutdown(5_000)))
-        entries.clear()
-      })
+    // Every server at once (each may take its shutdown's few seconds); the starts and crash
+    // watches forked above are interrupted before this runs.
+    yield* Effect.addFinalizer((exit) =>
+      Effect.forEach([...scopes], (scope) => closeScope(scope, exit), { concurrency: "unbounded", discard: true }).pipe(
+        Effect.andThen(Effect.sync(() => entries.clear()))
+      )
     )
 
     return LspClients.of({

@@ -10,7 +10,7 @@ import {
 } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, FileSystem, Layer, Schedule, Scope } from "effect"
+import { Effect, Exit, FileSystem, Layer, Scope } from "effect"
 import { testToolSystem } from "../../layers/test.ts"
 import { trust } from "../../src/config/trust.ts"
 import { LocalFs } from "../../src/fs/local-fs.ts"
@@ -21,23 +21,7 @@ import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { LspTool } from "../../src/tools/lsp.ts"
 import { nodeLayer } from "../fs/layers.ts"
 import { makeCtx, runFailure } from "../tools/helpers.ts"
-
-/** Whether a process runs (signal 0 reaches it). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** Waits for `happened` to hold, looking every 20 ms; dies after a minute, naming `what`. */
-const eventually = (what: string, happened: () => boolean): Effect.Effect<void> =>
-  Effect.suspend(() => (happened() ? Effect.void : Effect.fail(new Error(`gave up waiting: ${what}`)))).pipe(
-    Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 3000 }),
-    Effect.orDie
-  )
+import { alive, eventually } from "./wait.ts"
 
 const FIXTURE = new URL("../fixtures/lsp-project", import.meta.url).pathname
 const NODE_MODULES = new URL("../../node_modules", import.meta.url).pathname

@@ -10,29 +10,18 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FileSystem, Layer, Result, Scope, Tracer } from "effect"
 import { parseConfig } from "../../layers/config.ts"
 import { toolSystem } from "../../layers/system.ts"
-import { SERVERS, type ServerSpec } from "../../src/lsp/servers.ts"
+import { SERVERS } from "../../src/lsp/servers.ts"
 import { LspClients, type LspSettings } from "../../src/lsp/service.ts"
 import { Orchestrator } from "../../src/orchestrator/orchestrator.ts"
 import { OutputConfig } from "../../src/output/config.ts"
 import { LspTool } from "../../src/tools/lsp.ts"
 import { nodeLayer } from "../fs/layers.ts"
+import { FAKE, fakeProject, fakeSpec } from "./fake.ts"
 
-const FAKE = new URL("./fake-server.mjs", import.meta.url).pathname
-
-const fake = (mode: "asks" | "hang" | "crash", log: string): ServerSpec => ({
-  id: "fake",
-  extensions: { fake: "fake" },
-  rootMarkers: [],
-  resolve: () => Effect.succeed({ command: process.execPath, args: [FAKE, mode, log] })
-})
+const fake = fakeSpec
 
 /** A temp project with `a.fake`, and the path of the fake server's start log. */
-const project = Effect.gen(function* () {
-  const fs = yield* FileSystem.FileSystem
-  const root = yield* fs.makeTempDirectoryScoped({ prefix: "freecode-lsp-proto-" })
-  writeFileSync(join(root, "a.fake"), "first text\n")
-  return { root, file: join(root, "a.fake"), log: join(root, "starts.log") }
-})
+const project = fakeProject("freecode-lsp-proto-")
 
 const starts = (log: string): Array<number> =>
   readFileSync(log, "utf8")
