@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { within } from "../permission/containment.ts"
-import type { CheckedEntry, CheckedPath } from "../tool/tool.ts"
+import type { CheckedBase, CheckedEntry, CheckedPath } from "../tool/tool.ts"
 import { WriteRefused, type WriteSteps } from "./write-fs-shape.ts"
 
 export interface WriteAccess {
@@ -15,6 +15,8 @@ export interface WriteAccess {
   readonly entry?: CheckedEntry | null
   /** The folder the target is in when the check looked (CheckedPath.folder): the folder the change must be made in. */
   readonly folder?: CheckedEntry | null
+  /** When that folder was missing: the deepest one there (CheckedPath.base), which the write makes the rest from. */
+  readonly base?: CheckedBase
   /** The staging folder, or undefined when the project has none (temps then go beside the target). */
   readonly staging: string | undefined
 }
@@ -65,6 +67,7 @@ export const writeAccess = (
       target,
       staging,
       ...(checked?.entry === undefined ? {} : { entry: checked.entry }),
-      ...(checked?.folder === undefined ? {} : { folder: checked.folder })
+      ...(checked?.folder === undefined ? {} : { folder: checked.folder }),
+      ...(checked?.base === undefined ? {} : { base: checked.base })
     }
   })
