@@ -26,7 +26,7 @@ const fold = (path: string): string => {
 /** Whether a target names bash's network pseudo-files, however it is spelled. */
 export const isNetworkPath = (value: string): boolean => /^\/dev\/(tcp|udp)(\/|$)/.test(fold(value))
 
-const INERT_OUTPUT = new Set([">", ">>", "&>", "&>>", ">|", ">&"])
+const INERT_OUTPUT = new Set([">", ">>", "&>", "&>>", ">|", ">&", "<>"])
 
 /** Judges one redirection from its operator and target words. */
 export const judgeRedirect = (operator: string, targets: ReadonlyArray<Word>): Judged => {
@@ -44,5 +44,7 @@ export const judgeRedirect = (operator: string, targets: ReadonlyArray<Word>): J
   if (operator === ">&-" || operator === "<&-") return {}
   if ((operator === ">&" || operator === "<&") && /^(\d+|-)$/.test(target.value)) return {}
   if (INERT_OUTPUT.has(operator) && target.value === "/dev/null") return {}
+  // `<>` opens its file for writing too (and creates it): a write, like `>`.
+  if (operator === "<>") return { concern: `it opens a file for reading and writing (${operator}${target.text})` }
   return { concern: `it redirects output into a file (${operator}${target.text})` }
 }
