@@ -20,7 +20,7 @@ import { type BwrapHardening, bwrapLaunch } from "./bwrap.ts"
 import { controlState } from "./control-audit.ts"
 import { controlGuard } from "./control-guard.ts"
 import { asCommandLine, type CommandLine, type Launch, plainLaunch } from "./launch.ts"
-import { defaultRegistry } from "./placeholder-registry.ts"
+import { defaultRegistry, type RegistryChoice, registryFolders } from "./placeholder-registry.ts"
 import { placeholders } from "./placeholders.ts"
 import { realPlaces, type SandboxPolicy, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
@@ -141,8 +141,8 @@ export interface SandboxPlaces {
   readonly path?: string
   /** Which system's sandbox to use (default: this one's); tests name another. */
   readonly platform?: NodeJS.Platform
-  /** Where placeholders' manifests are kept (default: one folder per user, placeholder-registry.ts). */
-  readonly registry?: string
+  /** Where placeholders' manifests are kept (default: this user's places, tried in order, placeholder-registry.ts). */
+  readonly registry?: RegistryChoice
 }
 
 const make = (settings: SandboxSettings, options: SandboxPlaces) =>
@@ -167,7 +167,7 @@ const make = (settings: SandboxSettings, options: SandboxPlaces) =>
       Effect.orElseSucceed(() => NodePath.join(home, ".local", "state", "freecode-tools"))
     )
     const registry = options.registry ?? defaultRegistry()
-    const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile), registry]
+    const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile), ...registryFolders(registry)]
     const filtered = settings.allowedDomains.length > 0
 
     const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
