@@ -131,19 +131,23 @@ export const registryFolders = (choice: RegistryChoice): ReadonlyArray<string> =
   typeof choice === "string" ? [choice] : choice.map((p) => p.path)
 
 /**
- * The folders between `place.within` (which must be there) and its registry that exist are each
- * a real folder of this user's or root's, writable by no one else: nothing is made in a folder
- * another user could change. Throws a sentence otherwise.
+ * Makes `place.path` below `place.within` (which must be there) one folder at a time, each made
+ * 0700 only in a folder already found to be this user's or root's and writable by no one else,
+ * and each found so itself (one another user made first, even in the moment before, is looked
+ * at, not written in). Throws a sentence otherwise.
  */
-const checkBefore = (place: RegistryPlace): void => {
+const makePlace = (place: RegistryPlace): void => {
   if (NodeFs.lstatSync(place.within, { throwIfNoEntry: false }) === undefined)
     throw new Error(`${place.within} does not exist`)
-  const below = NodePath.relative(place.within, place.path).split(NodePath.sep)
   let p = place.within
-  for (const name of below) {
+  for (const name of NodePath.relative(place.within, place.path).split(NodePath.sep)) {
     p = NodePath.join(p, name)
-    const s = NodeFs.lstatSync(p, { throwIfNoEntry: false })
-    if (s === undefined) return
+    try {
+      NodeFs.mkdirSync(p, { mode: 0o700 })
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+    }
+    const s = NodeFs.lstatSync(p)
     if (!s.isDirectory()) throw new Error(`${p} is not a folder (a link?)`)
     if (s.uid !== myUid() && s.uid !== 0) throw new Error(`${p} belongs to another user (uid ${s.uid})`)
     if ((s.mode & 0o022) !== 0) throw new Error(`${p} is writable by other users`)
@@ -160,8 +164,7 @@ export const chooseRegistry = (choice: RegistryChoice): string => {
   const why: Array<string> = []
   for (const place of choice) {
     try {
-      checkBefore(place)
-      NodeFs.mkdirSync(place.path, { recursive: true, mode: 0o700 })
+      makePlace(place)
       checkPrivatePath(place.path)
       return place.path
     } catch (e) {
