@@ -8,7 +8,9 @@
  * what is opened must be the folder just made: a folder, this user's, holding nothing, born
  * now (where the file system records a birth time). The write then requires that folder (its
  * device and inode, atomic-write.ts), so a swap after it was made is refused too. A folder that
- * appeared since the check, not made by this write, is refused: nobody can vouch for it.
+ * appeared since the check, made by another process (another write into the same new folder),
+ * is taken only when it is a folder of this user's born after the check: an older one renamed
+ * into its place is refused, and so is any where the file system records no birth time.
  *
  * Where the window remains: between making a folder and opening it (microseconds), a racing
  * process could put in an empty folder of this user's born in that same instant, which it
@@ -49,10 +51,24 @@ const swapped = (path: string, why: string) =>
   new MovedError(
     `the folder ${path}, which this write was making, ${why}; nothing was written. Call again: it is checked afresh`
   )
-const appeared = (path: string) =>
+const appeared = (path: string, why: string) =>
   new MovedError(
-    `the folder ${path} was missing when the permission check looked and something else has made it since (another write, or a folder renamed into its place); nothing was written. Call again: it is checked afresh`
+    `the folder ${path} was missing when the permission check looked and something else has made it since, and it ${why} (a folder renamed into its place?); nothing was written. Call again: it is checked afresh`
   )
+
+/**
+ * Why a folder another process made since the check (another write into the same new folder)
+ * cannot be the write's, or undefined: it must be a folder of this user's born after the check —
+ * an older one renamed into its place (`.git/hooks`) is not. Where no birth time is recorded,
+ * nothing vouches for it.
+ */
+const notMadeSince = (st: NFS.Stats, checkedAt: number | undefined): string | undefined => {
+  if (!st.isDirectory()) return "is not a folder"
+  if (uid() !== undefined && st.uid !== uid()) return "belongs to another user"
+  if (checkedAt === undefined || !(st.birthtimeMs > 0)) return "cannot be told apart from an older folder"
+  if (st.birthtimeMs < checkedAt - BIRTH_SLACK_MS) return "is older than the check"
+  return undefined
+}
 const notBase = (path: string) =>
   new MovedError(
     `the folder ${path} is another folder than the one the permission check saw (one renamed into its place since?); nothing was written. Call again: it is checked afresh`
@@ -68,9 +84,18 @@ const notFresh = (st: NFS.Stats, listing: ReadonlyArray<string>, madeAt: number)
   return undefined
 }
 
+interface Start {
+  readonly path: string
+  /** The folder the check saw there; undefined: nothing was checked. */
+  readonly expect?: CheckedEntry
+  /** When the check looked. */
+  readonly checkedAt?: number
+}
+
 /** Where the walk starts: the base the check saw, else the deepest folder there now (nothing to compare). */
-const startOf = (dir: string, check: FolderCheck): { path: string; expect?: CheckedEntry } | undefined => {
-  if (check.folder === null && check.base !== undefined) return { path: check.base.path, expect: check.base.entry }
+const startOf = (dir: string, check: FolderCheck): Start | undefined => {
+  if (check.folder === null && check.base !== undefined)
+    return { path: check.base.path, expect: check.base.entry, checkedAt: check.base.at }
   let at = dir
   while (NFS.lstatSync(at, { throwIfNoEntry: false }) === undefined) {
     if (NodePath.dirname(at) === at) return undefined
@@ -96,11 +121,7 @@ export const makeFolders = (dir: string, check: FolderCheck, made: MadeFolders):
   return hasProcFd ? byDescriptor(start, names, made) : byPath(start, names, made)
 }
 
-const byDescriptor = (
-  start: { path: string; expect?: CheckedEntry },
-  names: ReadonlyArray<string>,
-  made: MadeFolders
-): CheckedEntry => {
+const byDescriptor = (start: Start, names: ReadonlyArray<string>, made: MadeFolders): CheckedEntry => {
   let fd = NFS.openSync(start.path, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)
   try {
     if (descriptorPath(fd) !== start.path) throw notBase(start.path)
@@ -110,13 +131,15 @@ const byDescriptor = (
     for (const name of names) {
       path = NodePath.join(path, name)
       const at = `/proc/self/fd/${fd}/${name}`
-      const mine = made.get(path)
+      let mine = made.get(path)
       const madeAt = Date.now()
+      let since = false
       if (mine === undefined) {
         try {
           NFS.mkdirSync(at)
         } catch (e) {
-          throw code(e) === "EEXIST" ? appeared(path) : e
+          if (code(e) !== "EEXIST") throw e
+          since = true
         }
       }
       let next: number
@@ -124,7 +147,8 @@ const byDescriptor = (
         next = NFS.openSync(at, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW)
       } catch (e) {
         const c = code(e)
-        if (c === "ELOOP" || c === "ENOTDIR") throw swapped(path, "was replaced by a link or a file")
+        if (c === "ELOOP" || c === "ENOTDIR")
+          throw since ? appeared(path, "is a link or a file") : swapped(path, "was replaced by a link or a file")
         if (c === "ENOENT") throw swapped(path, "was moved away")
         throw e
       }
@@ -132,6 +156,12 @@ const byDescriptor = (
       fd = next
       const st = NFS.fstatSync(fd)
       entry = entryOf(st)
+      if (since) {
+        const why = notMadeSince(st, start.checkedAt)
+        if (why !== undefined) throw appeared(path, why)
+        mine = entry
+        made.set(path, entry)
+      }
       if (mine !== undefined) {
         if (!sameEntry(entry, mine)) throw swapped(path, "is another folder than the one it made")
         continue
@@ -146,11 +176,7 @@ const byDescriptor = (
   }
 }
 
-const byPath = (
-  start: { path: string; expect?: CheckedEntry },
-  names: ReadonlyArray<string>,
-  made: MadeFolders
-): CheckedEntry => {
+const byPath = (start: Start, names: ReadonlyArray<string>, made: MadeFolders): CheckedEntry => {
   const base = NFS.lstatSync(start.path)
   if (!base.isDirectory() || (start.expect !== undefined && !sameEntry(entryOf(base), start.expect)))
     throw notBase(start.path)
@@ -159,18 +185,25 @@ const byPath = (
   for (const name of names) {
     path = NodePath.join(path, name)
     const mine = made.get(path)
+    let since = false
     if (mine === undefined) {
       try {
         NFS.mkdirSync(path)
       } catch (e) {
-        throw code(e) === "EEXIST" ? appeared(path) : e
+        if (code(e) !== "EEXIST") throw e
+        since = true
       }
     }
     const st = NFS.lstatSync(path)
     entry = entryOf(st)
-    if (st.isSymbolicLink()) throw swapped(path, "was replaced by a link")
-    const why = mine === undefined ? notFresh(st, [], 0) : sameEntry(entry, mine) ? undefined : "is another folder"
-    if (why !== undefined) throw swapped(path, why)
+    if (st.isSymbolicLink()) throw since ? appeared(path, "is a link") : swapped(path, "was replaced by a link")
+    if (since) {
+      const why = notMadeSince(st, start.checkedAt)
+      if (why !== undefined) throw appeared(path, why)
+    } else {
+      const why = mine === undefined ? notFresh(st, [], 0) : sameEntry(entry, mine) ? undefined : "is another folder"
+      if (why !== undefined) throw swapped(path, why)
+    }
     made.set(path, entry)
   }
   return entry

@@ -138,7 +138,7 @@ export const subjectsOf = (
           at = dirnameOf(at)
           base = entryOf(at)
         }
-        return base === null ? checked : { ...checked, base: { path: at, entry: base } }
+        return base === null ? checked : { ...checked, base: { path: at, entry: base, at: Date.now() } }
       })
     }
     // Most calls touch one path: no forEach for it.

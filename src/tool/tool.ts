@@ -90,6 +90,8 @@ export interface CheckedPath {
 export interface CheckedBase {
   readonly path: string
   readonly entry: CheckedEntry
+  /** When the rules looked (ms since the epoch): a folder born since was made after the check. */
+  readonly at: number
 }
 
 /** The part of a call's CallContext a tool may read (see ToolContext.caller). */
