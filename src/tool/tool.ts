@@ -78,19 +78,14 @@ export interface CheckedPath {
    * (one renamed into its place), not only in one reached through a link.
    */
   readonly folder?: CheckedEntry | null
-  /**
-   * When `folder` is null: the deepest folder on the way that was there (its real path and
-   * entry). The write makes the folders below it one by one from that folder as opened, and
-   * refuses when another folder is at its path by then (src/edit/make-folders.ts).
-   */
+  /** When `folder` is null: the deepest folder there, which the write makes the rest from (src/edit/make-folders.ts). */
   readonly base?: CheckedBase
 }
 
-/** The deepest existing folder above a write's missing folders, as the rules saw it. */
+/** The deepest existing folder above a write's missing folders as the rules saw it, and when (ms). */
 export interface CheckedBase {
   readonly path: string
   readonly entry: CheckedEntry
-  /** When the rules looked (ms since the epoch): a folder born since was made after the check. */
   readonly at: number
 }
 

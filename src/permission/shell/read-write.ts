@@ -16,8 +16,6 @@ export interface ParsedLine {
   readonly readWrite: ReadonlySet<number>
 }
 
-const NONE: ReadonlySet<number> = new Set()
-
 /** The starts of `<>` that bash's lexer takes as that operator (not the tail of `<<`). */
 const candidatesIn = (text: string): Array<number> => {
   const out: Array<number> = []
@@ -54,7 +52,7 @@ export const parseLine = (parser: Parser, text: string): ParsedLine | null => {
   const candidates = candidatesIn(text)
   const plain = () => {
     const tree = parser.parse(text)
-    return tree === null ? null : { tree, readWrite: NONE }
+    return tree === null ? null : { tree, readWrite: new Set<number>() }
   }
   if (candidates.length === 0) return plain()
   const trial = parser.parse(spelled(text, candidates))
