@@ -3,7 +3,8 @@
  * and opens the file for writing (creating it), so the rules must parse it too and judge it as
  * the write it is — as `>` would be, in every mode and under every rule — never as unparsable,
  * nor as a read. Shown first with real bash; the spellings bash rejects are refused, and the
- * grammar agrees with `bash -n` on every case here.
+ * grammar agrees with `bash -n` on every case here. And a word right after a closed descriptor
+ * (`3>&-.env`), which the grammar takes for the redirection's target and bash for an argument.
  */
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -22,6 +23,7 @@ afterAll(() => NodeFs.rmSync(base, { recursive: true, force: true }))
 const root = NodePath.join(base, "project")
 NodeFs.mkdirSync(NodePath.join(root, ".git"), { recursive: true })
 NodeFs.writeFileSync(NodePath.join(root, "f"), "hello\n")
+NodeFs.writeFileSync(NodePath.join(root, "a.txt"), "a\n")
 NodeFs.writeFileSync(NodePath.join(root, ".git", "config"), "[core]\n")
 NodeFs.writeFileSync(NodePath.join(root, ".env"), "TOKEN=x\n")
 
@@ -116,5 +118,31 @@ describe("the read-write redirection <>", () => {
           if (text.includes(command) && command !== "echo \\<> f") expect(d.behavior, command).toBe("allow")
         }
       })
+  )
+})
+
+describe("a word after a closed descriptor (>&-, <&-)", () => {
+  it("is, to real bash, a word of the command: `cat 3>&-.env` prints .env", () => {
+    const r = spawnSync("/bin/bash", ["-c", "cat 3>&-.env; echo x 3<&- y"], { cwd: root, encoding: "utf8" })
+    expect(r.stdout).toBe("TOKEN=x\nx y\n")
+  })
+
+  it.live("asks, and a deny rule that could match refuses; closing alone stays inert", () =>
+    Effect.gen(function* () {
+      const spelled = ["cat 3>&-.env", "cat 3<&-/etc/shadow", "cat 0<&- .env", "cat 3>&-'.env'"]
+      for (const d of yield* decideAll({ permissions: { defaultMode: "default" } }, spelled))
+        expect(d.behavior, d.reason).toBe("ask")
+      const denied = yield* decideAll(
+        { permissions: { defaultMode: "bypassPermissions", deny: ["Bash(cat .env:*)"] } },
+        spelled
+      )
+      expect(denied.map((d) => d.behavior)).toEqual(["deny", "deny", "deny", "deny"])
+      const inert = yield* decideAll({ permissions: { defaultMode: "default" } }, [
+        "cat a.txt >&-",
+        "cat 0<&-",
+        "cat <&3-"
+      ])
+      expect(inert.map((d) => d.behavior)).toEqual(["allow", "allow", "allow"])
+    })
   )
 })

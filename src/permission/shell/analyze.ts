@@ -254,7 +254,8 @@ export class Analyzer {
     if (judged.refuse !== undefined) {
       this.concern(judged.refuse)
       if (!this.refusals.includes(judged.refuse)) this.refusals.push(judged.refuse)
-    } else if (judged.concern !== undefined) this.concern(judged.concern)
+    } else if (judged.unsure !== undefined) this.unsure(judged.unsure)
+    else if (judged.concern !== undefined) this.concern(judged.concern)
     else if (operator === "<" && target !== undefined) this.inputs.push({ value: target.value, shape: target.shape })
   }
 
