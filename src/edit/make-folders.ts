@@ -13,7 +13,7 @@
  * into its place is refused, and so is any where the file system records no birth time.
  *
  * Where the window remains: between making a folder and opening it (microseconds), a racing
- * process could put in an empty folder of this user's born in that same instant, which it
+ * process could put in an empty folder of this user's born within 0.1 s before, which it
  * could have written into itself. Where /proc/self/fd does not exist, each folder is made by
  * path and looked at (a folder, not a link, this user's), the window as small as that makes it.
  */
