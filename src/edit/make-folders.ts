@@ -69,6 +69,7 @@ const notMadeSince = (st: NFS.Stats, checkedAt: number | undefined): string | un
   if (st.birthtimeMs < checkedAt - BIRTH_SLACK_MS) return "is older than the check"
   return undefined
 }
+
 const notBase = (path: string) =>
   new MovedError(
     `the folder ${path} is another folder than the one the permission check saw (one renamed into its place since?); nothing was written. Call again: it is checked afresh`
@@ -82,6 +83,17 @@ const notFresh = (st: NFS.Stats, listing: ReadonlyArray<string>, madeAt: number)
   if (st.birthtimeMs > 0 && st.birthtimeMs < madeAt - BIRTH_SLACK_MS)
     return "is older than the write (another folder was put in its place)"
   return undefined
+}
+
+/** Makes the folder `at`: true, or false when something is there already (made since the check). */
+const madeNew = (at: string): boolean => {
+  try {
+    NFS.mkdirSync(at)
+    return true
+  } catch (e) {
+    if (code(e) !== "EEXIST") throw e
+    return false
+  }
 }
 
 interface Start {
@@ -133,15 +145,7 @@ const byDescriptor = (start: Start, names: ReadonlyArray<string>, made: MadeFold
       const at = `/proc/self/fd/${fd}/${name}`
       let mine = made.get(path)
       const madeAt = Date.now()
-      let since = false
-      if (mine === undefined) {
-        try {
-          NFS.mkdirSync(at)
-        } catch (e) {
-          if (code(e) !== "EEXIST") throw e
-          since = true
-        }
-      }
+      const since = mine === undefined && !madeNew(at)
       let next: number
       try {
         next = NFS.openSync(at, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW)
@@ -185,15 +189,7 @@ const byPath = (start: Start, names: ReadonlyArray<string>, made: MadeFolders): 
   for (const name of names) {
     path = NodePath.join(path, name)
     const mine = made.get(path)
-    let since = false
-    if (mine === undefined) {
-      try {
-        NFS.mkdirSync(path)
-      } catch (e) {
-        if (code(e) !== "EEXIST") throw e
-        since = true
-      }
-    }
+    const since = mine === undefined && !madeNew(path)
     const st = NFS.lstatSync(path)
     entry = entryOf(st)
     if (st.isSymbolicLink()) throw since ? appeared(path, "is a link") : swapped(path, "was replaced by a link")

@@ -15,7 +15,7 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
-import { exited, system } from "./native-write-system.ts"
+import { exited, sleep, system } from "./native-write-system.ts"
 
 /** On a new folder `d/<name>`: a seeded pause, the swap, 3 ms, the swap undone; then `.done` says `<name>`. */
 const SWAPPER = `
@@ -97,8 +97,6 @@ const callOf = (i: number): { folder: string; name: string; args: Record<string,
 /** Every entry below `dir`, relative, sorted. */
 const tree = (dir: string): Array<string> =>
   (NodeFs.readdirSync(dir, { recursive: true }) as Array<string>).map(String).sort()
-
-const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
 
 describe.skipIf(process.platform !== "linux")("check, then use, for the folders a write makes", () => {
   it.live(
