@@ -62,11 +62,13 @@ const appeared = (path: string, why: string) =>
  * an older one renamed into its place (`.git/hooks`) is not. Where no birth time is recorded,
  * nothing vouches for it.
  */
-const notMadeSince = (st: NFS.Stats, checkedAt: number | undefined): string | undefined => {
+const notMadeSince = (st: NFS.Stats, start: Start): string | undefined => {
   if (!st.isDirectory()) return "is not a folder"
   if (uid() !== undefined && st.uid !== uid()) return "belongs to another user"
-  if (checkedAt === undefined || !(st.birthtimeMs > 0)) return "cannot be told apart from an older folder"
-  if (st.birthtimeMs < checkedAt - BIRTH_SLACK_MS) return "is older than the check"
+  // No check ran (the library's ungated route): there is nothing it could differ from.
+  if (start.expect === undefined) return undefined
+  if (start.checkedAt === undefined || !(st.birthtimeMs > 0)) return "cannot be told apart from an older folder"
+  if (st.birthtimeMs < start.checkedAt - BIRTH_SLACK_MS) return "is older than the check"
   return undefined
 }
 
@@ -161,7 +163,7 @@ const byDescriptor = (start: Start, names: ReadonlyArray<string>, made: MadeFold
       const st = NFS.fstatSync(fd)
       entry = entryOf(st)
       if (since) {
-        const why = notMadeSince(st, start.checkedAt)
+        const why = notMadeSince(st, start)
         if (why !== undefined) throw appeared(path, why)
         mine = entry
         made.set(path, entry)
@@ -194,7 +196,7 @@ const byPath = (start: Start, names: ReadonlyArray<string>, made: MadeFolders): 
     entry = entryOf(st)
     if (st.isSymbolicLink()) throw since ? appeared(path, "is a link") : swapped(path, "was replaced by a link")
     if (since) {
-      const why = notMadeSince(st, start.checkedAt)
+      const why = notMadeSince(st, start)
       if (why !== undefined) throw appeared(path, why)
     } else {
       const why = mine === undefined ? notFresh(st, [], 0) : sameEntry(entry, mine) ? undefined : "is another folder"
