@@ -46,7 +46,8 @@ export const io = <A>(method: string, path: string, run: () => A): Effect.Effect
   Effect.try({ try: run, catch: (e) => ioError(method, path, e) })
 
 const PROC_FD = "/proc/self/fd"
-const hasProcFd = NFS.existsSync(PROC_FD)
+/** Whether the system names an open descriptor's file (Linux): what the folder checks stand on. */
+export const hasProcFd = NFS.existsSync(PROC_FD)
 
 /** The real path of an open descriptor (Linux), or undefined where the system cannot say. */
 export const descriptorPath = (fd: number): string | undefined => {
@@ -162,7 +163,17 @@ const inCheckedFolder = <E, R>(
       throw new MovedError(why)
     })
   return Effect.acquireUseRelease(
-    io("open", dir, () => NFS.openSync(dir, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)),
+    io("open", dir, () => {
+      try {
+        return NFS.openSync(dir, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)
+      } catch (e) {
+        // A folder checked or just made that is gone: moved away (a racing rename), not "not found".
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT" || folder === undefined || folder === null) throw e
+        throw new MovedError(
+          `the folder ${dir} is gone since it was checked or made (moved away?); nothing was written. Call again: it is checked afresh`
+        )
+      }
+    }),
     (fd) =>
       Effect.gen(function* () {
         const real = descriptorPath(fd)
@@ -170,7 +181,7 @@ const inCheckedFolder = <E, R>(
           return yield* refuse(
             `the folder ${dir} changed while it was written to (it now is ${real}); nothing was written`
           )
-        // null: the check found no folder there, and the write made it.
+        // null: the check found no folder there and nothing was made (no /proc): nothing to compare.
         if (folder !== undefined && folder !== null) {
           const st = NFS.fstatSync(fd)
           if (st.dev !== folder.dev || st.ino !== folder.ino)

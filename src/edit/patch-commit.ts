@@ -11,10 +11,10 @@
  * here, effect's FileSystem without one in write-platform.ts.
  */
 import * as NFS from "node:fs"
-import * as NodePath from "node:path"
 import { Effect, FileSystem, type PlatformError } from "effect"
-import type { CheckedEntry } from "../tool/tool.ts"
+import type { CheckedBase, CheckedEntry } from "../tool/tool.ts"
 import { commitFile, type Expected, io, removeFile, stageFile } from "./atomic-write.ts"
+import { type MadeFolders, type MakeParent, nativeMakeParent } from "./make-folders.ts"
 import { type JournalEntry, writeJournal } from "./staging.ts"
 
 export interface Change {
@@ -28,12 +28,14 @@ export interface Change {
   readonly expect?: Expected
   /** The folder it is in when the check looked (CheckedPath.folder): the change is made there or not at all. */
   readonly folder?: CheckedEntry | null | undefined
+  /** When that folder was missing: the deepest one there (CheckedPath.base), which the folders are made from. */
+  readonly base?: CheckedBase | undefined
 }
 
 /** The steps a commit is made of. */
 export interface CommitSteps {
-  /** Makes the folder `target` goes in. */
-  readonly makeParent: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Makes the folder `target` goes in (WriteSteps.makeParent): the folder the change must then be made in. */
+  readonly makeParent: MakeParent
   /** Writes `bytes` to a fresh temp for `target` (which must be `expect`, natively); the temp's path. */
   readonly stage: (
     target: string,
@@ -56,56 +58,60 @@ export interface CommitSteps {
   readonly endJournal: (journal: string) => Effect.Effect<void>
 }
 
-export const commitWith = Effect.fnUntraced(function* (
+export const commitWith = (
   steps: CommitSteps,
   changes: ReadonlyArray<Change>
-): Effect.fn.Return<void, PlatformError.PlatformError> {
-  const puts = changes.filter((c) => c.bytes !== undefined)
-  const removals = changes.filter((c) => c.bytes === undefined)
-  const temps: Array<string> = []
-  // Suspended: the temps are those staged by the time it runs.
-  const dropTemps = Effect.suspend(() => Effect.forEach(temps, steps.drop, { discard: true }))
-  // Stage: nothing in place changes yet.
-  yield* Effect.gen(function* () {
-    for (const c of puts) {
-      yield* steps.makeParent(c.target)
-      temps.push(yield* steps.stage(c.target, c.bytes!, c.expect))
-    }
-  }).pipe(Effect.onError(() => dropTemps))
-  const entries: Array<JournalEntry> = [
-    ...puts.map((c, i): JournalEntry => ({ op: "put", temp: temps[i]!, target: c.target })),
-    ...removals.map((c): JournalEntry => ({ op: "remove", target: c.target }))
-  ]
-  // The commit point.
-  const journal = yield* steps.journal(entries).pipe(Effect.onError(() => dropTemps))
-  const restore = (change: Change) =>
-    change.before === undefined
-      ? steps.remove(change.target)
-      : Effect.flatMap(steps.stage(change.target, change.before), (t) => steps.place(t, change.target))
-  const done: Array<Change> = []
-  const apply = Effect.gen(function* () {
-    for (const [i, e] of entries.entries()) {
-      const change = i < puts.length ? puts[i]! : removals[i - puts.length]!
-      if (e.op === "put") yield* steps.place(e.temp, e.target, change.folder)
-      else yield* steps.remove(e.target, change.folder)
-      done.push(change)
-    }
+): Effect.Effect<void, PlatformError.PlatformError> =>
+  Effect.gen(function* () {
+    const puts = changes.filter((c) => c.bytes !== undefined)
+    const removals = changes.filter((c) => c.bytes === undefined)
+    const temps: Array<string> = []
+    // The folder each put is made in: the one checked, or the one made for it.
+    const folders = new Map<Change, CheckedEntry | null | undefined>()
+    const made: MadeFolders = new Map()
+    // Suspended: the temps are those staged by the time it runs.
+    const dropTemps = Effect.suspend(() => Effect.forEach(temps, steps.drop, { discard: true }))
+    // Stage: nothing in place changes yet.
+    yield* Effect.gen(function* () {
+      for (const c of puts) {
+        folders.set(c, (yield* steps.makeParent(c.target, c, made)) ?? c.folder)
+        temps.push(yield* steps.stage(c.target, c.bytes!, c.expect))
+      }
+    }).pipe(Effect.onError(() => dropTemps))
+    const entries: Array<JournalEntry> = [
+      ...puts.map((c, i): JournalEntry => ({ op: "put", temp: temps[i]!, target: c.target })),
+      ...removals.map((c): JournalEntry => ({ op: "remove", target: c.target }))
+    ]
+    // The commit point.
+    const journal = yield* steps.journal(entries).pipe(Effect.onError(() => dropTemps))
+    const restore = (change: Change) =>
+      change.before === undefined
+        ? steps.remove(change.target)
+        : Effect.flatMap(steps.stage(change.target, change.before), (t) => steps.place(t, change.target))
+    const done: Array<Change> = []
+    const apply = Effect.gen(function* () {
+      for (const [i, e] of entries.entries()) {
+        const change = i < puts.length ? puts[i]! : removals[i - puts.length]!
+        if (e.op === "put") yield* steps.place(e.temp, e.target, folders.get(change))
+        else yield* steps.remove(e.target, change.folder)
+        done.push(change)
+      }
+    })
+    yield* apply.pipe(
+      Effect.onError(() =>
+        Effect.gen(function* () {
+          // Best effort: the original error is what is reported.
+          for (const c of done.reverse()) yield* Effect.ignore(restore(c))
+          yield* dropTemps
+        })
+      ),
+      Effect.ensuring(journal === undefined ? Effect.void : steps.endJournal(journal))
+    )
   })
-  yield* apply.pipe(
-    Effect.onError(() =>
-      Effect.gen(function* () {
-        // Best effort: the original error is what is reported.
-        for (const c of done.reverse()) yield* Effect.ignore(restore(c))
-        yield* dropTemps
-      })
-    ),
-    Effect.ensuring(journal === undefined ? Effect.void : steps.endJournal(journal))
-  )
-})
 
 /** The steps on node:fs: temps synced in `staging`, a synced journal there (none without a staging folder). */
 export const nativeCommitSteps = (fs: FileSystem.FileSystem, staging: string | undefined): CommitSteps => ({
-  makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
+  makeParent: nativeMakeParent,
   stage: (target, bytes, expect) => stageFile(target, bytes, staging, expect),
   place: (temp, target, folder) =>
     commitFile(temp, target, staging, folder).pipe(Effect.provideService(FileSystem.FileSystem, fs)),

@@ -3,6 +3,7 @@ import { Data, type Effect, type PlatformError } from "effect"
 import type { FileSnapshot, FileView, ReadState, RecordedBy } from "../read-state/read-state.ts"
 import type { CheckedEntry, CheckedPath } from "../tool/tool.ts"
 import type { Expected } from "./atomic-write.ts"
+import type { MakeParent } from "./make-folders.ts"
 import type { Change } from "./patch-commit.ts"
 
 /** A write that can never be made as asked (a NUL byte, a loop of links, a link out of the project); nothing was changed. */
@@ -44,8 +45,12 @@ export interface WriteSteps {
   ) => Effect.Effect<A, E | PlatformError.PlatformError, R>
   /** `target` (a landing path) as it is now, or undefined when it does not exist. */
   readonly load: (target: string) => Effect.Effect<LoadedFile | undefined, PlatformError.PlatformError>
-  /** Makes the folder `target` goes in. */
-  readonly makeParent: (target: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /**
+   * Makes the folder `target` goes in, as `check` saw it (natively: make-folders.ts, each folder
+   * made verified, `made` holding those this write made); the folder the write must then find
+   * there, or undefined when the layer cannot say.
+   */
+  readonly makeParent: MakeParent
   /**
    * Replaces `target` with `bytes` atomically: a failure leaves the old content. The file there
    * must be `expect`, in the folder `folder` (natively: another one put in its place is refused,

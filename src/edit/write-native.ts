@@ -5,12 +5,12 @@
  * renames (and the real paths the locks are keyed by).
  */
 import * as NFS from "node:fs"
-import * as NodePath from "node:path"
 import { Effect, FileSystem } from "effect"
 import { processWide } from "../process-wide/process-wide.ts"
-import { commitFile, io, stageFile } from "./atomic-write.ts"
+import { commitFile, stageFile } from "./atomic-write.ts"
 import { landingPath } from "./landing.ts"
 import { loadFile } from "./load-file.ts"
+import { nativeMakeParent } from "./make-folders.ts"
 import { commitWith, nativeCommitSteps } from "./patch-commit.ts"
 import { recoverExclusively, withFileLocksOn } from "./path-lock.ts"
 import { makeStagingFolder } from "./staging.ts"
@@ -53,7 +53,7 @@ export const nativeWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
     staging: makeStagingOf(),
     lockFiles: (targets, staging, effect) => withFileLocksOn(fs, targets, staging, effect),
     load: loadFile,
-    makeParent: (target) => io("mkdir", target, () => NFS.mkdirSync(NodePath.dirname(target), { recursive: true })),
+    makeParent: nativeMakeParent,
     write: (target, bytes, staging, expect, folder) =>
       Effect.flatMap(stageFile(target, bytes, staging, expect), (temp) =>
         withFs(commitFile(temp, target, staging, folder))

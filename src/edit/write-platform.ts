@@ -69,7 +69,7 @@ export const platformWriteSteps = (fs: FileSystem.FileSystem): WriteSteps => {
     )
 
   const steps: CommitSteps = {
-    makeParent: (target) => fs.makeDirectory(NodePath.posix.dirname(target), { recursive: true }),
+    makeParent: (target) => Effect.as(fs.makeDirectory(NodePath.posix.dirname(target), { recursive: true }), undefined),
     stage: (target, bytes) =>
       Effect.gen(function* () {
         const existing = yield* Effect.option(fs.stat(target))

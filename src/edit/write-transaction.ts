@@ -11,6 +11,7 @@ import { withEach } from "../process-wide/lock-table.ts"
 import { fingerprint } from "../read-state/fingerprint.ts"
 import { ReadState, type ReadStateShape } from "../read-state/read-state.ts"
 import type { CheckedEntry } from "../tool/tool.ts"
+import type { MadeFolders } from "./make-folders.ts"
 import type { Change } from "./patch-commit.ts"
 import { type WriteAccess, writeAccess } from "./write-access.ts"
 import type {
@@ -60,6 +61,8 @@ const open = (
   const { sessionId, by } = request
   /** Targets found missing by a load: a write makes their folder first. */
   const missing = new Set<string>()
+  /** The folders this transaction made (make-folders.ts): a second file goes in them. */
+  const made: MadeFolders = new Map()
   /** The file each loaded target held (null: none): what its write must replace. */
   const loaded = new Map<string, Expected>()
   const accessOf = (abs: string): WriteAccess => {
@@ -94,8 +97,9 @@ const open = (
     write: (abs, bytes, known) =>
       Effect.gen(function* () {
         const at = target(abs)
-        if (missing.has(at)) yield* steps.makeParent(at)
-        yield* steps.write(at, bytes, staging, expected(abs), accessOf(abs).folder)
+        const checked = accessOf(abs)
+        const madeIn = missing.has(at) ? yield* steps.makeParent(at, checked, made) : undefined
+        yield* steps.write(at, bytes, staging, expected(abs), madeIn ?? checked.folder)
         missing.delete(at)
         yield* record(abs, at, bytes, known)
       }),
@@ -106,7 +110,8 @@ const open = (
           bytes: c.bytes,
           before: c.before,
           expect: expected(c.abs),
-          folder: accessOf(c.abs).folder
+          folder: accessOf(c.abs).folder,
+          base: accessOf(c.abs).base
         }))
         yield* steps.commit(planned, staging)
         for (const c of changes) {

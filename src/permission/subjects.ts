@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import type { LocalFsShape } from "../fs/local-fs.ts"
 import { dirnameOf, resolvePath } from "../path/path.ts"
 import { Sandbox, type SandboxShape, sandboxAllows } from "../sandbox/sandbox.ts"
-import type { CheckedPath, Tool, ToolContext } from "../tool/tool.ts"
+import type { CheckedEntry, CheckedPath, Tool, ToolContext } from "../tool/tool.ts"
 import { realPathBelow } from "./containment.ts"
 import type { Grant } from "./policy.ts"
 import { type Kind, kindOf } from "./rules.ts"
@@ -130,11 +130,20 @@ export const subjectsOf = (
     const entryOf = tool.operations.includes("file.write") ? fs.entryOf : undefined
     const located = (p: string) => {
       const abs = resolvePath(ctx.root, p)
-      return Effect.map(
-        realPathBelow(fs, realRoot, abs),
-        (real): CheckedPath =>
-          entryOf === undefined ? { abs, real } : { abs, real, entry: entryOf(real), folder: entryOf(dirnameOf(real)) }
-      )
+      return Effect.map(realPathBelow(fs, realRoot, abs), (real): CheckedPath => {
+        if (entryOf === undefined) return { abs, real }
+        const folder = entryOf(dirnameOf(real))
+        const checked = { abs, real, entry: entryOf(real), folder }
+        if (folder !== null) return checked
+        // The write makes the missing folders from the deepest one there: it must still be this one.
+        let at = dirnameOf(real)
+        let base: CheckedEntry | null = null
+        while (base === null && dirnameOf(at) !== at) {
+          at = dirnameOf(at)
+          base = entryOf(at)
+        }
+        return base === null ? checked : { ...checked, base: { path: at, entry: base, at: Date.now() } }
+      })
     }
     // Most calls touch one path: no forEach for it.
     return declared.length === 1

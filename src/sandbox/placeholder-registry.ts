@@ -8,6 +8,7 @@
  * user can reach the file), under which placeholders are made, adopted and removed.
  */
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import type { DatabaseSync } from "node:sqlite"
 
@@ -76,26 +77,115 @@ export const checkPrivatePath = (dir: string): void => {
 }
 
 /**
- * This user's registry: one per machine and user, so every process of theirs shares it — in the
- * machine's /tmp, not TMPDIR (which differs between a user's processes). Another user who makes
- * this folder first gets it refused (checkPrivatePath), never trusted.
+ * A place the registry may be: `path`, made 0700 when missing, below `within`, which must already
+ * be there (never made: a login manager's runtime folder, a home).
  */
-export const defaultRegistry = (): string => `/tmp/freecode-tools-${myUid()}/placeholders`
+export interface RegistryPlace {
+  readonly within: string
+  readonly path: string
+}
+
+/** Where a registry is looked for: one folder (made when missing), or places tried in order. */
+export type RegistryChoice = string | ReadonlyArray<RegistryPlace>
+
+/** This user's home as the system's user database says (not $HOME, which differs between processes). */
+const userHome = (): string | undefined => {
+  try {
+    return NodeOs.userInfo().homedir || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * This user's registry places, in the one order every process of theirs tries them, each named
+ * from the user id and the user database only (never TMPDIR, XDG_RUNTIME_DIR or HOME, which
+ * differ between a user's processes): the machine's `/tmp/freecode-tools-UID`; when another
+ * user made that first (or it is unsafe), the login manager's `/run/user/UID` (only root can
+ * make a folder in /run/user); else the home's `.local/state/freecode-tools`. The first that is
+ * this user's own, safe, is the registry, so all of that user's processes agree on it.
+ */
+export const registryPlaces = (
+  uid: number = myUid(),
+  bases: { readonly tmp: string; readonly runtime: string; readonly home: string | undefined } = {
+    tmp: "/tmp",
+    runtime: "/run/user",
+    home: userHome()
+  }
+): ReadonlyArray<RegistryPlace> => [
+  { within: bases.tmp, path: NodePath.join(bases.tmp, `freecode-tools-${uid}`, "placeholders") },
+  {
+    within: NodePath.join(bases.runtime, String(uid)),
+    path: NodePath.join(bases.runtime, String(uid), "freecode-tools", "placeholders")
+  },
+  ...(bases.home === undefined
+    ? []
+    : [{ within: bases.home, path: NodePath.join(bases.home, ".local", "state", "freecode-tools", "placeholders") }])
+]
+
+/** This user's registry places on this machine (registryPlaces). */
+export const defaultRegistry = (): ReadonlyArray<RegistryPlace> => registryPlaces()
+
+/** The folders a choice may use: each read-only inside every sandbox. */
+export const registryFolders = (choice: RegistryChoice): ReadonlyArray<string> =>
+  typeof choice === "string" ? [choice] : choice.map((p) => p.path)
+
+/**
+ * Makes `place.path` below `place.within` (which must be there) one folder at a time, each made
+ * 0700 only in a folder already found to be this user's or root's and writable by no one else,
+ * and each found so itself (one another user made first, even in the moment before, is looked
+ * at, not written in). Throws a sentence otherwise.
+ */
+const makePlace = (place: RegistryPlace): void => {
+  if (NodeFs.lstatSync(place.within, { throwIfNoEntry: false }) === undefined)
+    throw new Error(`${place.within} does not exist`)
+  let p = place.within
+  for (const name of NodePath.relative(place.within, place.path).split(NodePath.sep)) {
+    p = NodePath.join(p, name)
+    try {
+      NodeFs.mkdirSync(p, { mode: 0o700 })
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+    }
+    const s = NodeFs.lstatSync(p)
+    if (!s.isDirectory()) throw new Error(`${p} is not a folder (a link?)`)
+    if (s.uid !== myUid() && s.uid !== 0) throw new Error(`${p} belongs to another user (uid ${s.uid})`)
+    if ((s.mode & 0o022) !== 0) throw new Error(`${p} is writable by other users`)
+  }
+}
+
+/** The registry folder of `choice`: the first place that is this user's own and safe, made 0700 when missing. */
+export const chooseRegistry = (choice: RegistryChoice): string => {
+  if (typeof choice === "string") {
+    NodeFs.mkdirSync(choice, { recursive: true, mode: 0o700 })
+    checkPrivatePath(choice)
+    return choice
+  }
+  const why: Array<string> = []
+  for (const place of choice) {
+    try {
+      makePlace(place)
+      checkPrivatePath(place.path)
+      return place.path
+    } catch (e) {
+      why.push(`${place.path}: ${(e as Error).message}`)
+    }
+  }
+  throw new Error(
+    `no placeholder registry of this user's can be trusted (${why.join("; ")}); remove the folder another user made, or make one of these places this user's own`
+  )
+}
 
 export interface RegistryLock {
-  /** The registry folder, made 0700 when missing, checked (checkPrivatePath) each time. */
+  /** The registry folder, chosen and checked (chooseRegistry) each time. */
   readonly registry: () => string
   /** Runs `body` under the registry's lock, one at a time in this process. */
   readonly serial: <A>(body: () => A | Promise<A>) => Promise<A>
 }
 
-/** The registry of `dir` (made 0700 when missing; refused unless it is this user's own folder) and its lock. */
-export const registryLock = (dir: string): RegistryLock => {
-  const registry = (): string => {
-    NodeFs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-    checkPrivatePath(dir)
-    return dir
-  }
+/** The registry of `choice` (chooseRegistry, each time: refused unless it is this user's own folder) and its lock. */
+export const registryLock = (choice: RegistryChoice): RegistryLock => {
+  const registry = (): string => chooseRegistry(choice)
   // The lock's file, opened once; opened again when the file there is another one (a cleaner of
   // /tmp removed the registry): a lock on a removed file would keep no one else out.
   let conn: { readonly db: DatabaseSync; readonly ino: number } | undefined

@@ -31,7 +31,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { processWide } from "../process-wide/process-wide.ts"
 import { CONTROL_PATHS } from "./control-paths.ts"
-import { myUid, registryLock } from "./placeholder-registry.ts"
+import { myUid, type RegistryChoice, registryLock } from "./placeholder-registry.ts"
 
 /** The names a placeholder may stand for: the first name of every control path. */
 export const TOP_CONTROL_NAMES: ReadonlyArray<string> = [...new Set(CONTROL_PATHS.map((c) => c.path.split("/")[0]!))]
@@ -212,9 +212,9 @@ interface Listed {
   readonly live: boolean
 }
 
-/** The registry of `dir` (made 0700 when missing; refused unless it is this user's own folder). */
-export const placeholders = (dir: string): Placeholders => {
-  const { registry, serial } = registryLock(dir)
+/** The registry of `choice` (placeholder-registry.ts: refused unless it is this user's own folder). */
+export const placeholders = (choice: RegistryChoice): Placeholders => {
+  const { registry, serial } = registryLock(choice)
 
   /** Under the lock: every manifest, judged. */
   const list = (): Array<Listed> => {

@@ -20,7 +20,7 @@ import { type BwrapHardening, bwrapLaunch } from "./bwrap.ts"
 import { controlState } from "./control-audit.ts"
 import { controlGuard } from "./control-guard.ts"
 import { asCommandLine, type CommandLine, type Launch, plainLaunch } from "./launch.ts"
-import { defaultRegistry } from "./placeholder-registry.ts"
+import { defaultRegistry, type RegistryChoice, registryFolders } from "./placeholder-registry.ts"
 import { placeholders } from "./placeholders.ts"
 import { realPlaces, type SandboxPolicy, sandboxPolicy, writableRoots } from "./policy.ts"
 import { type ProxyListen, type SandboxProxy, startProxy } from "./proxy.ts"
@@ -141,205 +141,206 @@ export interface SandboxPlaces {
   readonly path?: string
   /** Which system's sandbox to use (default: this one's); tests name another. */
   readonly platform?: NodeJS.Platform
-  /** Where placeholders' manifests are kept (default: one folder per user, placeholder-registry.ts). */
-  readonly registry?: string
+  /** Where placeholders' manifests are kept (default: this user's places, tried in order, placeholder-registry.ts). */
+  readonly registry?: RegistryChoice
 }
 
-const make = Effect.fnUntraced(function* (settings: SandboxSettings, options: SandboxPlaces) {
-  if (!settings.enabled) return { ...off, settings }
-  const base = yield* Effect.acquireRelease(
-    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-sandbox-"))),
-    (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-  )
-  let proxy: Promise<SandboxProxy> | undefined
-  yield* Effect.addFinalizer(() =>
-    proxy === undefined ? Effect.void : Effect.promise(() => proxy!.then((p) => p.close()).catch(() => undefined))
-  )
-  const availability = yield* Effect.cached(
-    Effect.promise(() => probeSandbox(options.platform ?? process.platform, options.path))
-  )
-  const home = options.home ?? NodeOs.homedir()
-  const root = NodeFs.realpathSync(options.root)
-  // Never writable from inside, even below a writable place: the session database, approvals
-  // and trust records, and the person's own configuration.
-  const stateDir = yield* stateDirConfig.pipe(
-    Effect.orElseSucceed(() => NodePath.join(home, ".local", "state", "freecode-tools"))
-  )
-  const registry = options.registry ?? defaultRegistry()
-  const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile), registry]
-  const filtered = settings.allowedDomains.length > 0
+const make = (settings: SandboxSettings, options: SandboxPlaces) =>
+  Effect.gen(function* () {
+    if (!settings.enabled) return { ...off, settings }
+    const base = yield* Effect.acquireRelease(
+      Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-sandbox-"))),
+      (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+    )
+    let proxy: Promise<SandboxProxy> | undefined
+    yield* Effect.addFinalizer(() =>
+      proxy === undefined ? Effect.void : Effect.promise(() => proxy!.then((p) => p.close()).catch(() => undefined))
+    )
+    const availability = yield* Effect.cached(
+      Effect.promise(() => probeSandbox(options.platform ?? process.platform, options.path))
+    )
+    const home = options.home ?? NodeOs.homedir()
+    const root = NodeFs.realpathSync(options.root)
+    // Never writable from inside, even below a writable place: the session database, approvals
+    // and trust records, and the person's own configuration.
+    const stateDir = yield* stateDirConfig.pipe(
+      Effect.orElseSucceed(() => NodePath.join(home, ".local", "state", "freecode-tools"))
+    )
+    const registry = options.registry ?? defaultRegistry()
+    const neverWritable = [stateDir, NodePath.dirname(yield* userConfigFile), ...registryFolders(registry)]
+    const filtered = settings.allowedDomains.length > 0
 
-  const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
-    if (!a.available) return { state: "unavailable", reason: a.reason }
-    const runner = a.runner
-    const notes = [
-      ...(a.runner === "bubblewrap" && !a.seccomp
-        ? [`no system-call filter on ${process.arch} (capabilities are dropped all the same)`]
-        : []),
-      ...(filtered && a.runner === "bubblewrap" && a.socat === undefined
-        ? ["socat is not installed, so allowedDomains cannot be reached"]
-        : [])
-    ]
-    const network = filtered && !(a.runner === "bubblewrap" && a.socat === undefined) ? "filtered" : "off"
-    return { state: "active", runner, network, ...(notes.length === 0 ? {} : { note: notes.join("; ") }) }
-  })
-
-  // The filter's bytes, in a file bubblewrap reads from fd 3 on each start. Written again if
-  // something removed it: a missing filter would fail every command (closed, but useless).
-  const filterFile = NodePath.join(base, "seccomp.bpf")
-  const emptyFile = NodePath.join(base, "empty")
-  NodeFs.writeFileSync(emptyFile, "", { mode: 0o444 })
-  const filterBytes = seccompFilter() // the same bytes for the layer's life: built once
-  const hardeningOf = (a: { readonly seccomp: boolean; readonly disableUserns: boolean }): BwrapHardening => {
-    const filter = a.seccomp ? filterBytes : undefined
-    if (filter !== undefined && !NodeFs.existsSync(filterFile))
-      NodeFs.writeFileSync(filterFile, filter, { mode: 0o600 })
-    return { seccompFile: filter === undefined ? undefined : filterFile, disableUserns: a.disableUserns }
-  }
-
-  // Placeholders for control paths missing at a root's top, removed once no sandbox relies on
-  // them: looked after every second while some of this process's remain (the next call adopts
-  // them meanwhile), and at the end.
-  const holds = placeholders(registry)
-  let collector: ReturnType<typeof setInterval> | undefined
-  const stopCollecting = () => {
-    if (collector !== undefined) clearInterval(collector)
-    collector = undefined
-  }
-  const collectSoon = () => {
-    collector ??= setInterval(() => {
-      holds.collect().then((own) => (own ? undefined : stopCollecting()), stopCollecting)
-    }, 1_000)
-    collector.unref()
-  }
-  yield* Effect.addFinalizer(() =>
-    Effect.promise(() => {
-      stopCollecting()
-      return holds.collect().catch(() => false)
+    const status: Effect.Effect<SandboxStatus> = Effect.map(availability, (a: Availability): SandboxStatus => {
+      if (!a.available) return { state: "unavailable", reason: a.reason }
+      const runner = a.runner
+      const notes = [
+        ...(a.runner === "bubblewrap" && !a.seccomp
+          ? [`no system-call filter on ${process.arch} (capabilities are dropped all the same)`]
+          : []),
+        ...(filtered && a.runner === "bubblewrap" && a.socat === undefined
+          ? ["socat is not installed, so allowedDomains cannot be reached"]
+          : [])
+      ]
+      const network = filtered && !(a.runner === "bubblewrap" && a.socat === undefined) ? "filtered" : "off"
+      return { state: "active", runner, network, ...(notes.length === 0 ? {} : { note: notes.join("; ") }) }
     })
-  )
 
-  // A session id is the caller's text: hashed, it is always one safe folder name. The name is
-  // kept (hashing cost more than the rest of this); the folder is made again if it went.
-  const tempDirs = new Map<string, string>()
-
-  // What a mount cannot hold: control paths made while a command runs (moved aside into the
-  // state folder) and bound ones replaced from outside (the command stopped): control-guard.ts.
-  // Tracked by the launch the caller gets (or the line `wrap` makes of it), which `audit` takes.
-  const guard = controlGuard(NodePath.join(stateDir, "quarantine"))
-  yield* Effect.addFinalizer(() => Effect.sync(() => guard.close()))
-  const guarded = (
-    started: Launch,
-    policy: SandboxPolicy,
-    roots: ReadonlyArray<string>,
-    held: ReadonlyArray<string>,
-    info: string | undefined
-  ): Launch => {
-    const placeholders = policy.placeholders.map((p) => p.path)
-    guard.track(started, {
-      info,
-      roots,
-      root,
-      start: controlState(roots, policy.controlNames ?? [], policy.unlistedFolders ?? []),
-      bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
-      skip: new Set([...placeholders, ...held]),
-      folders: policy.walkedFolders ?? [],
-      hiddenOnly: new Set(policy.readDenied.map((d) => d.path).filter((p) => !policy.writeDenied.includes(p)))
-    })
-    return started
-  }
-
-  const tempDirOf = (sessionId: string) => {
-    let dir = tempDirs.get(sessionId)
-    if (dir === undefined) {
-      dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
-      if (tempDirs.size >= 1_000) tempDirs.clear() // a bound for a long-lived server's many sessions
-      tempDirs.set(sessionId, dir)
+    // The filter's bytes, in a file bubblewrap reads from fd 3 on each start. Written again if
+    // something removed it: a missing filter would fail every command (closed, but useless).
+    const filterFile = NodePath.join(base, "seccomp.bpf")
+    const emptyFile = NodePath.join(base, "empty")
+    NodeFs.writeFileSync(emptyFile, "", { mode: 0o444 })
+    const filterBytes = seccompFilter() // the same bytes for the layer's life: built once
+    const hardeningOf = (a: { readonly seccomp: boolean; readonly disableUserns: boolean }): BwrapHardening => {
+      const filter = a.seccomp ? filterBytes : undefined
+      if (filter !== undefined && !NodeFs.existsSync(filterFile))
+        NodeFs.writeFileSync(filterFile, filter, { mode: 0o600 })
+      return { seccompFile: filter === undefined ? undefined : filterFile, disableUserns: a.disableUserns }
     }
-    if (NodeFs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true)
-      NodeFs.mkdirSync(dir, { recursive: true })
-    return dir
-  }
 
-  const startedProxy = (listen: ProxyListen) => {
-    // A proxy that could not start is tried again by the next call, not kept as a failure.
-    proxy ??= startProxy(listen, settings.allowedDomains).catch((e: unknown) => {
-      proxy = undefined
-      throw e
-    })
-    return proxy
-  }
+    // Placeholders for control paths missing at a root's top, removed once no sandbox relies on
+    // them: looked after every second while some of this process's remain (the next call adopts
+    // them meanwhile), and at the end.
+    const holds = placeholders(registry)
+    let collector: ReturnType<typeof setInterval> | undefined
+    const stopCollecting = () => {
+      if (collector !== undefined) clearInterval(collector)
+      collector = undefined
+    }
+    const collectSoon = () => {
+      collector ??= setInterval(() => {
+        holds.collect().then((own) => (own ? undefined : stopCollecting()), stopCollecting)
+      }, 1_000)
+      collector.unref()
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => {
+        stopCollecting()
+        return holds.collect().catch(() => false)
+      })
+    )
 
-  const launch = (command: CommandLine, request: WrapRequest): Effect.Effect<Launch, SandboxUnavailable> =>
-    Effect.flatMap(availability, (a) => {
-      if (!a.available) {
-        return settings.failIfUnavailable
-          ? Effect.fail(
-              new SandboxUnavailable({
-                message: `The sandbox cannot start: ${a.reason}. sandbox.failIfUnavailable is set, so no command runs outside it; install what is missing or turn the setting off.`
-              })
-            )
-          : Effect.succeed(plainLaunch(command))
+    // A session id is the caller's text: hashed, it is always one safe folder name. The name is
+    // kept (hashing cost more than the rest of this); the folder is made again if it went.
+    const tempDirs = new Map<string, string>()
+
+    // What a mount cannot hold: control paths made while a command runs (moved aside into the
+    // state folder) and bound ones replaced from outside (the command stopped): control-guard.ts.
+    // Tracked by the launch the caller gets (or the line `wrap` makes of it), which `audit` takes.
+    const guard = controlGuard(NodePath.join(stateDir, "quarantine"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => guard.close()))
+    const guarded = (
+      started: Launch,
+      policy: SandboxPolicy,
+      roots: ReadonlyArray<string>,
+      held: ReadonlyArray<string>,
+      info: string | undefined
+    ): Launch => {
+      const placeholders = policy.placeholders.map((p) => p.path)
+      guard.track(started, {
+        info,
+        roots,
+        root,
+        start: controlState(roots, policy.controlNames ?? [], policy.unlistedFolders ?? []),
+        bound: [...policy.writeDenied, ...policy.pinned, ...policy.readDenied.map((d) => d.path), ...placeholders],
+        skip: new Set([...placeholders, ...held]),
+        folders: policy.walkedFolders ?? [],
+        hiddenOnly: new Set(policy.readDenied.map((d) => d.path).filter((p) => !policy.writeDenied.includes(p)))
+      })
+      return started
+    }
+
+    const tempDirOf = (sessionId: string) => {
+      let dir = tempDirs.get(sessionId)
+      if (dir === undefined) {
+        dir = NodePath.join(base, createHash("sha256").update(sessionId).digest("hex").slice(0, 16))
+        if (tempDirs.size >= 1_000) tempDirs.clear() // a bound for a long-lived server's many sessions
+        tempDirs.set(sessionId, dir)
       }
-      const line = async (): Promise<Launch> => {
-        const tempDir = tempDirOf(request.sessionId)
-        const roots = writableRoots(settings, { root, home })
-        const hold = a.runner === "bubblewrap" ? await holds.hold(roots) : undefined
-        if (hold !== undefined) collectSoon()
-        const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable, held: hold?.paths ?? [] })
-        const done = (started: Launch) => guarded(started, policy, roots, hold?.paths ?? [], hold?.info)
-        const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
-        // The runner is the same for the layer's life, so the proxy's kind of address is too;
-        // an address of the other kind (never) leaves the command with no network.
-        if (a.runner === "seatbelt") {
-          if (!filtered) return done(plainLaunch(seatbeltLine(a.sandboxExec, policy, call, command)))
-          const { listen } = await startedProxy({ port: 0 })
-          return done(
-            plainLaunch(
-              seatbeltLine(
-                a.sandboxExec,
-                policy,
-                "port" in listen ? { ...call, proxyPort: listen.port } : call,
-                command
+      if (NodeFs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true)
+        NodeFs.mkdirSync(dir, { recursive: true })
+      return dir
+    }
+
+    const startedProxy = (listen: ProxyListen) => {
+      // A proxy that could not start is tried again by the next call, not kept as a failure.
+      proxy ??= startProxy(listen, settings.allowedDomains).catch((e: unknown) => {
+        proxy = undefined
+        throw e
+      })
+      return proxy
+    }
+
+    const launch = (command: CommandLine, request: WrapRequest): Effect.Effect<Launch, SandboxUnavailable> =>
+      Effect.flatMap(availability, (a) => {
+        if (!a.available) {
+          return settings.failIfUnavailable
+            ? Effect.fail(
+                new SandboxUnavailable({
+                  message: `The sandbox cannot start: ${a.reason}. sandbox.failIfUnavailable is set, so no command runs outside it; install what is missing or turn the setting off.`
+                })
+              )
+            : Effect.succeed(plainLaunch(command))
+        }
+        const line = async (): Promise<Launch> => {
+          const tempDir = tempDirOf(request.sessionId)
+          const roots = writableRoots(settings, { root, home })
+          const hold = a.runner === "bubblewrap" ? await holds.hold(roots) : undefined
+          if (hold !== undefined) collectSoon()
+          const policy = sandboxPolicy(settings, { root, home, tempDir, neverWritable, held: hold?.paths ?? [] })
+          const done = (started: Launch) => guarded(started, policy, roots, hold?.paths ?? [], hold?.info)
+          const call = { cwd: request.cwd, writable: realPlaces(request.writable), tempDir }
+          // The runner is the same for the layer's life, so the proxy's kind of address is too;
+          // an address of the other kind (never) leaves the command with no network.
+          if (a.runner === "seatbelt") {
+            if (!filtered) return done(plainLaunch(seatbeltLine(a.sandboxExec, policy, call, command)))
+            const { listen } = await startedProxy({ port: 0 })
+            return done(
+              plainLaunch(
+                seatbeltLine(
+                  a.sandboxExec,
+                  policy,
+                  "port" in listen ? { ...call, proxyPort: listen.port } : call,
+                  command
+                )
               )
             )
+          }
+          const inBwrap = {
+            ...call,
+            hardening: hardeningOf(a),
+            emptyFile,
+            ...(hold === undefined ? {} : { info: hold.info })
+          }
+          if (!filtered || a.socat === undefined) return done(bwrapLaunch(a.bwrap, policy, inBwrap, command))
+          const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
+          return done(
+            "socket" in listen
+              ? bwrapLaunch(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
+              : bwrapLaunch(a.bwrap, policy, inBwrap, command)
           )
         }
-        const inBwrap = {
-          ...call,
-          hardening: hardeningOf(a),
-          emptyFile,
-          ...(hold === undefined ? {} : { info: hold.info })
-        }
-        if (!filtered || a.socat === undefined) return done(bwrapLaunch(a.bwrap, policy, inBwrap, command))
-        const { listen } = await startedProxy({ socket: NodePath.join(base, "proxy.sock") })
-        return done(
-          "socket" in listen
-            ? bwrapLaunch(a.bwrap, policy, inBwrap, command, { socket: listen.socket, socat: a.socat })
-            : bwrapLaunch(a.bwrap, policy, inBwrap, command)
-        )
-      }
-      return Effect.tryPromise({
-        try: line,
-        catch: (e) =>
-          new SandboxUnavailable({
-            message: `The sandbox could not be set up for this command: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again, or check the temp folder (${base}).`
-          })
+        return Effect.tryPromise({
+          try: line,
+          catch: (e) =>
+            new SandboxUnavailable({
+              message: `The sandbox could not be set up for this command: ${e instanceof Error ? e.message : String(e)}. Nothing ran; try again, or check the temp folder (${base}).`
+            })
+        })
       })
-    })
 
-  const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
-    Effect.map(launch(command, request), (started) => {
-      const line = asCommandLine(started)
-      guard.alias(started, line)
-      return line
-    })
+    const wrap = (command: CommandLine, request: WrapRequest): Effect.Effect<CommandLine, SandboxUnavailable> =>
+      Effect.map(launch(command, request), (started) => {
+        const line = asCommandLine(started)
+        guard.alias(started, line)
+        return line
+      })
 
-  return Sandbox.of({
-    settings,
-    status,
-    wrap,
-    launch,
-    audit: (started) => Effect.promise(() => guard.audit(started))
+    return Sandbox.of({
+      settings,
+      status,
+      wrap,
+      launch,
+      audit: (started) => Effect.promise(() => guard.audit(started))
+    })
   })
-})

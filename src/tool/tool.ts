@@ -78,6 +78,15 @@ export interface CheckedPath {
    * (one renamed into its place), not only in one reached through a link.
    */
   readonly folder?: CheckedEntry | null
+  /** When `folder` is null: the deepest folder there, which the write makes the rest from (src/edit/make-folders.ts). */
+  readonly base?: CheckedBase
+}
+
+/** The deepest existing folder above a write's missing folders as the rules saw it, and when (ms). */
+export interface CheckedBase {
+  readonly path: string
+  readonly entry: CheckedEntry
+  readonly at: number
 }
 
 /** The part of a call's CallContext a tool may read (see ToolContext.caller). */

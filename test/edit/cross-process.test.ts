@@ -33,3 +33,25 @@ describe("two processes editing one file", () => {
     expect(NFS.readdirSync(NodePath.join(root, ".freecode", "staging"))).toEqual([".gitignore"])
   }, 60_000)
 })
+
+describe("two processes writing into the same new folders", () => {
+  // make-folders.ts takes a folder another write made in the moment between its look and its
+  // mkdir (a folder, this user's); each of the two makes half of them first.
+  it("both write every file: neither is refused for the folder the other made", async () => {
+    const root = tempDir("freecode-2proc-folders-")
+    const go = NodePath.join(root, "go")
+    const n = 30
+    const callsOf = (who: string) =>
+      Array.from({ length: n }, (_, k) => ({
+        tool: "write" as const,
+        args: { filePath: `made/f${k}/deep/${who}.txt`, content: `${who} ${k}\n` }
+      }))
+    const runs = [startChild({ root, go, calls: callsOf("a") }), startChild({ root, go, calls: callsOf("b") })]
+    await Promise.all(runs.map((r) => r.ready))
+    NFS.writeFileSync(go, "")
+    const results = await Promise.all(runs.map((r) => r.result))
+    for (const r of results) expect(r).toEqual({ ok: n, failed: 0, messages: [] })
+    for (let k = 0; k < n; k++)
+      expect(NFS.readdirSync(NodePath.join(root, "made", `f${k}`, "deep")).sort()).toEqual(["a.txt", "b.txt"])
+  }, 60_000)
+})

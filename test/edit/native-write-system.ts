@@ -26,5 +26,8 @@ export const system = (root: string) =>
     Layer.provideMerge(Layer.merge(NodeServices.layer, Layer.succeed(NativeFileSystem, true)))
   )
 
+/** A pause on the clock the race tests poll with. */
+export const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
+
 export const exited = (child: ChildProcess) =>
   Effect.promise(() => new Promise((done) => (child.exitCode === null ? child.once("exit", done) : done(0))))

@@ -14,7 +14,7 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
-import { exited, system } from "./native-write-system.ts"
+import { exited, sleep, system } from "./native-write-system.ts"
 
 /**
  * During call `i` (the test writes `i` to `.token`), on the first temp staged: after a seeded
@@ -95,8 +95,6 @@ const callOf = (i: number): { name: string; args: Record<string, unknown> } => {
       }
   }
 }
-
-const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
 
 describe.skipIf(process.platform !== "linux")("check, then use, for the folder a write lands in", () => {
   it.live(

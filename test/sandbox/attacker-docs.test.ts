@@ -84,6 +84,11 @@ const attacks = (home: string, root: string, outside: string) =>
     `echo '{"mcpServers":{}}' > .mcp.json 2>/dev/null && echo WON:mcp-json`,
     "mkdir -p .vscode 2>/dev/null && echo '{}' > .vscode/tasks.json 2>/dev/null && echo WON:vscode",
     "echo '* diff=x' > .gitattributes 2>/dev/null && echo WON:gitattributes",
+    // bash's read-write redirection opens for writing too (and creates).
+    "echo '[alias]' 1<> .git/config 2>/dev/null && echo WON:rw-git-config",
+    "echo '#!/bin/sh' 1<> .git/hooks/post-checkout 2>/dev/null && echo WON:rw-hook",
+    "echo '{}' 1<> freecode.json 2>/dev/null && echo WON:rw-freecode-json",
+    `echo x 1<> '${home}/.profile' 2>/dev/null && echo WON:rw-profile`,
     "echo 'export X=1' > .envrc 2>/dev/null && echo WON:envrc",
     // Left for a later session without the sandbox: a link to a home secret under an innocent name.
     `ln -s '${home}/.ssh/id_rsa' notes.md && echo LEFT:link`

@@ -6,13 +6,14 @@
  */
 import { spawn } from "node:child_process"
 import { Effect, Layer } from "effect"
+import type { RegistryChoice } from "../../src/sandbox/placeholder-registry.ts"
 import { Sandbox } from "../../src/sandbox/sandbox.ts"
 import { resolveSandboxSettings } from "../../src/sandbox/settings.ts"
 
 const { root, home, registry, script } = JSON.parse(process.argv[2]!) as {
   root: string
   home: string
-  registry: string
+  registry: RegistryChoice
   script: string
 }
 

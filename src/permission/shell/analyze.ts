@@ -11,6 +11,7 @@ import { BUILTINS, builtinConcern, EVALUATES_SUBSCRIPTS, holdsSubscriptCode } fr
 import { isHarmlessEnv } from "./env.ts"
 import { launchOf } from "./launch-of.ts"
 import { CONTAINERS, SUBSTITUTIONS, WORDS } from "./nodes.ts"
+import { parseLine } from "./read-write.ts"
 import { judgeRedirect } from "./redirects.ts"
 import { runsOf, stripWrappers } from "./runs.ts"
 import { syntaxError } from "./syntax.ts"
@@ -34,6 +35,8 @@ export class Analyzer {
   /** Inside a construct already reported as not modelled: its parts are not reported again. */
   private unknown = 0
   private readonly parser: Parser
+  /** Where the tree being read has bash's `<>` (read-write.ts). */
+  private readWrite: ReadonlySet<number> = new Set()
 
   constructor(parser: Parser) {
     this.parser = parser
@@ -66,17 +69,21 @@ export class Analyzer {
       this.unsure("a comment ends in a backslash-newline, which bash and this check read differently")
     if (unsureEscape(text))
       this.unsure("it quotes a blank with a backslash where bash and this check split words differently")
-    const tree = this.parser.parse(text)
-    if (tree === null) {
+    const parsed = parseLine(this.parser, text)
+    if (parsed === null) {
       this.broken("the command could not be parsed")
       return
     }
+    const { tree } = parsed
+    const outer = this.readWrite
+    this.readWrite = parsed.readWrite
     try {
       // bash runs no command of a line it cannot parse, but what it would run is not known either.
       const why = tree.rootNode.hasError ? "the command does not parse as bash" : syntaxError(tree.rootNode)
       if (why !== undefined) this.broken(why)
       this.visit(tree.rootNode)
     } finally {
+      this.readWrite = outer
       tree.delete()
     }
   }
@@ -238,7 +245,8 @@ export class Analyzer {
   }
 
   private redirect(node: Node): void {
-    const operator = node.children.find((c) => !c.isNamed)?.type ?? ""
+    const op = node.children.find((c) => !c.isNamed)
+    const operator = op !== undefined && this.readWrite.has(op.startIndex) ? "<>" : (op?.type ?? "")
     const targets = node.namedChildren.filter((c) => c.type !== "file_descriptor")
     const words = targets.map((t) => this.word(t))
     const target = words.length === 1 ? words[0] : undefined
@@ -246,7 +254,8 @@ export class Analyzer {
     if (judged.refuse !== undefined) {
       this.concern(judged.refuse)
       if (!this.refusals.includes(judged.refuse)) this.refusals.push(judged.refuse)
-    } else if (judged.concern !== undefined) this.concern(judged.concern)
+    } else if (judged.unsure !== undefined) this.unsure(judged.unsure)
+    else if (judged.concern !== undefined) this.concern(judged.concern)
     else if (operator === "<" && target !== undefined) this.inputs.push({ value: target.value, shape: target.shape })
   }
 

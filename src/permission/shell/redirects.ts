@@ -10,6 +10,8 @@ export interface Judged {
   readonly refuse?: string
   /** Needs approval: no prefix rule vouches for it. */
   readonly concern?: string
+  /** bash reads it otherwise than the grammar: it asks, and a deny rule that could match refuses. */
+  readonly unsure?: string
 }
 
 /** The path with `//`, `/./` and `..` folded, as a file system would read it. */
@@ -26,10 +28,18 @@ const fold = (path: string): string => {
 /** Whether a target names bash's network pseudo-files, however it is spelled. */
 export const isNetworkPath = (value: string): boolean => /^\/dev\/(tcp|udp)(\/|$)/.test(fold(value))
 
-const INERT_OUTPUT = new Set([">", ">>", "&>", "&>>", ">|", ">&"])
+const INERT_OUTPUT = new Set([">", ">>", "&>", "&>>", ">|", ">&", "<>"])
 
 /** Judges one redirection from its operator and target words. */
 export const judgeRedirect = (operator: string, targets: ReadonlyArray<Word>): Judged => {
+  // Closing a descriptor (`>&-`, `0<&-`) names no file. A word touching it (`3>&-.env`) is the
+  // grammar's target but, to bash, a word of the command: `cat 3>&-.env` prints .env.
+  if (operator === ">&-" || operator === "<&-")
+    return targets.length === 0
+      ? {}
+      : {
+          unsure: `bash reads ${targets.map((t) => t.text).join(" ")} after ${operator} as a word of the command, not as part of the redirection`
+        }
   const dynamic = targets.find((t) => t.shape === "dynamic")
   if (dynamic !== undefined)
     return {
@@ -41,8 +51,10 @@ export const judgeRedirect = (operator: string, targets: ReadonlyArray<Word>): J
   if (target === undefined) return { concern: "it uses a redirection this check does not model" }
   if (target.shape === "pattern") return { concern: `it redirects to a pattern bash expands (${target.text})` }
   if (operator === "<") return {}
-  if (operator === ">&-" || operator === "<&-") return {}
-  if ((operator === ">&" || operator === "<&") && /^(\d+|-)$/.test(target.value)) return {}
+  // Duplicating, closing or moving (`3-`) a descriptor names no file.
+  if ((operator === ">&" || operator === "<&") && /^(\d+-?|-)$/.test(target.value)) return {}
   if (INERT_OUTPUT.has(operator) && target.value === "/dev/null") return {}
+  // `<>` opens its file for writing too (and creates it): a write, like `>`.
+  if (operator === "<>") return { concern: `it opens a file for reading and writing (${operator}${target.text})` }
   return { concern: `it redirects output into a file (${operator}${target.text})` }
 }
