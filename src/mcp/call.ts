@@ -11,10 +11,12 @@ import { Effect } from "effect"
 import { InputRound } from "../prompt/input-round.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { ToolContext, ToolOutput } from "../tool/tool.ts"
+import { type LoginNeeded, loginNeededIn } from "./auth/login-needed.ts"
+import { offerLogin } from "./call-login.ts"
 import type { McpCaller } from "./convert.ts"
 import { type McpLink, rawRequest, requestFailure } from "./link.ts"
 import { type ParamHeader, paramHeaders } from "./param-headers.ts"
-import { type Asker, type HostAsker, questionOf, relay, type Waiting } from "./questions.ts"
+import { type Asker, type CanVisit, type HostAsker, questionOf, relay, type Waiting } from "./questions.ts"
 import { READ_RESOURCE_TOOL } from "./resource-names.ts"
 import { flattenResult, resultProblem } from "./result.ts"
 
@@ -67,13 +69,27 @@ const callRounds = (
   tool: string,
   params: Record<string, unknown>,
   ask: Asker,
-  headers: Readonly<Record<string, string>> | undefined
+  headers: Readonly<Record<string, string>> | undefined,
+  offer: Offer | undefined
 ): Effect.Effect<unknown, ToolFailure> =>
   Effect.gen(function* () {
     const modern = link.era === "2026-07-28"
+    let offered = false
+    const once = (p: Record<string, unknown>) => rawRequest(link, "tools/call", p, link.timeoutMs, modern, headers)
+    // Refused for want of a login: offered to the person once per call, then sent again (it never ran).
     const send = (p: Record<string, unknown>) =>
-      rawRequest(link, "tools/call", p, link.timeoutMs, modern, headers).pipe(
-        Effect.mapError((e) => requestFailure(link, tool, e))
+      once(p).pipe(
+        Effect.catch((e) => {
+          const needed = loginNeededIn(e)
+          if (offered || offer === undefined || needed?.kind !== "login") return Effect.fail(e)
+          offered = true
+          return Effect.flatMap(offer(needed), (came) =>
+            came === "logged-in"
+              ? once(p)
+              : Effect.fail(came.why === undefined ? e : new LoginRefused(requestFailure(link, tool, e), came.why))
+          )
+        }),
+        Effect.mapError((e) => (e instanceof LoginRefused ? e.failure : requestFailure(link, tool, e)))
       )
     let raw = yield* send(params)
     for (let round = 1; isRecord(raw) && raw.resultType === "input_required"; round++) {
@@ -109,14 +125,38 @@ const callRounds = (
     return raw
   })
 
+/** What came of a login offered to the person: a new login, or the refusal stands (and why, when they were asked). */
+type Offer = (needed: LoginNeeded) => Effect.Effect<"logged-in" | { readonly why?: string }>
+
+/** A refusal whose offered login did not happen: said with why. */
+class LoginRefused {
+  readonly failure: ToolFailure
+  constructor(refusal: ToolFailure, why: string) {
+    this.failure = fail(`${refusal.message} (${why}.)`, refusal.metadata)
+  }
+}
+
 const NOBODY: Asker = () => Effect.succeed({ _tag: "Unavailable", reason: "this host has no way to ask the person" })
 
 export const makeCaller =
-  (link: McpLink, host?: HostAsker): McpCaller =>
+  (link: McpLink, host?: HostAsker, canVisit?: CanVisit): McpCaller =>
   (tool, args, ctx?: ToolContext, declared?: ReadonlyArray<ParamHeader>) =>
     Effect.gen(function* () {
       const sessionId = ctx?.sessionId
       const ask: Asker = host === undefined ? NOBODY : (question) => host(question, sessionId)
+      const door = link.login
+      // A login is begun (a listener, maybe a registration) only where a URL can reach a person.
+      const offer: Offer | undefined =
+        door === undefined || host === undefined
+          ? undefined
+          : (needed) =>
+              Effect.flatMap(canVisit === undefined ? Effect.succeed(true) : canVisit(sessionId), (can) =>
+                can
+                  ? Effect.map(offerLogin(door, tool, needed, ask), (why) =>
+                      why === undefined ? ("logged-in" as const) : { why }
+                    )
+                  : Effect.succeed({})
+              )
       // A 2025-era server's question arrives outside the call's fiber: it is asked in the
       // call's context (its held round, when a 2026 client of ours made the call).
       const context = yield* Effect.context<never>()
@@ -134,7 +174,8 @@ export const makeCaller =
             { name: tool, arguments: args as Record<string, unknown> },
             ask,
             // A 2026-07-28 server over HTTP checks these against the arguments (param-headers.ts).
-            declared === undefined || link.era !== "2026-07-28" ? undefined : paramHeaders(declared, args)
+            declared === undefined || link.era !== "2026-07-28" ? undefined : paramHeaders(declared, args),
+            offer
           ),
         () => Effect.sync(() => link.desk.leave(waiting))
       ).pipe(

@@ -111,6 +111,7 @@ export class McpClients extends Context.Service<
         // Who answers a server's question during a call: the system's asker, when it can show a form.
         const prompter = yield* Effect.serviceOption(Prompter)
         const ask = prompter._tag === "Some" ? prompter.value.elicit : undefined
+        const canVisit = prompter._tag === "Some" ? prompter.value.canVisit : undefined
         const policy = { ...DEFAULT_RESTART, ...options.restart }
         // Each server's current status; stderr is read live, not at the last state change.
         const statuses = new Map<string, () => McpServerStatus>()
@@ -183,6 +184,7 @@ export class McpClients extends Context.Service<
                     stderr,
                     cache,
                     ...(ask === undefined ? {} : { ask }),
+                    ...(canVisit === undefined ? {} : { canVisit }),
                     report: {
                       warn: report,
                       listed: () => set({ lists: status.lists + 1 }),

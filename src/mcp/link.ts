@@ -9,6 +9,7 @@ import { Duration, Effect } from "effect"
 import { tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import { loginNeededIn } from "./auth/login-needed.ts"
+import type { LoginDoor } from "./call-login.ts"
 import type { Era, McpSdk } from "./connect.ts"
 import type { Desk } from "./questions.ts"
 
@@ -48,6 +49,8 @@ export interface McpLink {
   readonly lostBecause: () => string | undefined
   /** The calls waiting on it, where the server's questions go (2025 era). */
   readonly desk: Desk
+  /** How a call refused for want of a login offers one to its person (HTTP with a saved-login store). */
+  readonly login?: LoginDoor
 }
 
 /** Any JSON value: our parsers read the answer, not the SDK's schemas. */

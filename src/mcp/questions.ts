@@ -24,6 +24,9 @@ export type Asker = (request: FormRequest) => Effect.Effect<FormOutcome>
 /** The host's asker (a Prompter's `elicit`), given the call's session. */
 export type HostAsker = (request: FormRequest, sessionId: string | undefined) => Effect.Effect<FormOutcome>
 
+/** Whether a URL question can reach the call's person (asked before a login is set up for one). */
+export type CanVisit = (sessionId: string | undefined) => Effect.Effect<boolean>
+
 export type Relayed =
   | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
   | { readonly _tag: "Refused"; readonly message: string }

@@ -13,13 +13,14 @@ import type { ToolRegistry } from "../registry/registry.ts"
 import { isRecord } from "../schema/json-schema.ts"
 import { stateDirConfig } from "../session/location.ts"
 import { makeCaller } from "./call.ts"
+import { loginDoor } from "./call-login.ts"
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, type McpServerConfig } from "./config.ts"
-import { connectClient, mcpSdk } from "./connect.ts"
+import { connectClient, loginRouteOf, mcpSdk } from "./connect.ts"
 import { convertMcpTool, type McpServerRef } from "./convert.ts"
 import { MAX_CALL_DURATION_MS, type McpLink, rawRequest, type StderrTail, withStderr } from "./link.ts"
 import { type McpToolInfo, parseToolsPage, type SkippedTool } from "./list.ts"
 import { assignToolNames, hashedToolName } from "./names.ts"
-import { Desk, type HostAsker, listenForQuestions } from "./questions.ts"
+import { type CanVisit, Desk, type HostAsker, listenForQuestions } from "./questions.ts"
 
 const MAX_PAGES = 100
 /** A server's cache hint is believed up to a day (as the SDK's own cache does). */
@@ -65,6 +66,8 @@ export interface SessionOptions {
   readonly cache: ListCache
   /** Who shows the person a question the server asks during a call (undefined: nobody can be asked). */
   readonly ask?: HostAsker
+  /** Whether a URL question can reach the call's person now (undefined: whenever `ask` is given). */
+  readonly canVisit?: CanVisit
 }
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -160,6 +163,11 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       })
     )
     connected = true
+    const loginRoute = loginRouteOf(
+      config,
+      options.root,
+      stateDir === undefined ? undefined : { stateDir, name: options.name }
+    )
     const capabilities = connection.client.getServerCapabilities() ?? {}
     const link: McpLink = {
       server: name,
@@ -172,7 +180,8 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       stderr,
       isClosed: () => isClosed,
       lostBecause: () => lostBecause,
-      desk
+      desk,
+      ...(loginRoute === undefined ? {} : { login: loginDoor(loginRoute) })
     }
 
     // 2026 era: changes come on a listen stream.
@@ -211,7 +220,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       trusted: config.trusted ?? true,
       maxCallDuration: Duration.millis(MAX_CALL_DURATION_MS + 5_000)
     }
-    const call = makeCaller(link, options.ask)
+    const call = makeCaller(link, options.ask, options.canVisit)
 
     const listAll = Effect.gen(function* () {
       const tools: Array<McpToolInfo> = []
