@@ -11,7 +11,7 @@ import { fail, type ToolFailure } from "../tool/errors.ts"
 import { loginNeededIn } from "./auth/login-needed.ts"
 import type { LoginDoor } from "./call-login.ts"
 import type { Era, McpSdk } from "./connect.ts"
-import type { Desk } from "./questions.ts"
+import type { Desk, Person } from "./questions.ts"
 
 /** The last few KB a server wrote to stderr: what a failure report shows. */
 export class StderrTail {
@@ -51,6 +51,8 @@ export interface McpLink {
   readonly desk: Desk
   /** How a call refused for want of a login offers one to its person (HTTP with a saved-login store). */
   readonly login?: LoginDoor
+  /** Who answers the server's questions during a request (undefined: nobody can be asked). */
+  readonly person?: Person
 }
 
 /** Any JSON value: our parsers read the answer, not the SDK's schemas. */

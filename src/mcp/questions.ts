@@ -27,6 +27,12 @@ export type HostAsker = (request: FormRequest, sessionId: string | undefined) =>
 /** Whether a URL question can reach the call's person (asked before a login is set up for one). */
 export type CanVisit = (sessionId: string | undefined) => Effect.Effect<boolean>
 
+/** Who answers a server's questions: the host's asker, and whether it can show a URL now. */
+export interface Person {
+  readonly host?: HostAsker
+  readonly canVisit?: CanVisit
+}
+
 export type Relayed =
   | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
   | { readonly _tag: "Refused"; readonly message: string }

@@ -181,7 +181,11 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       isClosed: () => isClosed,
       lostBecause: () => lostBecause,
       desk,
-      ...(loginRoute === undefined ? {} : { login: loginDoor(loginRoute) })
+      ...(loginRoute === undefined ? {} : { login: loginDoor(loginRoute) }),
+      person: {
+        ...(options.ask === undefined ? {} : { host: options.ask }),
+        ...(options.canVisit === undefined ? {} : { canVisit: options.canVisit })
+      }
     }
 
     // 2026 era: changes come on a listen stream.
@@ -220,7 +224,7 @@ export const runSession = (options: SessionOptions): Effect.Effect<void, McpConn
       trusted: config.trusted ?? true,
       maxCallDuration: Duration.millis(MAX_CALL_DURATION_MS + 5_000)
     }
-    const call = makeCaller(link, options.ask, options.canVisit)
+    const call = makeCaller(link, link.person)
 
     const listAll = Effect.gen(function* () {
       const tools: Array<McpToolInfo> = []
