@@ -14,7 +14,7 @@ import { McpClients } from "../../src/mcp/clients.ts"
 import type { McpServerConfig } from "../../src/mcp/config.ts"
 import type { FormOutcome, FormRequest } from "../../src/prompt/form.ts"
 import { Prompter } from "../../src/prompt/prompter.ts"
-import { callTool } from "./eras-helpers.ts"
+import { answeringPerson, callTool } from "./eras-helpers.ts"
 import { REPO } from "./helpers.ts"
 
 const ASKING = NodePath.join(REPO, "test/fixtures/mcp/asking-server.ts")
@@ -25,17 +25,6 @@ const asking = (era: "2025-11-25" | "2026-07-28"): McpServerConfig => ({
   startupTimeout: 120_000,
   protocol: era
 })
-
-/** The person: answers each question with the next answer given, and keeps what was asked. */
-const person = (answers: Array<FormOutcome>, asked: Array<FormRequest>) =>
-  Prompter.layerWith(
-    () => Effect.succeed({ _tag: "Unavailable", reason: "not used" }),
-    (request) =>
-      Effect.sync(() => {
-        asked.push(request)
-        return answers.shift() ?? { _tag: "Unavailable", reason: "the test ran out of answers" }
-      })
-  )
 
 const system = (era: "2025-11-25" | "2026-07-28", prompter: Layer.Layer<Prompter>) =>
   McpClients.layer({ servers: { shop: asking(era) } }).pipe(
@@ -72,7 +61,7 @@ describe("questions from a server during a read", () => {
             expect(asked[0]).toMatchObject({ mode: "form", message: "Whose cart?" })
             const no = yield* read()
             expect([no.status, no.modelOutput]).toEqual(["ok", "cart declined"])
-          }).pipe(Effect.provide(system(era, person(answers, asked))))
+          }).pipe(Effect.provide(system(era, answeringPerson(answers, asked))))
         }).pipe(Effect.scoped),
       180_000
     )
@@ -88,7 +77,7 @@ describe("questions from a server during a read", () => {
             const prompt = yield* clients.getPrompt("shop", "greeting")
             expect(textOf(prompt)).toBe("Hello, bo")
             expect(asked[0]).toMatchObject({ mode: "form", message: "Greet whom?" })
-          }).pipe(Effect.provide(system(era, person([accept({ who: "bo" })], asked))))
+          }).pipe(Effect.provide(system(era, answeringPerson([accept({ who: "bo" })], asked))))
 
           yield* Effect.gen(function* () {
             const clients = yield* McpClients

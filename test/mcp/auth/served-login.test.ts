@@ -17,24 +17,26 @@ import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/clien
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Layer, Scope } from "effect"
-import { testToolSystem } from "../../../src/layers/test.ts"
+import { Effect, Scope } from "effect"
 import { oauthSettingsOf } from "../../../src/mcp/auth/client-secret.ts"
 import { login, logout } from "../../../src/mcp/auth/login.ts"
 import { loginFile, readLogin } from "../../../src/mcp/auth/token-store.ts"
-import { serveHttp } from "../../../src/mcp/transports.ts"
-import { LsTool } from "../../../src/tools/ls.ts"
 import { REPO } from "../../cli/helpers.ts"
-import { type AuthorizationServer, logIn, SCOPE, startAuthorizationServer } from "./authorization-server.ts"
-import { type Gate, startGate } from "./gate.ts"
+import {
+  type AuthorizationServer,
+  HANDMADE,
+  handmadeClient,
+  logIn,
+  SCOPE,
+  startAuthorizationServer
+} from "./authorization-server.ts"
+import { type Gate, startGatedLs } from "./gate.ts"
 
 const MAIN = NodePath.join(REPO, "src/cli/main.ts")
 const tmp = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-served-login-")))
 const root = NodePath.join(tmp, "project")
 NodeFs.mkdirSync(root)
 NodeFs.writeFileSync(NodePath.join(root, "notes.txt"), "alpha\n")
-
-const HANDMADE = { id: "handmade-client", secret: "handmade-secret-7f3a9c1e5b2d4680" }
 
 let as: AuthorizationServer
 let gate: Gate
@@ -45,19 +47,7 @@ let calls = 0
 const revocations: Array<{ readonly basic: boolean; readonly status: number }> = []
 
 beforeAll(async () => {
-  as = await startAuthorizationServer({
-    clients: [
-      {
-        client_id: HANDMADE.id,
-        client_secret: HANDMADE.secret,
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-        application_type: "native",
-        redirect_uris: ["http://127.0.0.1/callback"],
-        token_endpoint_auth_method: "client_secret_basic"
-      }
-    ]
-  })
+  as = await startAuthorizationServer({ clients: [handmadeClient] })
   as.provider.use(async (ctx, next) => {
     await next()
     if (ctx.path.endsWith("/revocation")) {
@@ -65,13 +55,7 @@ beforeAll(async () => {
     }
   })
   scope = Effect.runSync(Scope.make())
-  const upstream = await Effect.runPromise(
-    Effect.gen(function* () {
-      const system = yield* Layer.build(testToolSystem({ root, tools: [LsTool] }))
-      return yield* serveHttp(system, 0, { auth: { kind: "none" } })
-    }).pipe(Scope.provide(scope))
-  )
-  gate = await startGate(upstream.url, as.issuer)
+  gate = await startGatedLs(root, as.issuer, scope)
   gate.rule = (method) => {
     if (method !== "tools/call") return undefined
     calls++
