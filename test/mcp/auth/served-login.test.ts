@@ -21,7 +21,7 @@ import { Effect, Scope } from "effect"
 import { oauthSettingsOf } from "../../../src/mcp/auth/client-secret.ts"
 import { login, logout } from "../../../src/mcp/auth/login.ts"
 import { loginFile, readLogin } from "../../../src/mcp/auth/token-store.ts"
-import { REPO } from "../../cli/helpers.ts"
+import { REPO, runProcess } from "../../cli/helpers.ts"
 import {
   type AuthorizationServer,
   HANDMADE,
@@ -210,30 +210,30 @@ describe("an upstream login asked of our client's person by URL", () => {
   )
 })
 
+const handmadeSettings = oauthSettingsOf(
+  { clientId: HANDMADE.id, clientSecretEnv: "HANDMADE_SECRET", scope: SCOPE },
+  root,
+  { HANDMADE_SECRET: HANDMADE.secret }
+)
+
+/** Logs in as the hand-registered client, the person's browser played; the refresh token saved. */
+const logInto = async (dir: string) => {
+  let done: Promise<void> | undefined
+  await login({
+    stateDir: dir,
+    serverUrl: gate.url,
+    name: "team",
+    ...(handmadeSettings === undefined ? {} : { settings: handmadeSettings }),
+    open: (url) => {
+      done = logIn(url.href).then(async (back) => void (await (await fetch(back)).text()))
+    }
+  })
+  await done
+  return readLogin(dir, gate.url)!.tokens!.refresh_token!
+}
+
 describe("logout of a client registered by hand", () => {
   it("revokes with the client's secret, as the login authenticated; without it the server refuses", async () => {
-    const settings = oauthSettingsOf(
-      { clientId: HANDMADE.id, clientSecretEnv: "HANDMADE_SECRET", scope: SCOPE },
-      root,
-      {
-        HANDMADE_SECRET: HANDMADE.secret
-      }
-    )
-    const logInto = async (dir: string) => {
-      let done: Promise<void> | undefined
-      await login({
-        stateDir: dir,
-        serverUrl: gate.url,
-        name: "team",
-        ...(settings === undefined ? {} : { settings }),
-        open: (url) => {
-          done = logIn(url.href).then(async (back) => void (await (await fetch(back)).text()))
-        }
-      })
-      await done
-      return readLogin(dir, gate.url)!.tokens!.refresh_token!
-    }
-
     const without = NodePath.join(tmp, "state-logout-plain")
     await logInto(without)
     const plain = await logout(without, gate.url)
@@ -244,7 +244,7 @@ describe("logout of a client registered by hand", () => {
 
     const dir = NodePath.join(tmp, "state-logout-secret")
     const refresh = await logInto(dir)
-    const out = await logout(dir, gate.url, () => settings)
+    const out = await logout(dir, gate.url, () => handmadeSettings)
     expect(out).toEqual({ had: true, revoked: true })
     expect(revocations.at(-1)).toEqual({ basic: true, status: 200 })
     expect(NodeFs.existsSync(loginFile(dir, gate.url))).toBe(false)
@@ -261,4 +261,43 @@ describe("logout of a client registered by hand", () => {
     // The secret never appears in what logout said.
     expect(JSON.stringify(plain) + JSON.stringify(out)).not.toContain(HANDMADE.secret)
   }, 90_000)
+
+  it("the CLI: mcp-auth logout sends the secret the config names; a secret that is not set is named, never shown", async () => {
+    const project = NodePath.join(tmp, "handmade-project")
+    NodeFs.mkdirSync(project, { recursive: true })
+    NodeFs.writeFileSync(
+      NodePath.join(project, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          team: { url: gate.url, oauth: { clientId: HANDMADE.id, clientSecretEnv: "HANDMADE_SECRET", scope: SCOPE } }
+        }
+      })
+    )
+    const dir = NodePath.join(tmp, "state-cli-logout")
+    const saved = process.env.FREECODE_STATE_DIR
+    process.env.FREECODE_STATE_DIR = dir
+    try {
+      await logInto(dir)
+      delete process.env.HANDMADE_SECRET
+      const unset = await runProcess(["mcp-auth", "logout", "team", "--root", project])
+      expect(unset.code, unset.stderr).toBe(0)
+      expect(unset.stdout).toContain(
+        "did not confirm the revocation (oauth.clientSecretEnv names HANDMADE_SECRET, which is not set)"
+      )
+
+      await logInto(dir)
+      process.env.HANDMADE_SECRET = HANDMADE.secret
+      const run = await runProcess(["mcp-auth", "logout", "team", "--root", project])
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stdout).toBe(
+        "Logged out of team: the saved login is gone and the authorization server revoked the token.\n"
+      )
+      expect(revocations.at(-1)).toEqual({ basic: true, status: 200 })
+      expect(run.stdout + run.stderr + unset.stdout + unset.stderr).not.toContain(HANDMADE.secret)
+    } finally {
+      delete process.env.HANDMADE_SECRET
+      if (saved === undefined) delete process.env.FREECODE_STATE_DIR
+      else process.env.FREECODE_STATE_DIR = saved
+    }
+  }, 120_000)
 })
