@@ -147,7 +147,12 @@ const logoutCommand = Command.make(
     const target = yield* targetOf(input.server, yield* servers(input))
     const dir = yield* stateDir
     const { logout } = yield* loadLogin
-    const out = yield* attempt(io, `cannot log out of ${target.name}`, () => logout(dir, target.url))
+    const path = yield* Path.Path
+    const projectRoot = path.resolve(Option.getOrElse(input.root, () => "."))
+    // A client registered by hand revokes with its secret, as it logged in (read only if needed).
+    const out = yield* attempt(io, `cannot log out of ${target.name}`, () =>
+      logout(dir, target.url, () => oauthSettingsOf(target.settings, projectRoot))
+    )
     if (!out.had) return yield* io.out(`Not logged in to ${target.name}; nothing to forget.\n`)
     yield* io.out(
       `Logged out of ${target.name}: the saved login is gone${out.revoked === true ? " and the authorization server revoked the token" : out.revoked === "unsupported" ? "; the authorization server offers no revocation, so the token lives until it expires" : `; the authorization server did not confirm the revocation (${out.why ?? "no answer"})`}.\n`

@@ -3,27 +3,18 @@
  * server's `isError` an error result, an answer that is not a result a typed error saying the
  * call's effect is unknown. A `resource_link` in the answer names the call that reads it, when
  * the server serves resources. A question the server asks during the call goes to the call's
- * person (questions.ts): in the 2025 era while the call is open, in the 2026 era as an
- * `input_required` answer, after which the call is sent again with the answers and the
- * server's `requestState` as it came.
+ * person, and a login it asks for is offered to them (asking.ts).
  */
 import { Effect } from "effect"
-import { InputRound } from "../prompt/input-round.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import type { ToolContext, ToolOutput } from "../tool/tool.ts"
+import { askingRequest } from "./asking.ts"
 import type { McpCaller } from "./convert.ts"
-import { type McpLink, rawRequest, requestFailure } from "./link.ts"
+import type { McpLink } from "./link.ts"
 import { type ParamHeader, paramHeaders } from "./param-headers.ts"
-import { type Asker, type HostAsker, questionOf, relay, type Waiting } from "./questions.ts"
+import type { Person } from "./questions.ts"
 import { READ_RESOURCE_TOOL } from "./resource-names.ts"
 import { flattenResult, resultProblem } from "./result.ts"
-
-/** A server asking more rounds than this in one call is stopped (as the SDK's own driver does). */
-const MAX_ROUNDS = 10
-/** A round with only a state and no question is sent again after this pause, not at once. */
-const STATE_ONLY_PAUSE_MS = 100
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The line that tells the model how to follow the links of an answer. */
 const followLinks = (link: McpLink, links: unknown): string | undefined => {
@@ -57,89 +48,19 @@ const outputOf = (link: McpLink, tool: string, raw: unknown): Effect.Effect<Tool
   })
 }
 
-/**
- * The call, its `input_required` rounds answered (2026 era): each question in a round asked in
- * turn, then the call sent again with the answers and the state; a question nobody can answer
- * ends the call with the refusal, and the server's state is dropped unsent.
- */
-const callRounds = Effect.fnUntraced(function* (
-  link: McpLink,
-  tool: string,
-  params: Record<string, unknown>,
-  ask: Asker,
-  headers: Readonly<Record<string, string>> | undefined
-): Effect.fn.Return<unknown, ToolFailure> {
-  const modern = link.era === "2026-07-28"
-  const send = (p: Record<string, unknown>) =>
-    rawRequest(link, "tools/call", p, link.timeoutMs, modern, headers).pipe(
-      Effect.mapError((e) => requestFailure(link, tool, e))
-    )
-  let raw = yield* send(params)
-  for (let round = 1; isRecord(raw) && raw.resultType === "input_required"; round++) {
-    if (round > MAX_ROUNDS)
-      return yield* fail(
-        `The ${link.server} MCP server asked for input ${MAX_ROUNDS} times in one call of ${tool} without finishing; the call was stopped and its effect is unknown.`
-      )
-    const requests = isRecord(raw.inputRequests) ? raw.inputRequests : {}
-    const answers: Record<string, unknown> = {}
-    for (const [key, entry] of Object.entries(requests)) {
-      const method = isRecord(entry) ? entry.method : undefined
-      if (method !== "elicitation/create")
-        return yield* fail(
-          `The ${link.server} MCP server asked this client for ${String(method)} during ${tool}, which it does not offer (only questions for the person); the call did not finish.`
-        )
-      const question = questionOf((entry as Record<string, unknown>).params)
-      if (typeof question === "string")
-        return yield* fail(
-          `The ${link.server} MCP server asked the person something during ${tool}, but the question is malformed (${question}); the call did not finish.`
-        )
-      const relayed = yield* relay(link.server, question, ask)
-      if (relayed._tag === "Refused") return yield* fail(relayed.message)
-      answers[key] = relayed.answer
-    }
-    if (Object.keys(answers).length === 0) yield* Effect.sleep(STATE_ONLY_PAUSE_MS)
-    raw = yield* send({
-      ...params,
-      ...(Object.keys(answers).length === 0 ? {} : { inputResponses: answers }),
-      // Sent back exactly as it came, and only when it came.
-      ...(typeof raw.requestState === "string" ? { requestState: raw.requestState } : {})
-    })
-  }
-  return raw
-})
-
-const NOBODY: Asker = () => Effect.succeed({ _tag: "Unavailable", reason: "this host has no way to ask the person" })
-
 export const makeCaller =
-  (link: McpLink, host?: HostAsker): McpCaller =>
+  (link: McpLink, person?: Person): McpCaller =>
   (tool, args, ctx?: ToolContext, declared?: ReadonlyArray<ParamHeader>) =>
     Effect.gen(function* () {
-      const sessionId = ctx?.sessionId
-      const ask: Asker = host === undefined ? NOBODY : (question) => host(question, sessionId)
-      // A 2025-era server's question arrives outside the call's fiber: it is asked in the
-      // call's context (its held round, when a 2026 client of ours made the call).
-      const context = yield* Effect.context<never>()
-      const round = yield* InputRound
-      const waiting: Waiting = {
-        key: round ?? sessionId,
-        ask: (question, signal) => Effect.runPromiseWith(context)(relay(link.server, question, ask), { signal })
-      }
-      const raw = yield* Effect.acquireUseRelease(
-        Effect.sync(() => link.desk.enter(waiting)),
-        () =>
-          callRounds(
-            link,
-            tool,
-            { name: tool, arguments: args as Record<string, unknown> },
-            ask,
-            // A 2026-07-28 server over HTTP checks these against the arguments (param-headers.ts).
-            declared === undefined || link.era !== "2026-07-28" ? undefined : paramHeaders(declared, args)
-          ),
-        () => Effect.sync(() => link.desk.leave(waiting))
-      ).pipe(
-        // A question this call's person could not answer is the reason, whatever the server made of the refusal.
-        Effect.mapError((e) => (waiting.refused === undefined ? e : fail(waiting.refused))),
-        Effect.flatMap((r) => (waiting.refused === undefined ? Effect.succeed(r) : Effect.fail(fail(waiting.refused))))
+      const raw = yield* askingRequest(
+        link,
+        person,
+        "tools/call",
+        { name: tool, arguments: args as Record<string, unknown> },
+        tool,
+        ctx?.sessionId,
+        // A 2026-07-28 server over HTTP checks these against the arguments (param-headers.ts).
+        declared === undefined || link.era !== "2026-07-28" ? undefined : paramHeaders(declared, args)
       )
       return yield* outputOf(link, tool, raw)
     })

@@ -12,9 +12,10 @@ import { Prompter } from "../prompt/prompter.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import { Workspace } from "../tool/workspace.ts"
+import { askingRequest } from "./asking.ts"
 import { isStdio, type McpServers, mcpServersSection } from "./config.ts"
 import type { Era } from "./connect.ts"
-import { type McpLink, rawRequest, requestFailure, StderrTail } from "./link.ts"
+import { type McpLink, StderrTail } from "./link.ts"
 import type { SkippedTool } from "./list.ts"
 import { makeListResourcesTool, makeReadResourceTool } from "./resource-tools.ts"
 import { listPrompts, type McpPrompt } from "./resources.ts"
@@ -93,11 +94,15 @@ export class McpClients extends Context.Service<
     readonly ready: Effect.Effect<void>
     /** The prompts of every connected server that has prompts (a server failing to list them is left out). */
     readonly prompts: Effect.Effect<ReadonlyArray<McpPrompt>>
-    /** One prompt's messages, as the server returns them (`prompts/get`). */
+    /**
+     * One prompt's messages, as the server returns them (`prompts/get`). A question the server
+     * asks on the way goes to the system's asker, as the person of `sessionId` when given.
+     */
     readonly getPrompt: (
       server: string,
       name: string,
-      args?: Readonly<Record<string, string>>
+      args?: Readonly<Record<string, string>>,
+      sessionId?: string
     ) => Effect.Effect<unknown, ToolFailure>
   }
 >()("freecode/McpClients") {
@@ -111,6 +116,7 @@ export class McpClients extends Context.Service<
         // Who answers a server's question during a call: the system's asker, when it can show a form.
         const prompter = yield* Effect.serviceOption(Prompter)
         const ask = prompter._tag === "Some" ? prompter.value.elicit : undefined
+        const canVisit = prompter._tag === "Some" ? prompter.value.canVisit : undefined
         const policy = { ...DEFAULT_RESTART, ...options.restart }
         // Each server's current status; stderr is read live, not at the last state change.
         const statuses = new Map<string, () => McpServerStatus>()
@@ -183,6 +189,7 @@ export class McpClients extends Context.Service<
                     stderr,
                     cache,
                     ...(ask === undefined ? {} : { ask }),
+                    ...(canVisit === undefined ? {} : { canVisit }),
                     report: {
                       warn: report,
                       listed: () => set({ lists: status.lists + 1 }),
@@ -253,14 +260,20 @@ export class McpClients extends Context.Service<
               (lists) => lists.flat()
             )
           ),
-          getPrompt: (server, name, args) =>
+          getPrompt: (server, name, args, sessionId) =>
             Effect.suspend(() => {
               const link = links.get(server)
               if (link === undefined || !link.prompts) {
                 return Effect.fail(fail(`No connected MCP server named "${server}" has prompts.`))
               }
-              return rawRequest(link, "prompts/get", { name, ...(args === undefined ? {} : { arguments: args }) }).pipe(
-                Effect.mapError((e) => requestFailure(link, `prompts/get of ${name}`, e))
+              // The server may ask the person on the way, as during a tool call.
+              return askingRequest(
+                link,
+                link.person,
+                "prompts/get",
+                { name, ...(args === undefined ? {} : { arguments: args }) },
+                `prompts/get of ${name}`,
+                sessionId
               )
             })
         })

@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import { lazyImport } from "../load/lazy.ts"
 import { backgroundProvider, type RunAuth, type StoredOAuthProvider } from "./auth/client-provider.ts"
 import { oauthSettingsOf } from "./auth/client-secret.ts"
+import type { LoginRoute } from "./call-login.ts"
 import { expandEnv, isStdio, type McpServerConfig } from "./config.ts"
 import { watchedFetch } from "./http-watch.ts"
 import { CLIENT_CAPABILITIES } from "./questions.ts"
@@ -87,6 +88,26 @@ export interface SavedLogin {
   readonly name: string
 }
 
+/**
+ * Where an HTTP server's saved OAuth login (mcp-auth) is, when its connection uses one: a state
+ * folder, and no Authorization header of the config's own.
+ */
+export const loginRouteOf = (
+  config: McpServerConfig,
+  root: string,
+  login: SavedLogin | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): LoginRoute | undefined => {
+  if (isStdio(config) || login === undefined) return undefined
+  if (Object.keys(config.headers ?? {}).some((k) => k.toLowerCase() === "authorization")) return undefined
+  return {
+    stateDir: login.stateDir,
+    serverUrl: expandEnv(config.url, env),
+    name: login.name,
+    settings: () => oauthSettingsOf(config.oauth, root, env)
+  }
+}
+
 /** A fresh transport for one connection attempt. */
 export const makeTransport = (
   sdk: McpSdk,
@@ -114,11 +135,11 @@ export const makeTransport = (
   }
   const url = expandEnv(config.url, env)
   const headers = Object.fromEntries(Object.entries(config.headers ?? {}).map(([k, v]) => [k, expandEnv(v, env)]))
-  // A saved OAuth login (mcp-auth), unless the config sends its own Authorization header.
+  const route = loginRouteOf(config, root, login)
   const provider =
-    login === undefined || Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
+    route === undefined
       ? undefined
-      : backgroundProvider(login.stateDir, url, login.name, oauthSettingsOf(config.oauth, root, env), {
+      : backgroundProvider(route.stateDir, url, route.name, route.settings(), {
           auth: sdk.auth as RunAuth,
           fetch: watchedFetch(hooks.dead)
         })

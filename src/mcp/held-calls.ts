@@ -257,6 +257,7 @@ export const makeHeldCalls = <R>(states: RequestStates, ttlMs: number, options: 
     })
 
   const roundOf = (h: Held<R>): InputRoundShape => ({
+    canVisit: h.io.canElicit && h.io.canVisit === true,
     started: Effect.sync(() => {
       h.started = true
     }),

@@ -9,8 +9,9 @@ import { Duration, Effect } from "effect"
 import { tailOf } from "../text/cut.ts"
 import { fail, type ToolFailure } from "../tool/errors.ts"
 import { loginNeededIn } from "./auth/login-needed.ts"
+import type { LoginDoor } from "./call-login.ts"
 import type { Era, McpSdk } from "./connect.ts"
-import type { Desk } from "./questions.ts"
+import type { Desk, Person } from "./questions.ts"
 
 /** The last few KB a server wrote to stderr: what a failure report shows. */
 export class StderrTail {
@@ -48,6 +49,10 @@ export interface McpLink {
   readonly lostBecause: () => string | undefined
   /** The calls waiting on it, where the server's questions go (2025 era). */
   readonly desk: Desk
+  /** How a call refused for want of a login offers one to its person (HTTP with a saved-login store). */
+  readonly login?: LoginDoor
+  /** Who answers the server's questions during a request (undefined: nobody can be asked). */
+  readonly person?: Person
 }
 
 /** Any JSON value: our parsers read the answer, not the SDK's schemas. */

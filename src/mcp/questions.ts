@@ -24,6 +24,15 @@ export type Asker = (request: FormRequest) => Effect.Effect<FormOutcome>
 /** The host's asker (a Prompter's `elicit`), given the call's session. */
 export type HostAsker = (request: FormRequest, sessionId: string | undefined) => Effect.Effect<FormOutcome>
 
+/** Whether a URL question can reach the call's person (asked before a login is set up for one). */
+export type CanVisit = (sessionId: string | undefined) => Effect.Effect<boolean>
+
+/** Who answers a server's questions: the host's asker, and whether it can show a URL now. */
+export interface Person {
+  readonly host?: HostAsker
+  readonly canVisit?: CanVisit
+}
+
 export type Relayed =
   | { readonly _tag: "Answer"; readonly answer: ElicitationAnswer }
   | { readonly _tag: "Refused"; readonly message: string }

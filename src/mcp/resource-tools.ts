@@ -84,6 +84,8 @@ export const makeReadResourceTool = (servers: ResourceServers) =>
       Effect.suspend(() => {
         const all = servers()
         const link = all.find((s) => s.server === server)
-        return link === undefined ? Effect.fail(unknownServer(server, all)) : readResource(link, uri, ctx.canSeeImages)
+        return link === undefined
+          ? Effect.fail(unknownServer(server, all))
+          : readResource(link, uri, ctx.canSeeImages, ctx.sessionId)
       })
   })

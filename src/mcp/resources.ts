@@ -11,6 +11,7 @@ import { isRecord } from "../schema/json-schema.ts"
 import { clip } from "../text/cut.ts"
 import type { ToolFailure } from "../tool/errors.ts"
 import type { ToolOutput } from "../tool/tool.ts"
+import { askingRequest } from "./asking.ts"
 import { type McpLink, rawRequest, requestFailure } from "./link.ts"
 
 export interface McpResource {
@@ -143,10 +144,9 @@ const isTextType = (mimeType: string): boolean =>
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
 
-/** `resources/read` of one URI as a tool output. */
-export const readResource = (link: McpLink, uri: string, canSeeImages: boolean) =>
-  rawRequest(link, "resources/read", { uri }).pipe(
-    Effect.mapError((e) => requestFailure(link, `resources/read of ${uri}`, e)),
+/** `resources/read` of one URI as a tool output; the server may ask the person on the way, as during a call. */
+export const readResource = (link: McpLink, uri: string, canSeeImages: boolean, sessionId?: string) =>
+  askingRequest(link, link.person, "resources/read", { uri }, `resources/read of ${uri}`, sessionId).pipe(
     Effect.map((raw): ToolOutput => {
       const record = isRecord(raw) ? raw : {}
       const contents = Array.isArray(record.contents) ? record.contents.filter(isRecord) : []

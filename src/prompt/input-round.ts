@@ -46,6 +46,8 @@ export interface InputRoundShape {
    * where the call is suspended (src/mcp/held-calls.ts).
    */
   readonly started?: Effect.Effect<void>
+  /** Whether the client can be asked a URL question (it declared URL-mode elicitation). */
+  readonly canVisit?: boolean
 }
 
 /** Set around a call from a 2026-era MCP client; unset everywhere else. */

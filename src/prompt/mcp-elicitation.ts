@@ -114,13 +114,22 @@ export const mcpPrompter = (server: (sessionId: string | undefined) => Server | 
       const capability = connected?.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined
       if (capability === undefined)
         return { _tag: "Unavailable", reason: "the MCP client does not support elicitation" }
-      // An empty capability is form mode only (the 2025-06-18 shape).
-      const modes = Object.keys(capability).length === 0 ? ["form"] : Object.keys(capability)
-      if (!modes.includes(request.mode))
+      if (!modesOf(capability).includes(request.mode))
         return { _tag: "Unavailable", reason: `the MCP client does not support ${request.mode}-mode elicitation` }
       const result = yield* Effect.tryPromise(() => connected!.elicitInput(request as never)).pipe(Effect.option)
       return result._tag === "None"
         ? { _tag: "Unavailable", reason: "the MCP client did not answer the elicitation" }
         : { _tag: "Answer", answer: result.value as ElicitationAnswer }
+    }),
+  canVisit: (sessionId) =>
+    Effect.gen(function* () {
+      const round = yield* InputRound
+      if (round !== undefined) return round.canVisit === true
+      const capability = server(sessionId)?.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined
+      return capability !== undefined && modesOf(capability).includes("url")
     })
 })
+
+/** The elicitation modes a client declared; an empty capability is form mode only (the 2025-06-18 shape). */
+const modesOf = (capability: Record<string, unknown>) =>
+  Object.keys(capability).length === 0 ? ["form"] : Object.keys(capability)

@@ -49,7 +49,8 @@ const NOT_INTERACTIVE = "this session is not interactive"
 
 const nonInteractive: PrompterShape = {
   ask: () => Effect.succeed({ _tag: "Unavailable", reason: NOT_INTERACTIVE }),
-  elicit: () => Effect.succeed({ _tag: "Unavailable", reason: NOT_INTERACTIVE })
+  elicit: () => Effect.succeed({ _tag: "Unavailable", reason: NOT_INTERACTIVE }),
+  canVisit: () => Effect.succeed(false)
 }
 
 /**
@@ -65,6 +66,11 @@ export interface PrompterShape {
    * question finds nobody.
    */
   readonly elicit?: (request: FormRequest, sessionId?: string) => Effect.Effect<FormOutcome>
+  /**
+   * Whether a URL question would reach a person now, asked before anything is set up for one (an
+   * upstream server's login: a listener, maybe a client registration). Absent: whenever `elicit` is given.
+   */
+  readonly canVisit?: (sessionId?: string) => Effect.Effect<boolean>
 }
 
 export class Prompter extends Context.Service<Prompter, PrompterShape>()("freecode/Prompter") {

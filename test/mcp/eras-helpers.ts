@@ -1,12 +1,25 @@
-/** The eras fixture server (test/fixtures/mcp/eras-server.ts) and polling helpers for McpClients tests. */
+/** The eras fixture server (test/fixtures/mcp/eras-server.ts), a person answering in turn, and polling helpers for McpClients tests. */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { Dispatcher } from "../../src/dispatch/dispatcher.ts"
 import { McpClients, type McpServerStatus } from "../../src/mcp/clients.ts"
 import type { StdioServerConfig } from "../../src/mcp/config.ts"
+import type { FormOutcome, FormRequest } from "../../src/prompt/form.ts"
+import { Prompter } from "../../src/prompt/prompter.ts"
 import { ToolRegistry } from "../../src/registry/registry.ts"
 import { REPO } from "./helpers.ts"
+
+/** The person a server's questions reach: answers each with the next answer given, and keeps what was asked. */
+export const answeringPerson = (answers: Array<FormOutcome>, asked: Array<FormRequest>) =>
+  Prompter.layerWith(
+    () => Effect.succeed({ _tag: "Unavailable", reason: "not used" }),
+    (request) =>
+      Effect.sync(() => {
+        asked.push(request)
+        return answers.shift() ?? { _tag: "Unavailable", reason: "the test ran out of answers" }
+      })
+  )
 
 export const ERAS_SERVER = NodePath.join(REPO, "test/fixtures/mcp/eras-server.ts")
 

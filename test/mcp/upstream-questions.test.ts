@@ -16,7 +16,7 @@ import { McpClients } from "../../src/mcp/clients.ts"
 import type { McpServerConfig } from "../../src/mcp/config.ts"
 import type { FormOutcome, FormRequest } from "../../src/prompt/form.ts"
 import { Prompter } from "../../src/prompt/prompter.ts"
-import { callTool } from "./eras-helpers.ts"
+import { answeringPerson, callTool } from "./eras-helpers.ts"
 import { REPO } from "./helpers.ts"
 
 const ASKING = NodePath.join(REPO, "test/fixtures/mcp/asking-server.ts")
@@ -27,17 +27,6 @@ const asking = (effects: string, era: "2025-11-25" | undefined): McpServerConfig
   startupTimeout: 120_000,
   ...(era === undefined ? {} : { protocol: era })
 })
-
-/** The person: answers each question with the next answer given, and keeps what was asked. */
-const person = (answers: Array<FormOutcome>, asked: Array<FormRequest>) =>
-  Prompter.layerWith(
-    () => Effect.succeed({ _tag: "Unavailable", reason: "not used" }),
-    (request) =>
-      Effect.sync(() => {
-        asked.push(request)
-        return answers.shift() ?? { _tag: "Unavailable", reason: "the test ran out of answers" }
-      })
-  )
 
 const system = (servers: Record<string, McpServerConfig>, prompter: Layer.Layer<Prompter>) =>
   McpClients.layer({ servers }).pipe(Layer.provideMerge(testToolSystem({ root: NodeOs.tmpdir(), prompter })))
@@ -95,7 +84,7 @@ describe("questions from a server we connect to", () => {
             expect(lines(effects).map((l) => JSON.parse(l))).toEqual([{ item: "apple", quantity: 2, gift: false }])
           }).pipe(
             Effect.provide(
-              system({ shop: asking(effects, era === "2025-11-25" ? era : undefined) }, person(answers, asked))
+              system({ shop: asking(effects, era === "2025-11-25" ? era : undefined) }, answeringPerson(answers, asked))
             )
           )
         }).pipe(Effect.scoped),

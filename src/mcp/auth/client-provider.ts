@@ -114,6 +114,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private asking: string | undefined
   /** The server's last refusal of a request, as its WWW-Authenticate header put it. */
   private challenge: Challenge | undefined
+  /** A login has saved its tokens (until then it hands out none: the saved ones stay for others). */
+  private savedHere = false
   readonly clientMetadataUrl?: string
   private readonly options: ProviderOptions
 
@@ -194,6 +196,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * `auth()`, with the issuer. Only the first refreshes ahead of time (the second is the refresh).
    */
   tokens(context?: unknown): OAuthTokens | undefined | Promise<OAuthTokens | undefined> {
+    // A login asks afresh: the saved tokens, kept until new ones come, are not refreshed instead.
+    if (this.options.login !== undefined && !this.savedHere) return undefined
     if (context === undefined && this.options.refresh !== undefined && endsSoon(this.entry, Date.now())) {
       return this.refreshAhead(this.options.refresh)
     }
@@ -221,6 +225,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   saveTokens(tokens: OAuthTokens): void {
     // A login's tokens come with the scope it asked for; a refresh keeps the one saved.
     const asked = this.options.login === undefined ? undefined : this.asking
+    this.savedHere = true
     this.update(({ asked: before, ...e }) => {
       const kept = this.options.login === undefined ? before : asked
       return { ...e, tokens, savedAt: Date.now(), ...(kept === undefined ? {} : { asked: kept }) }

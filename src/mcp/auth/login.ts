@@ -14,7 +14,8 @@ import type { AddressInfo } from "node:net"
 import {
   auth,
   discoverOAuthProtectedResourceMetadata,
-  extractWWWAuthenticateParams
+  extractWWWAuthenticateParams,
+  selectClientAuthMethod
 } from "@modelcontextprotocol/client"
 import { type OAuthClientSettings, StoredOAuthProvider } from "./client-provider.ts"
 import { scopeUnion } from "./login-needed.ts"
@@ -140,8 +141,26 @@ const portOf = (url: string | undefined) => {
   return Number.isInteger(port) && port > 0 ? port : undefined
 }
 
-/** Logs the person in to `serverUrl` (a fresh login: any saved tokens are dropped first). */
-export const login = async (options: LoginOptions): Promise<LoginResult> => {
+/** A login waiting for the person: the authorization URL to send them to, and the rest of it. */
+export interface LoginUnderway {
+  readonly kind: "underway"
+  /** Where to send the person; undefined when the authorization server needed no visit. */
+  readonly url: URL | undefined
+  /** Waits for the person's return (`timeoutMs`, default 5 minutes), redeems the code, saves the tokens. */
+  readonly finish: (timeoutMs?: number) => Promise<LoginResult>
+  /** Stops the loopback listener (after `finish`, or instead of it when the person will not come). */
+  readonly close: () => void
+}
+
+/**
+ * Starts a fresh login to `serverUrl`: the loopback listener is up and the authorization URL made
+ * (discovery, registration, PKCE). Saved tokens stay until the new ones arrive, so a login the
+ * person never finishes leaves the last one working (a 403 for a wider scope still lets the
+ * narrower calls through).
+ */
+export const beginLogin = async (
+  options: Omit<LoginOptions, "open" | "timeoutMs">
+): Promise<LoginUnderway | Extract<LoginResult, { kind: "open" }>> => {
   const first = await probe(options.serverUrl)
   const saved = readLogin(options.stateDir, options.serverUrl)
   // A server may open its first request to all and ask for a login only on a call (or a wider
@@ -153,16 +172,22 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
       throw new Error(`${options.serverUrl} answered ${first.status} without a token; it is not asking for a login`)
     }
   }
-  updateLogin(options.stateDir, options.serverUrl, ({ tokens: _dropped, ...rest }) => rest)
   const state = randomBytes(24).toString("base64url")
   const listener = await callbackListener(portOf(saved?.redirectUrl), state)
   try {
+    let sent: URL | undefined
     const provider = new StoredOAuthProvider({
       stateDir: options.stateDir,
       serverUrl: options.serverUrl,
       name: options.name,
       ...(options.settings === undefined ? {} : { settings: options.settings }),
-      login: { redirectUrl: listener.redirectUrl, state, open: options.open }
+      login: {
+        redirectUrl: listener.redirectUrl,
+        state,
+        open: (url) => {
+          sent = url
+        }
+      }
     })
     // Registered with another port: an authorization server that holds to the exact redirect would refuse it.
     if (
@@ -193,31 +218,46 @@ export const login = async (options: LoginOptions): Promise<LoginResult> => {
       ...(scope === undefined ? {} : { scope })
     }
     const started = await auth(provider, discovered)
-    if (started === "REDIRECT") {
-      const timeoutMs = options.timeoutMs ?? 5 * 60_000
-      let timer: NodeJS.Timeout | undefined
-      const returned = await Promise.race([
-        listener.code,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`nobody came back from the login page within ${Math.round(timeoutMs / 1000)} s`)),
-            timeoutMs
-          )
+    const finish = async (timeoutMs = 5 * 60_000): Promise<LoginResult> => {
+      if (started === "REDIRECT") {
+        let timer: NodeJS.Timeout | undefined
+        const returned = await Promise.race([
+          listener.code,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(new Error(`nobody came back from the login page within ${Math.round(timeoutMs / 1000)} s`)),
+              timeoutMs
+            )
+          })
+        ]).finally(() => clearTimeout(timer))
+        // The SDK checks `iss` against the issuer it discovered before redeeming the code: present
+        // and equal where the server advertises it, equal where it is given at all.
+        await auth(provider, {
+          ...discovered,
+          authorizationCode: returned.code,
+          ...(returned.iss === undefined ? {} : { iss: returned.iss })
         })
-      ]).finally(() => clearTimeout(timer))
-      // The SDK checks `iss` against the issuer it discovered before redeeming the code: present
-      // and equal where the server advertises it, equal where it is given at all.
-      await auth(provider, {
-        ...discovered,
-        authorizationCode: returned.code,
-        ...(returned.iss === undefined ? {} : { iss: returned.iss })
-      })
+      }
+      // What the server asked for is now asked for: a later refusal starts its own list.
+      updateLogin(options.stateDir, options.serverUrl, ({ wanted: _asked, ...rest }) => rest)
+      return statusOf(readLogin(options.stateDir, options.serverUrl))
     }
-    // What the server asked for is now asked for: a later refusal starts its own list.
-    updateLogin(options.stateDir, options.serverUrl, ({ wanted: _asked, ...rest }) => rest)
-    return statusOf(readLogin(options.stateDir, options.serverUrl))
-  } finally {
+    return { kind: "underway", url: started === "REDIRECT" ? sent : undefined, finish, close: listener.close }
+  } catch (e) {
     listener.close()
+    throw e
+  }
+}
+
+/** Logs the person in to `serverUrl`: the URL goes to `open`, and the login waits for their return. */
+export const login = async (options: LoginOptions): Promise<LoginResult> => {
+  const begun = await beginLogin(options)
+  if (begun.kind === "open") return begun
+  try {
+    if (begun.url !== undefined) options.open(begun.url)
+    return await begun.finish(options.timeoutMs)
+  } finally {
+    begun.close()
   }
 }
 
@@ -260,33 +300,65 @@ export const loginStatus = (stateDir: string, serverUrl: string): LoginStatus =>
   }
 }
 
+/** RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined for Basic. */
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`
+
 /**
  * Forgets the login to `serverUrl`: the refresh token is revoked at the authorization server
  * when it offers revocation (RFC 7009; a failure there is reported, the local copy goes anyway).
+ * A client registered by hand authenticates as it did at login: `settings` gives its secret
+ * (read when needed; a secret that cannot be read is named in `why`, never its value).
  */
 export const logout = async (
   stateDir: string,
-  serverUrl: string
+  serverUrl: string,
+  settings?: () => OAuthClientSettings | undefined
 ): Promise<{ readonly had: boolean; readonly revoked: boolean | "unsupported"; readonly why?: string }> => {
   const entry = readLogin(stateDir, serverUrl)
   writeLogin(stateDir, serverUrl, undefined)
   const token = entry?.tokens?.refresh_token ?? entry?.tokens?.access_token
-  const endpoint = (entry?.discovery?.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)
-    ?.revocation_endpoint
+  const metadata = entry?.discovery?.authorizationServerMetadata as
+    | {
+        revocation_endpoint?: string
+        revocation_endpoint_auth_methods_supported?: Array<string>
+        token_endpoint_auth_methods_supported?: Array<string>
+      }
+    | undefined
+  const endpoint = metadata?.revocation_endpoint
   if (entry === undefined || token === undefined) return { had: entry !== undefined, revoked: false }
   if (endpoint === undefined) return { had: true, revoked: "unsupported" }
-  const client = entry.clientInformation
   try {
-    const res = await fetch(endpoint, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        token,
-        token_type_hint: entry.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
-        ...(client === undefined ? {} : { client_id: client.client_id })
-      }),
-      signal: AbortSignal.timeout(30_000)
+    const given = settings?.()
+    const stored = entry.clientInformation
+    // A hand-given id is the one the login used (it is not always saved: nothing was registered).
+    const client =
+      given?.clientId === undefined
+        ? stored
+        : {
+            ...(stored?.client_id === given.clientId ? stored : { client_id: given.clientId }),
+            ...(given.clientSecret === undefined ? {} : { client_secret: given.clientSecret })
+          }
+    const body = new URLSearchParams({
+      token,
+      token_type_hint: entry.tokens?.refresh_token === undefined ? "access_token" : "refresh_token"
     })
+    const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" }
+    if (client !== undefined) {
+      // RFC 8414: the revocation endpoint's own methods, else the token endpoint's, as the login chose.
+      const methods =
+        metadata?.revocation_endpoint_auth_methods_supported ?? metadata?.token_endpoint_auth_methods_supported ?? []
+      const method = selectClientAuthMethod(client, methods)
+      if (method === "client_secret_basic" && client.client_secret !== undefined) {
+        headers.authorization = basic(client.client_id, client.client_secret)
+      } else {
+        body.set("client_id", client.client_id)
+        if (method === "client_secret_post" && client.client_secret !== undefined) {
+          body.set("client_secret", client.client_secret)
+        }
+      }
+    }
+    const res = await fetch(endpoint, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) })
     if (res.ok) {
       await res.body?.cancel()
       return { had: true, revoked: true }

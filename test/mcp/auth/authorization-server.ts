@@ -31,6 +31,18 @@ export interface AuthorizationServerOptions {
 }
 
 export const RS_CLIENT = { clientId: "freecode-rs", clientSecret: "rs-secret-0123456789abcdef" }
+
+/** A client registered by hand, with a secret, as a person registers one for a server: pass `handmadeClient` in `clients`. */
+export const HANDMADE = { id: "handmade-client", secret: "handmade-secret-7f3a9c1e5b2d4680" }
+export const handmadeClient: Record<string, unknown> = {
+  client_id: HANDMADE.id,
+  client_secret: HANDMADE.secret,
+  grant_types: ["authorization_code", "refresh_token"],
+  response_types: ["code"],
+  application_type: "native",
+  redirect_uris: ["http://127.0.0.1/callback"],
+  token_endpoint_auth_method: "client_secret_basic"
+}
 export const SCOPE = "mcp:tools"
 
 export const startAuthorizationServer = async (options: AuthorizationServerOptions = {}) => {

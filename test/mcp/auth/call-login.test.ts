@@ -12,19 +12,23 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Scope } from "effect"
-import { testToolSystem } from "../../../layers/test.ts"
+import { Effect, Scope } from "effect"
 import { Dispatcher } from "../../../src/dispatch/dispatcher.ts"
 import { ClientSecretError, oauthSettingsOf } from "../../../src/mcp/auth/client-secret.ts"
 import { login, loginStatus } from "../../../src/mcp/auth/login.ts"
 import { loginFile, readLogin, updateLogin } from "../../../src/mcp/auth/token-store.ts"
 import { McpClients } from "../../../src/mcp/clients.ts"
 import type { McpServers } from "../../../src/mcp/config.ts"
-import { serveHttp } from "../../../src/mcp/transports.ts"
-import { LsTool } from "../../../src/tools/ls.ts"
 import { systemWithMcp } from "../helpers.ts"
-import { type AuthorizationServer, logIn, SCOPE, startAuthorizationServer } from "./authorization-server.ts"
-import { type Gate, startGate } from "./gate.ts"
+import {
+  type AuthorizationServer,
+  HANDMADE,
+  handmadeClient,
+  logIn,
+  SCOPE,
+  startAuthorizationServer
+} from "./authorization-server.ts"
+import { type Gate, startGatedLs } from "./gate.ts"
 
 const tmp = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "freecode-call-login-")))
 const root = NodePath.join(tmp, "project")
@@ -33,32 +37,15 @@ NodeFs.writeFileSync(NodePath.join(root, "notes.txt"), "alpha\n")
 const stateDir = NodePath.join(tmp, "state")
 process.env.FREECODE_STATE_DIR = stateDir
 
-const HANDMADE = { id: "handmade-client", secret: "handmade-secret-7f3a9c1e5b2d4680" }
-
 let as: AuthorizationServer
 let as2: AuthorizationServer
 let gate: Gate
 let scope: Scope.Closeable
 beforeAll(async () => {
-  const handmade = {
-    client_id: HANDMADE.id,
-    client_secret: HANDMADE.secret,
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
-    application_type: "native",
-    redirect_uris: ["http://127.0.0.1/callback"],
-    token_endpoint_auth_method: "client_secret_basic"
-  }
-  as = await startAuthorizationServer({ clients: [handmade] })
+  as = await startAuthorizationServer({ clients: [handmadeClient] })
   as2 = await startAuthorizationServer()
   scope = Effect.runSync(Scope.make())
-  const upstream = await Effect.runPromise(
-    Effect.gen(function* () {
-      const system = yield* Layer.build(testToolSystem({ root, tools: [LsTool] }))
-      return yield* serveHttp(system, 0, { auth: { kind: "none" } })
-    }).pipe(Scope.provide(scope))
-  )
-  gate = await startGate(upstream.url, as.issuer)
+  gate = await startGatedLs(root, as.issuer, scope)
 }, 60_000)
 afterAll(async () => {
   await gate?.close()

@@ -9,7 +9,11 @@
  */
 import * as NodeHttp from "node:http"
 import type { AddressInfo } from "node:net"
+import { Effect, Layer, Scope } from "effect"
 import { createRemoteJWKSet, jwtVerify } from "jose"
+import { testToolSystem } from "../../../layers/test.ts"
+import { serveHttp } from "../../../src/mcp/transports.ts"
+import { LsTool } from "../../../src/tools/ls.ts"
 
 export interface Gate {
   /** The MCP endpoint a client is given. */
@@ -132,4 +136,15 @@ export const startGate = async (upstream: string, issuer: string): Promise<Gate>
     })
   })
   return gate
+}
+
+/** Our own `ls` served over HTTP (no token) for `root`, behind a gate naming `issuer`; the server lives as long as `scope`. */
+export const startGatedLs = async (root: string, issuer: string, scope: Scope.Scope): Promise<Gate> => {
+  const upstream = await Effect.runPromise(
+    Effect.gen(function* () {
+      const system = yield* Layer.build(testToolSystem({ root, tools: [LsTool] }))
+      return yield* serveHttp(system, 0, { auth: { kind: "none" } })
+    }).pipe(Scope.provide(scope))
+  )
+  return startGate(upstream.url, issuer)
 }

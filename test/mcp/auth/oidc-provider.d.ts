@@ -12,8 +12,16 @@ declare module "oidc-provider" {
     readonly features?: Record<string, unknown>
   }
 
+  /** The Koa context a middleware sees (what the tests read of it). */
+  export interface MiddlewareContext {
+    readonly path: string
+    readonly status: number
+    readonly headers: Record<string, string | undefined>
+  }
+
   export default class Provider {
     constructor(issuer: string, configuration: Configuration)
     callback(): (req: IncomingMessage, res: ServerResponse) => void
+    use(middleware: (ctx: MiddlewareContext, next: () => Promise<void>) => Promise<void>): void
   }
 }
