@@ -19,6 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
+import { opening2025, opening2026 } from "../test/fixtures/mcp/openings.ts"
 
 const REPO = resolve(import.meta.dirname, "..")
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15)
@@ -62,30 +63,8 @@ const cpuOf = (pid: number | undefined): number => {
   }
 }
 
-const HELLO = [
-  {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } }
-  },
-  { jsonrpc: "2.0", method: "notifications/initialized" },
-  { jsonrpc: "2.0", id: 2, method: "tools/list" }
-]
-  .map((m) => `${JSON.stringify(m)}\n`)
-  .join("")
-
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
-  "io.modelcontextprotocol/clientCapabilities": {}
-}
-const HELLO_2026 = [
-  { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } },
-  { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: ENVELOPE } }
-]
-  .map((m) => `${JSON.stringify(m)}\n`)
-  .join("")
+const HELLO = opening2025("bench")
+const HELLO_2026 = opening2026("bench")
 
 /** Spawn to the first tools/list answer, over stdio. */
 const firstList = (args: ReadonlyArray<string>, hello = HELLO) =>
