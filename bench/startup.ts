@@ -92,8 +92,8 @@ const env = { ...process.env, FREECODE_STATE_DIR: stateDir }
 const MCP_ONLY = process.env.BENCH_STARTUP_MCP_ONLY === "1"
 const filesystem = join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 // What an installed package's entry/cli.js does (in a clone it runs src/ instead): the version
-// check, Node's compile cache, then the bundle.
-const INSTALLED_CLI = `import "./entry/node-check.js"; (await import("node:module")).enableCompileCache(); await import("./dist/cli/main.js")`
+// check, Node's compile cache, then the bundle, compiled eagerly (entry/bundle-start.js).
+const INSTALLED_CLI = `import "./entry/node-check.js"; (await import("node:module")).enableCompileCache(); await import("./entry/bundle-start.js")`
 // With -e there is no script in argv: entry/cli.js stands in for it, so main.ts reads argv.slice(2) as usual.
 const cliArgs = (...args: Array<string>) => ["--input-type=module", "-e", INSTALLED_CLI, "--", "entry/cli.js", ...args]
 const samples = {
