@@ -19,6 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
+import { opening2025, opening2026 } from "../test/fixtures/mcp/openings.ts"
 
 const REPO = resolve(import.meta.dirname, "..")
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15)
@@ -62,30 +63,8 @@ const cpuOf = (pid: number | undefined): number => {
   }
 }
 
-const HELLO = [
-  {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } }
-  },
-  { jsonrpc: "2.0", method: "notifications/initialized" },
-  { jsonrpc: "2.0", id: 2, method: "tools/list" }
-]
-  .map((m) => `${JSON.stringify(m)}\n`)
-  .join("")
-
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
-  "io.modelcontextprotocol/clientCapabilities": {}
-}
-const HELLO_2026 = [
-  { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } },
-  { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: ENVELOPE } }
-]
-  .map((m) => `${JSON.stringify(m)}\n`)
-  .join("")
+const HELLO = opening2025("bench")
+const HELLO_2026 = opening2026("bench")
 
 /** Spawn to the first tools/list answer, over stdio. */
 const firstList = (args: ReadonlyArray<string>, hello = HELLO) =>
@@ -113,8 +92,8 @@ const env = { ...process.env, FREECODE_STATE_DIR: stateDir }
 const MCP_ONLY = process.env.BENCH_STARTUP_MCP_ONLY === "1"
 const filesystem = join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 // What an installed package's entry/cli.js does (in a clone it runs src/ instead): the version
-// check, Node's compile cache, then the bundle.
-const INSTALLED_CLI = `import "./entry/node-check.js"; (await import("node:module")).enableCompileCache(); await import("./dist/cli/main.js")`
+// check, Node's compile cache, then the bundle, compiled eagerly (entry/bundle-start.js).
+const INSTALLED_CLI = `import "./entry/node-check.js"; (await import("node:module")).enableCompileCache(); await import("./entry/bundle-start.js")`
 // With -e there is no script in argv: entry/cli.js stands in for it, so main.ts reads argv.slice(2) as usual.
 const cliArgs = (...args: Array<string>) => ["--input-type=module", "-e", INSTALLED_CLI, "--", "entry/cli.js", ...args]
 const samples = {

@@ -15,8 +15,8 @@
  * Minified without renaming (whitespace and dead code only), so a stack trace still names
  * functions; no source maps are shipped (the unbundled dist/src/ and dist/layers/ are not either).
  */
-import { rmSync } from "node:fs"
-import { build, type OutputOptions } from "rolldown"
+import { rmSync, writeFileSync } from "node:fs"
+import { build, type OutputChunk, type OutputOptions } from "rolldown"
 
 const LOADED_BY_CALLS = [
   "web-tree-sitter",
@@ -50,10 +50,35 @@ await build({
   },
   output: output("dist/lib")
 })
-await build({
+const cli = await build({
   input: { main: "dist/src/cli/main.js" },
   platform: "node",
   external: (id) => id.startsWith("node:") || LOADED_BY_CALLS.some((p) => id === p || id.startsWith(`${p}/`)),
   logLevel: "warn",
   output: output("dist/cli")
 })
+
+/**
+ * The Node built-ins main.js loads through its static imports (and its chunks'), for
+ * entry/bundle-start.js to load before it turns V8's lazy compiling off: loaded after, Node's own
+ * code cache of each (made with the default flags) would be refused and each compiled anew.
+ */
+const chunks = new Map(
+  cli.output.filter((o): o is OutputChunk => o.type === "chunk").map((c) => [c.fileName, c] as const)
+)
+const builtins = new Set<string>()
+const seen = new Set<string>()
+const visit = (name: string) => {
+  const chunk = chunks.get(name)
+  if (chunk === undefined || seen.has(name)) return
+  seen.add(name)
+  for (const id of chunk.imports) {
+    if (id.startsWith("node:")) builtins.add(id)
+    else visit(id)
+  }
+}
+visit("main.js")
+writeFileSync(
+  "dist/cli/builtins.js",
+  `// Written by scripts/bundle.ts: the built-ins dist/cli/main.js imports statically.\nexport const builtins = ${JSON.stringify([...builtins].sort())}\n`
+)

@@ -6,6 +6,7 @@
 import * as NodeFs from "node:fs"
 import * as NodeReadline from "node:readline"
 import { Context, Effect, Layer, Option, type Scope } from "effect"
+import { startUpOver } from "../load/start-up.ts"
 import { Misuse } from "./errors.ts"
 
 /** Lines of one input, read on demand. */
@@ -26,7 +27,11 @@ export class Io extends Context.Service<
   }
 >()("freecode/cli/Io") {
   static readonly layerNode = Layer.sync(Io, () =>
-    Io.of({ out: (text) => write(process.stdout, text), err: (text) => write(process.stderr, text), lines: nodeLines })
+    Io.of({
+      out: (text) => Effect.andThen(Effect.sync(startUpOver), write(process.stdout, text)),
+      err: (text) => write(process.stderr, text),
+      lines: nodeLines
+    })
   )
 }
 

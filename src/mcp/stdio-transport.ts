@@ -14,6 +14,7 @@
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { startUpOver } from "../load/start-up.ts"
 
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 const INVALID_REQUEST = -32600
@@ -167,6 +168,7 @@ export class LineStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    startUpOver()
     return new Promise((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve()
       else this.stdout.once("drain", resolve)

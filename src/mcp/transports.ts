@@ -20,6 +20,7 @@ import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/se
 import type { Server as ModernServer } from "@modelcontextprotocol/server"
 import { Context, Effect, Exit, Option, Scope, Stream } from "effect"
 import { lazyImport, lazyRequire } from "../load/lazy.ts"
+import { startUpOver } from "../load/start-up.ts"
 import { ToolRegistry } from "../registry/registry.ts"
 import { DEFAULT_MAX_SESSIONS, makeSessions, Sessions, type SessionsShape } from "../session/sessions.ts"
 import type { ResourceGate } from "./auth/resource.ts"
@@ -360,6 +361,8 @@ export const serveHttp = (
       })
     })
     allowedHosts = hostNames(host, bound)
+    // Listening is where an HTTP server's start-up ends (it answers nothing on stdout).
+    startUpOver()
     if (gateModule !== undefined && auth.kind === "oauth") {
       gate = gateModule.makeResourceGate(auth, `http://${hostPart(host)}:${bound}/mcp`)
       // Behind a proxy the resource is named by its public address: requests for it are this server's.

@@ -8,6 +8,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { opening2025, opening2026 } from "../fixtures/mcp/openings.ts"
 
 const REPO = NodePath.resolve(import.meta.dirname, "../..")
 const HOOK = NodePath.join(import.meta.dirname, "fixtures/record-loads.mjs")
@@ -67,37 +68,11 @@ const run = (args: ReadonlyArray<string>) => {
   return record
 }
 
-const HELLO = [
-  {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "loads", version: "1" } }
-  },
-  { jsonrpc: "2.0", method: "notifications/initialized" },
-  { jsonrpc: "2.0", id: 2, method: "tools/list" }
-]
-  .map((m) => `${JSON.stringify(m)}\n`)
-  .join("")
-
-/** The 2026-07-28 opening: no handshake; every request carries its revision in `_meta`. */
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientInfo": { name: "loads", version: "1" },
-  "io.modelcontextprotocol/clientCapabilities": {}
-}
-const HELLO_2026 = [
-  { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } },
-  { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: ENVELOPE } }
-]
-  .map((m) => `${JSON.stringify(m)}\n`)
-  .join("")
-
 /** Only for a `postgres://` state store (`mcp --http --store`). */
 const STORE_ONLY = ["@effect/sql-pg", "pg"]
 
 /** `mcp` up to its first tools/list answer; then stdin closes and the server exits. */
-const mcpToFirstList = (hello = HELLO) =>
+const mcpToFirstList = (hello = opening2025("loads")) =>
   new Promise<{ record: string; listed: number }>((done, fail) => {
     const record = recordFile()
     const project = NodeFs.mkdtempSync(NodePath.join(dir, "project-"))
@@ -157,7 +132,7 @@ describe("what each entry point loads", () => {
   }, 60_000)
 
   it("mcp opened the 2026 way to its first tools/list: SDK 2.x's server side, nothing of SDK 1.32", async () => {
-    const { record, listed } = await mcpToFirstList(HELLO_2026)
+    const { record, listed } = await mcpToFirstList(opening2026("loads"))
     expect(listed).toBeGreaterThan(5)
     const loaded = packagesIn(record)
     expect(loaded.has("@modelcontextprotocol/server")).toBe(true)
