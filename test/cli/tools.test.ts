@@ -53,7 +53,7 @@ describe.concurrent("tools", () => {
         // The tools that can be strict still are.
         expect(payload.find((t) => t.function.name === "read")!.function.strict).toBe(true)
       }),
-    60_000
+    180_000
   )
   it.live(
     "a warning (a skipped skill) goes to stderr: stdout stays the JSON alone",
@@ -71,7 +71,7 @@ describe.concurrent("tools", () => {
           bad.cleanup()
         }
       }),
-    60_000
+    180_000
   )
   it.live(
     "--profile: the declared list is what the profile allows (read-only: no mutating tool), and the header says so",
@@ -93,7 +93,7 @@ describe.concurrent("tools", () => {
         expect(unknown.code).toBe(2)
         expect(unknown.stderr).toContain('No profile named "nope"')
       }),
-    60_000
+    180_000
   )
   it.live(
     "--json: each tool with its declaration's characters and o200k tokens, and the totals",
@@ -131,7 +131,7 @@ describe.concurrent("tools", () => {
         )
         expect(text.stdout).toMatch(new RegExp(`\\ntotal +${listed.totalChars} +${listed.totalTokens}\\n(\\n|$)`))
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -182,7 +182,7 @@ describe.concurrent("tools", () => {
         const total = entries.reduce((n, d) => n + countTokens(d), 0)
         expect(sized.stdout).toMatch(new RegExp(`\\ntotal +\\d+ +${total}\\n`))
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -198,7 +198,7 @@ describe.concurrent("tools", () => {
         for (const t of param)
           expect(Object.keys(t)).toEqual(expect.arrayContaining(["name", "description", "input_schema"]))
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -216,7 +216,7 @@ describe.concurrent("tools", () => {
         expect(bad.stdout).toBe("")
         expect(bad.stderr).toContain('Invalid value for flag --provider: "claude"')
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -240,6 +240,6 @@ describe.concurrent("tools", () => {
           broken.cleanup()
         }
       }),
-    120_000
+    240_000
   )
 })
