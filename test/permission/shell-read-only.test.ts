@@ -200,7 +200,7 @@ describe("read-only commands", () => {
       return listing(dir) === before
     })
     expect(dead).toEqual([])
-  })
+  }, 120_000) // one real repository and bash run per command: a bound on a hang, not a clock
 
   it.live("the stretch class and options that run programs are not read-only", () =>
     Effect.gen(function* () {
